@@ -1,0 +1,37 @@
+# Quick start: `make demo` then `make test`. Both create and reuse .venv with the Python found on PATH.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+DEMO_BRAIN := brain-demo
+
+.PHONY: demo test install install-dev bench clean
+
+$(BIN)/activate:
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "brain needs Python 3.11+"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+install: $(BIN)/activate
+	$(BIN)/pip install --quiet -e .
+
+install-dev: $(BIN)/activate
+	$(BIN)/pip install --quiet -e '.[dev]'
+
+demo: install
+	rm -rf $(DEMO_BRAIN)
+	SOURCE_DATE_EPOCH=1767225600 $(BIN)/brain --brain $(DEMO_BRAIN) --actor demo@example.org init
+	SOURCE_DATE_EPOCH=1767225600 $(BIN)/brain --brain $(DEMO_BRAIN) --actor demo@example.org ingest fixtures/corpus --license CC-BY-4.0
+	$(BIN)/brain --brain $(DEMO_BRAIN) verify
+	$(BIN)/brain --brain $(DEMO_BRAIN) status
+
+test: install-dev
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: install-dev
+	$(BIN)/python bench/core.py
+	$(BIN)/python bench/ingest.py
+	$(BIN)/python bench/verify.py
+	$(BIN)/python bench/oci.py
+
+clean:
+	rm -rf $(VENV) $(DEMO_BRAIN) .pytest_cache .hypothesis

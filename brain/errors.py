@@ -1,0 +1,73 @@
+"""One error hierarchy for the whole tool.
+
+Every failure a user can cause or meet is a `BrainError` subclass. The CLI maps each family to one
+documented exit code (see `cli/exit_codes.py` and the README); library code never exits, and foreign
+exceptions are wrapped at the boundary with `raise ... from e`.
+"""
+
+from __future__ import annotations
+
+
+class BrainError(Exception):
+    """Base of every error the tool reports; `str(err)` is the one-line message for the user."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        self.message = message
+        self.hint = hint
+        super().__init__(message if hint is None else f"{message} ({hint})")
+
+
+class UsageError(BrainError):
+    """The caller asked for something malformed: a bad argument, option, id or reference."""
+
+
+class InvalidInputError(UsageError):
+    """A value handed to the library violates the protocol (bad digest, actor id, payload...)."""
+
+
+class CanonicalFormError(InvalidInputError):
+    """A value cannot be serialized or parsed under `jcs/1` strict rules."""
+
+
+class NotFoundError(BrainError):
+    """A block, snapshot, tag or blob that was asked for does not exist (or a prefix is ambiguous)."""
+
+
+class AmbiguousIdError(NotFoundError):
+    """A short id prefix matches more than one candidate."""
+
+
+class BrainUnreadableError(BrainError):
+    """The brain directory cannot be read at all: missing, not a brain, or its pointers are broken."""
+
+
+class NotABrainError(BrainUnreadableError):
+    """The path is not a brain directory (no `oci-layout`, wrong version)."""
+
+
+class IntegrityError(BrainUnreadableError):
+    """Stored bytes do not hash to their name, or are not in canonical form."""
+
+
+class ConflictError(BrainError):
+    """The operation would clobber something: a held lock, a diverged tag, an existing brain."""
+
+
+class LockTimeoutError(ConflictError):
+    """Another writer holds the brain's lock and did not release it in time."""
+
+
+class RefusedError(BrainError):
+    """The protocol forbids the operation (e.g. dropping an episodic block, an invalid transition)."""
+
+
+class UntrustedArtifactError(BrainError):
+    """A pulled artifact or proposer output failed verification and was not adopted."""
+
+
+class RemoteError(BrainError):
+    """A registry or network endpoint failed: unreachable, refused credentials, bad status."""
+
+
+class ProblemsFoundError(BrainError):
+    """A check ran to completion and found problems (verify, `--strict` ingest)."""

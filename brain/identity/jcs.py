@@ -1,0 +1,131 @@
+"""`jcs/1`: the one canonical serializer (RFC 8785) and the strict parser the protocol reads with.
+
+Everything that is hashed goes through `canonicalize`; everything read from disk or the wire that will be
+re-hashed goes through `parse_strict`, which refuses what the spec refuses (§1.2, §1.4).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import rfc8785
+
+from brain.errors import CanonicalFormError
+
+MAX_SAFE_INTEGER = 2**53 - 1
+_BOM = b"\xef\xbb\xbf"
+# An escaped surrogate half anywhere in the text; only then do we pay for a deep walk of the strings.
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+
+
+def canonicalize(value: Any) -> bytes:
+    """The JCS bytes of `value`; refuses floats, unsafe integers, non-string keys and lone surrogates."""
+    _check_value(value, "$")
+    try:
+        return rfc8785.dumps(value)
+    except (rfc8785.CanonicalizationError, UnicodeError, TypeError, ValueError) as e:
+        raise CanonicalFormError(f"value cannot be serialized as jcs/1: {e}") from e
+
+
+def _check_value(value: Any, where: str) -> None:
+    if value is None or value is True or value is False or isinstance(value, str):
+        return
+    if isinstance(value, int):
+        if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            raise CanonicalFormError(f"integer at {where} is outside ±(2^53−1): {value}")
+        return
+    if isinstance(value, float):
+        raise CanonicalFormError(
+            f"float at {where} ({value!r}) is refused in hashed documents; use a string or a scaled integer"
+        )
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise CanonicalFormError(f"non-string key {key!r} at {where}")
+            _check_value(item, f"{where}.{key}")
+        return
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _check_value(item, f"{where}[{index}]")
+        return
+    raise CanonicalFormError(f"value of type {type(value).__name__} at {where} is not JSON")
+
+
+def _refuse_float(text: str) -> Any:
+    raise CanonicalFormError(f"float {text} is refused; protocol documents carry integers only")
+
+
+def _checked_int(text: str) -> int:
+    number = int(text)
+    if not -MAX_SAFE_INTEGER <= number <= MAX_SAFE_INTEGER:
+        raise CanonicalFormError(f"integer {text} is outside ±(2^53−1)")
+    return number
+
+
+def _refuse_constant(text: str) -> Any:
+    raise CanonicalFormError(f"{text} is not JSON")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise CanonicalFormError(f"duplicate key {key!r}")
+            seen.add(key)
+    return result
+
+
+def _refuse_lone_surrogates(value: Any) -> None:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise CanonicalFormError("escaped lone surrogate in a string") from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _refuse_lone_surrogates(key)
+            _refuse_lone_surrogates(item)
+    elif isinstance(value, list):
+        for item in value:
+            _refuse_lone_surrogates(item)
+
+
+def parse_strict(data: bytes) -> Any:
+    """Parse RFC 8259 JSON the way the protocol reads: strict UTF-8, no BOM, no duplicate keys,
+    no NaN/Infinity, no lone surrogates, no floats, integers within ±(2^53−1)."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise CanonicalFormError("parse_strict takes bytes")
+    data = bytes(data)
+    if data.startswith(_BOM):
+        raise CanonicalFormError("leading UTF-8 byte-order mark")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CanonicalFormError(f"not valid UTF-8 at byte {e.start}") from None
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=_unique_keys,
+            parse_float=_refuse_float,
+            parse_int=_checked_int,
+            parse_constant=_refuse_constant,
+        )
+    except json.JSONDecodeError as e:
+        raise CanonicalFormError(f"not JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    except RecursionError:
+        raise CanonicalFormError("JSON nested too deeply") from None
+    if _ESCAPED_SURROGATE.search(data):
+        _refuse_lone_surrogates(value)
+    return value
+
+
+def is_canonical(data: bytes) -> bool:
+    """True iff `data` parses strictly and re-serializes to exactly the same bytes."""
+    try:
+        return canonicalize(parse_strict(data)) == bytes(data)
+    except CanonicalFormError:
+        return False
