@@ -1,0 +1,116 @@
+"""The exclusive writer lock: `flock` on `boltzmann/lock`, holder info written inside.
+
+The kernel releases an `flock` when its holder dies, so a crashed writer can never leave a stale lock;
+the host/pid/time stored in the file only serve to tell a waiting writer who it is waiting for.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+
+from brain.errors import ConflictError, LockTimeoutError
+from brain.identity import utc_timestamp
+
+LOCK_FILE = ("boltzmann", "lock")
+POLL_SECONDS = 0.05
+
+
+def describe_holder(info: bytes) -> str:
+    """`writer pid 123 on host x since T` from the lock file's contents, or a neutral phrase."""
+    try:
+        holder = json.loads(info)
+        return f"writer pid {int(holder['pid'])} on host {holder['host']} since {holder['started_at']}"
+    except (ValueError, TypeError, KeyError):
+        return "another writer"
+
+
+class WriterLock:
+    """Context manager holding a brain's exclusive writer lock across processes."""
+
+    def __init__(
+        self,
+        brain_path: Path,
+        timeout: float | None = None,
+        on_wait: Callable[[str], None] | None = None,
+    ) -> None:
+        self.path = Path(brain_path).joinpath(*LOCK_FILE)
+        self.timeout = timeout
+        self.on_wait = on_wait
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        """Whether this object currently holds the lock."""
+        return self._fd is not None
+
+    def acquire(self) -> None:
+        """Block until the lock is ours; raise `LockTimeoutError` after `timeout` seconds."""
+        if self._fd is not None:
+            raise ConflictError(f"{self.path} is already held by this writer")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        announced: str | None = None
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    holder = describe_holder(_read_all(fd))
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise LockTimeoutError(
+                            f"brain {self.path.parent.parent} is locked by {holder}; gave up after {self.timeout:g}s",
+                            hint="wait for it to finish or raise --lock-timeout",
+                        ) from None
+                    if self.on_wait is not None and holder != announced:
+                        self.on_wait(f"waiting for {holder}")
+                        announced = holder
+                    time.sleep(POLL_SECONDS)
+            _write_holder(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+
+    def release(self) -> None:
+        """Give the lock up (idempotent)."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def __enter__(self) -> WriterLock:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.release()
+
+
+def _read_all(fd: int) -> bytes:
+    with contextlib.suppress(OSError):
+        return os.pread(fd, 4096, 0)
+    return b""
+
+
+def _write_holder(fd: int) -> None:
+    info = {"host": socket.gethostname(), "pid": os.getpid(), "started_at": utc_timestamp(int(time.time()))}
+    data = json.dumps(info, sort_keys=True).encode()
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, data, 0)
