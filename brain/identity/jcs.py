@@ -18,12 +18,18 @@ MAX_SAFE_INTEGER = 2**53 - 1
 _BOM = b"\xef\xbb\xbf"
 # An escaped surrogate half anywhere in the text; only then do we pay for a deep walk of the strings.
 _ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+_FOUR_BYTE_LEAD = re.compile(rb"[\xf0-\xf4]")
 
 
 def canonicalize(value: Any) -> bytes:
     """The JCS bytes of `value`; refuses floats, unsafe integers, non-string keys and lone surrogates."""
     _check_value(value, "$")
     try:
+        # Fast path: for checked values, sorted-key json.dumps is byte-identical to JCS except for key order
+        # around characters above U+FFFF (UTF-16 vs code-point order); any 4-byte UTF-8 sequence defers to rfc8785.
+        fast = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
+        if _FOUR_BYTE_LEAD.search(fast) is None:
+            return fast
         return rfc8785.dumps(value)
     except (rfc8785.CanonicalizationError, UnicodeError, TypeError, ValueError) as e:
         raise CanonicalFormError(f"value cannot be serialized as jcs/1: {e}") from e

@@ -1,0 +1,94 @@
+"""The block envelope (§1.1): what every block shares, whatever its payload model."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import PrivateAttr
+
+from brain.blocks.fields import WireModel
+from brain.blocks.memory_type import MemoryType
+from brain.errors import IntegrityError
+from brain.identity import BlockId, canonicalize
+
+PROTOCOL_VERSION = 1
+SERIALIZATION = "jcs/1"
+ENVELOPE_KEYS = frozenset({"boltzmann", "memory_type", "payload", "schema_version", "serialization"})
+
+
+class BlockDecodeError(IntegrityError):
+    """Stored block bytes fail a §1.5 check; the message says which (the caller adds where)."""
+
+
+class Block(WireModel):
+    """A block: one typed payload in the five-key envelope, identified by the SHA-256 of its JCS bytes."""
+
+    if TYPE_CHECKING:
+        memory_type: MemoryType
+        schema_version: int
+
+    # Filled lazily (or by the decoder with the verified stored bytes); the model is frozen so they never go stale.
+    _canonical: bytes | None = PrivateAttr(default=None)
+    _block_id: BlockId | None = PrivateAttr(default=None)
+
+    def payload(self) -> dict[str, Any]:
+        """The payload object exactly as it is serialized (absent optional members omitted)."""
+        return self.to_json()
+
+    def envelope(self) -> dict[str, Any]:
+        """The five-key envelope object that is hashed."""
+        return {
+            "boltzmann": PROTOCOL_VERSION,
+            "memory_type": self.memory_type.value,
+            "payload": self.payload(),
+            "schema_version": self.schema_version,
+            "serialization": SERIALIZATION,
+        }
+
+    def canonical_bytes(self) -> bytes:
+        """The JCS bytes of the envelope: what is stored and hashed."""
+        if self._canonical is None:
+            self._canonical = canonicalize(self.envelope())
+        return self._canonical
+
+    @property
+    def block_id(self) -> BlockId:
+        """The block id: SHA-256 of `canonical_bytes()`."""
+        if self._block_id is None:
+            self._block_id = BlockId.of(self.canonical_bytes())
+        return self._block_id
+
+    @classmethod
+    def decode(cls, data: bytes, expected: BlockId | None = None) -> Block:
+        """Read stored block bytes with every §1.5 check, in order; raises `BlockDecodeError`.
+
+        Called on a subclass, also refuses a block of another type.
+        """
+        from brain.blocks.decode import decode_block
+
+        block = decode_block(data, expected)
+        if cls is not Block and not isinstance(block, cls):
+            raise BlockDecodeError(f"expected a {cls.__name__}, found a {type(block).__name__}")
+        return block
+
+    @staticmethod
+    def from_payload(memory_type: MemoryType | str, payload: dict[str, Any]) -> Block:
+        """Build a block from a JSON payload under the oldest schema version that accepts it (§3.8).
+
+        Raises `InvalidInputError` listing the problems when no registered version fits.
+        """
+        from brain.blocks.decode import block_from_payload
+
+        return block_from_payload(MemoryType.parse(str(memory_type)), payload)
+
+    def _adopt(self, stored: bytes, block_id: BlockId) -> None:
+        """Remember verified stored bytes and their id (decoder use only)."""
+        self._canonical = stored
+        self._block_id = block_id
+
+
+class TypedBlock(Block):
+    """A block of a schema version this implementation models field by field (every v1 payload)."""
+
+    memory_type: ClassVar[MemoryType]
+    schema_version: ClassVar[int] = 1

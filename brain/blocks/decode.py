@@ -1,0 +1,108 @@
+"""Reading stored block bytes (§1.5, checks in order) and building blocks from JSON payloads (§3.8)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from brain.blocks.base import ENVELOPE_KEYS, PROTOCOL_VERSION, SERIALIZATION, Block, BlockDecodeError, TypedBlock
+from brain.blocks.canonical import CanonicalBlock
+from brain.blocks.episodic import EpisodicBlock
+from brain.blocks.generic import GenericBlock, drop_nulls
+from brain.blocks.memory_type import MemoryType
+from brain.blocks.procedural import ProceduralBlock
+from brain.blocks.provenance import ProvenanceBlock
+from brain.blocks.schemas import REGISTERED_VERSIONS, payload_problems, select_schema_version
+from brain.blocks.semantic import SemanticBlock
+from brain.errors import CanonicalFormError, InvalidInputError
+from brain.identity import BlockId, canonicalize, parse_strict
+
+TYPED_V1: dict[MemoryType, type[TypedBlock]] = {
+    MemoryType.CANONICAL: CanonicalBlock,
+    MemoryType.EPISODIC: EpisodicBlock,
+    MemoryType.SEMANTIC: SemanticBlock,
+    MemoryType.PROCEDURAL: ProceduralBlock,
+    MemoryType.PROVENANCE: ProvenanceBlock,
+}
+_MEMORY_TYPES = {m.value: m for m in MemoryType}
+
+
+def decode_block(data: bytes, expected: BlockId | None = None) -> Block:
+    """Verify and decode stored block bytes; each failure names the first §1.5 check that failed."""
+    data = bytes(data)
+    actual = BlockId.of(data)
+    if expected is not None and actual != expected:
+        raise BlockDecodeError(f"content hashes to {actual}, not to the requested {expected}")
+    try:
+        envelope = parse_strict(data)
+    except CanonicalFormError as e:
+        raise BlockDecodeError(f"not strict JSON: {e.message}") from None
+    if not isinstance(envelope, dict):
+        raise BlockDecodeError("a block must be a JSON object")
+    if envelope.keys() != ENVELOPE_KEYS:
+        missing = sorted(ENVELOPE_KEYS - envelope.keys())
+        extra = sorted(envelope.keys() - ENVELOPE_KEYS)
+        raise BlockDecodeError(f"envelope must have exactly five keys (missing: {missing}; unexpected: {extra})")
+    if type(envelope["boltzmann"]) is not int or envelope["boltzmann"] != PROTOCOL_VERSION:
+        raise BlockDecodeError(f"boltzmann must be 1, got {envelope['boltzmann']!r}")
+    memory_type = _MEMORY_TYPES.get(envelope["memory_type"]) if isinstance(envelope["memory_type"], str) else None
+    if memory_type is None:
+        raise BlockDecodeError(f"unknown memory_type {envelope['memory_type']!r}")
+    version = envelope["schema_version"]
+    if type(version) is not int or version not in REGISTERED_VERSIONS[memory_type]:
+        raise BlockDecodeError(
+            f"schema_version {version!r} is not registered for {memory_type} "
+            f"(registered: {', '.join(map(str, REGISTERED_VERSIONS[memory_type]))})"
+        )
+    if envelope["serialization"] != SERIALIZATION:
+        raise BlockDecodeError(f"serialization must be 'jcs/1', got {envelope['serialization']!r}")
+    payload = envelope["payload"]
+    if not isinstance(payload, dict):
+        raise BlockDecodeError("payload must be a JSON object")
+    try:
+        if version == 1:
+            block: Block = TYPED_V1[memory_type].model_validate(payload)
+        else:
+            block = GenericBlock(memory_type=memory_type, schema_version=version, payload=payload)
+    except ValidationError as e:
+        raise BlockDecodeError(f"invalid {memory_type} v{version} payload: {_first_error(e)}") from None
+    if block.canonical_bytes() != data:
+        raise BlockDecodeError(_canonical_difference(block.canonical_bytes(), data))
+    block._adopt(data, actual)
+    return block
+
+
+def block_from_payload(memory_type: MemoryType, payload: dict[str, Any]) -> Block:
+    """A block for `payload` under the oldest schema version that accepts it; nulls count as absent."""
+    if not isinstance(payload, dict):
+        raise InvalidInputError(f"a {memory_type} payload must be a JSON object, got {type(payload).__name__}")
+    cleaned = drop_nulls(payload)
+    canonicalize(cleaned)  # refuses floats and unsafe integers with a message naming where
+    version = select_schema_version(memory_type, cleaned)
+    if version is None:
+        problems = payload_problems(memory_type, REGISTERED_VERSIONS[memory_type][0], cleaned)
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise InvalidInputError(f"invalid {memory_type} payload: {problems[0]}{more}")
+    try:
+        if version == 1:
+            return TYPED_V1[memory_type].model_validate(cleaned)
+        return GenericBlock(memory_type=memory_type, schema_version=version, payload=cleaned)
+    except ValidationError as e:
+        raise InvalidInputError(f"invalid {memory_type} payload: {_first_error(e)}") from None
+
+
+def _first_error(error: ValidationError) -> str:
+    errors = error.errors(include_url=False)
+    first = errors[0]
+    where = ".".join(["payload", *map(str, first["loc"])]) if first["loc"] else "payload"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{where}: {first['msg']}{more}"
+
+
+def _canonical_difference(canonical: bytes, stored: bytes) -> str:
+    at = next((i for i, (a, b) in enumerate(zip(canonical, stored, strict=False)) if a != b), min(len(canonical), len(stored)))
+    return (
+        f"not in canonical jcs/1 form: re-serialization differs from the stored bytes at byte {at} "
+        f"(stored {stored[at:at + 16]!r}, canonical {canonical[at:at + 16]!r})"
+    )

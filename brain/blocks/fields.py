@@ -1,0 +1,51 @@
+"""Field types shared by the payload models: exact JSON types, no coercion (§3, "types are exact").
+
+Strings and integers are strict (no `"62"` for 62, no `true` for 1) and integers stay within ±(2^53−1),
+so every model value serializes under `jcs/1`. Enums stay lax so decoded JSON strings validate.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from brain.identity import MAX_SAFE_INTEGER, BlockId, OciDigest
+from brain.identity.clock import TIMESTAMP_PATTERN
+
+# Any string, including "" (optional free-text members carry no min length).
+Text = Annotated[str, StringConstraints(strict=True)]
+# A string of at least one character ("min 1").
+NonEmptyText = Annotated[str, StringConstraints(strict=True, min_length=1)]
+# `YYYY-MM-DDTHH:MM:SSZ`; calendar validity is checked only where the spec checks it (episodic ranges).
+Timestamp = Annotated[str, StringConstraints(strict=True, pattern=f"^{TIMESTAMP_PATTERN.pattern}$")]
+# A byte length or count: integer ≥ 0 inside the JCS-safe range.
+Size = Annotated[int, Field(strict=True, ge=0, le=MAX_SAFE_INTEGER)]
+
+Texts = tuple[Text, ...]
+BlockIds = tuple[BlockId, ...]
+NonEmptyBlockIds = Annotated[tuple[BlockId, ...], Field(min_length=1)]
+NonEmptyTexts = Annotated[tuple[Text, ...], Field(min_length=1)]
+
+__all__ = [
+    "BlockIds",
+    "NonEmptyBlockIds",
+    "NonEmptyText",
+    "NonEmptyTexts",
+    "OciDigest",
+    "Size",
+    "Text",
+    "Texts",
+    "Timestamp",
+    "WireModel",
+]
+
+
+class WireModel(BaseModel):
+    """A frozen wire object whose field names are the spec's JSON keys; unknown members are refused."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def to_json(self) -> dict:
+        """The JSON object this model stands for, with absent optional members omitted (§1.3)."""
+        return self.model_dump(mode="json", exclude_none=True)
