@@ -1,0 +1,114 @@
+"""The result of `brain verify`: problems with exact locations, per-module summaries, resolvability counts.
+
+`VerifyReport.to_json()` is the `--json` document: `ok`, `snapshot`, `modules` (root, block_count, and the
+resolvability counts), `problems` (code, module, block, detail, severity), plus `partial_history` and
+`snapshots_checked`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+from brain.verify.codes import PROBLEM_CODES, Severity, severity_of
+
+
+class Problem(BaseModel):
+    """One finding: its code, where it is (module, offending block or blob digest) and what exactly is wrong."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    code: str
+    module: str | None = None
+    block: str | None = None
+    detail: str
+    severity: Severity = Severity.ERROR
+
+    @classmethod
+    def of(cls, code: str, detail: str, *, module: object = None, block: object = None) -> Problem:
+        """A problem whose severity comes from the code table; `module`/`block` may be enums or digests."""
+        return cls(
+            code=code,
+            module=None if module is None else str(module),
+            block=None if block is None else str(block),
+            detail=detail,
+            severity=severity_of(code),
+        )
+
+    @property
+    def is_error(self) -> bool:
+        """Whether this problem makes the report not ok."""
+        return self.severity is Severity.ERROR
+
+
+class Counts(BaseModel):
+    """How many things resolve (stored and sound), are tombstoned (destroyed on purpose) or are missing."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    resolvable: int = 0
+    tombstoned: int = 0
+    missing: int = 0
+
+    def add(self, state: str) -> None:
+        """Count one thing in `state` (`resolvable`, `tombstoned` or `missing`)."""
+        setattr(self, state, getattr(self, state) + 1)
+
+
+class ModuleSummary(BaseModel):
+    """One module of the checked snapshot: its reference and how well its blocks and content resolve."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    root: str
+    block_count: int
+    blocks: Counts = Field(default_factory=Counts)
+    content: Counts = Field(default_factory=Counts)
+
+
+class VerifyReport(BaseModel):
+    """Everything `verify_brain` found about one snapshot of a brain."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    snapshot: str | None
+    modules: dict[str, ModuleSummary] = Field(default_factory=dict)
+    problems: list[Problem] = Field(default_factory=list)
+    partial_history: bool = False
+    snapshots_checked: int = 0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def ok(self) -> bool:
+        """True iff no problem is an error."""
+        return not any(p.is_error for p in self.problems)
+
+    def extend(self, problems: Iterable[Problem]) -> None:
+        """Add problems, skipping exact repeats (the same finding reached twice)."""
+        seen = set(self.problems)
+        for problem in problems:
+            if problem not in seen:
+                seen.add(problem)
+                self.problems.append(problem)
+
+    def count(self, severity: Severity) -> int:
+        """How many problems have `severity`."""
+        return sum(1 for p in self.problems if p.severity is severity)
+
+    def by_module(self) -> dict[str | None, list[Problem]]:
+        """Problems grouped by module (None for brain-wide ones), in report order."""
+        groups: dict[str | None, list[Problem]] = {}
+        for problem in self.problems:
+            groups.setdefault(problem.module, []).append(problem)
+        return groups
+
+    def to_json(self) -> dict[str, Any]:
+        """The `--json` document (key order: ok, snapshot, modules, problems, then extras)."""
+        data = self.model_dump(mode="json")
+        ordered = {key: data.pop(key) for key in ("ok", "snapshot", "modules", "problems")}
+        return {**ordered, **data}
+
+
+__all__ = ["PROBLEM_CODES", "Counts", "ModuleSummary", "Problem", "Severity", "VerifyReport"]
