@@ -1,0 +1,1 @@
+"""Packing a brain into its OCI artifact, verifying artifacts, and adopting them; registries on top."""
