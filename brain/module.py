@@ -1,0 +1,101 @@
+"""A module of a brain at one snapshot: its reference, its members, and reading their blocks (§7.1-7.2).
+
+`Ledger` (the derived views of the provenance module) lives in `brain.ledger` and is re-exported here so
+`from brain.module import Ledger; Ledger.of(brain.modules())` works.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from brain.blocks.base import Block, BlockDecodeError
+from brain.blocks.memory_type import MemoryType
+from brain.errors import IntegrityError, NotFoundError
+from brain.identity import BlockId
+from brain.ledger import Ledger
+from brain.store.blobs import BlobStore
+
+if TYPE_CHECKING:
+    from brain.composition import ModuleRef
+
+
+class DestroyedBlockError(NotFoundError):
+    """The block is a member whose bytes were destroyed by redaction (a tombstone), not a missing one."""
+
+
+def read_block(blobs: BlobStore, block_id: BlockId, tombstones: frozenset[BlockId] = frozenset()) -> Block:
+    """Load, re-hash and decode one stored block (§1.5); errors name the block and its file."""
+    if block_id in tombstones:
+        raise DestroyedBlockError(f"block {block_id} was redacted: it stays a member but its bytes are destroyed")
+    data = blobs.get(block_id)
+    try:
+        return Block.decode(data, block_id)
+    except BlockDecodeError as e:
+        raise IntegrityError(
+            f"block {block_id} at {blobs.path(block_id)} is not a valid block: {e.message}",
+            hint="restore the file from a copy of the brain, then run `brain verify`",
+        ) from None
+
+
+@dataclass(frozen=True, eq=False)
+class Module:
+    """One memory type's members at a snapshot, as committed to by `ref.root`."""
+
+    memory_type: MemoryType
+    ref: ModuleRef
+    block_ids: tuple[BlockId, ...]
+    blobs: BlobStore = field(repr=False)
+    _members: frozenset[BlockId] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_members", frozenset(self.block_ids))
+
+    @property
+    def members(self) -> frozenset[BlockId]:
+        """The member ids as a set (membership tests are O(1))."""
+        return self._members
+
+    @property
+    def tombstones(self) -> frozenset[BlockId]:
+        """Members whose bytes were destroyed by redaction."""
+        return frozenset(self.ref.tombstones or ())
+
+    def __contains__(self, block_id: object) -> bool:
+        return block_id in self._members
+
+    def __len__(self) -> int:
+        return len(self.block_ids)
+
+    def __iter__(self) -> Iterator[BlockId]:
+        return iter(self.block_ids)
+
+    def read(self, block_id: BlockId) -> Block:
+        """Decode one member (refuses non-members and redacted members)."""
+        if block_id not in self._members:
+            raise NotFoundError(f"block {block_id} is not a member of the {self.memory_type} module")
+        return read_block(self.blobs, block_id, self.tombstones)
+
+    def blocks(self) -> Iterator[Block]:
+        """Decode every member in id order, skipping redacted ones; a missing or bad block raises."""
+        tombstones = self.tombstones
+        for block_id in self.block_ids:
+            if block_id in tombstones:
+                continue
+            try:
+                block = read_block(self.blobs, block_id)
+            except NotFoundError:
+                raise IntegrityError(
+                    f"block {block_id}, a member of the {self.memory_type} module, is not stored "
+                    f"at {self.blobs.path(block_id)}",
+                    hint="the brain is incomplete: pull or restore it again, then run `brain verify`",
+                ) from None
+            if block.memory_type is not self.memory_type:
+                raise IntegrityError(
+                    f"block {block_id} in the {self.memory_type} module is a {block.memory_type} block"
+                )
+            yield block
+
+
+__all__ = ["DestroyedBlockError", "Ledger", "Module", "read_block"]
