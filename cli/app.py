@@ -1,0 +1,92 @@
+"""The typer app: global options on the root callback, and the command registry.
+
+Adding a command
+----------------
+1. Write `cli/commands/<name>.py` with one function named after the command (`def pull(...)`; a
+   trailing `_` is dropped and `_` becomes `-`, so `def lock_status` is `brain lock-status`). Its
+   docstring's first line is the help text. It takes `ctx: typer.Context` plus its own options
+   (including `as_json: JsonFlag = False` from `cli.options`), gets the global options with
+   `cli_context(ctx)`, calls ONE library function, and hands a pydantic result model to
+   `cli_context(ctx).output(as_json).result(model, render)`. It never catches `Exception` and never
+   exits: raise a `brain.errors` error and `cli.main` maps it to an exit code.
+   For a command group (`brain tags list`), export a `typer.Typer(name="tags")` instead.
+2. Add it to `COMMANDS` in `cli/commands/__init__.py` (the list order is the `--help` order).
+
+Import heavy libraries (openai, oras, pypdf) inside the command function, not at module level: every
+command module is imported on every invocation.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.commands import COMMANDS
+from cli.context import DEFAULT_BRAIN_DIR, DEFAULT_LOCK_TIMEOUT, CliContext
+
+app = typer.Typer(
+    name="brain",
+    help="Build, verify and publish Boltzmann Protocol v1 knowledge brains.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _print_version(value: bool) -> None:
+    """Eager `--version`: print and stop before any command runs."""
+    if value:
+        try:
+            typer.echo(f"brain {version('brain')}")
+        except PackageNotFoundError:
+            typer.echo("brain (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    brain: Annotated[
+        Path,
+        typer.Option("--brain", envvar="BRAIN_DIR", metavar="PATH", help="The brain directory."),
+    ] = DEFAULT_BRAIN_DIR,
+    actor: Annotated[
+        str | None,
+        typer.Option(
+            "--actor",
+            envvar="BRAIN_ACTOR",
+            metavar="ID",
+            help="Who is acting (name@example.org or org/name); default: git user.email, "
+            "else $USER@localhost.localdomain.",
+        ),
+    ] = None,
+    lock_timeout: Annotated[
+        float,
+        typer.Option("--lock-timeout", metavar="SECONDS", min=0.0, help="How long to wait for the writer lock."),
+    ] = DEFAULT_LOCK_TIMEOUT,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or notes on stderr.")] = False,
+    show_version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Build, verify and publish Boltzmann Protocol v1 knowledge brains."""
+    ctx.obj = CliContext(brain_path=brain, actor_option=actor, lock_timeout=lock_timeout, debug=debug, quiet=quiet)
+
+
+def command_name(function_name: str) -> str:
+    """The CLI name of a command function (`lock_status_` → `lock-status`)."""
+    return function_name.rstrip("_").replace("_", "-")
+
+
+for _command in COMMANDS:
+    if isinstance(_command, typer.Typer):
+        app.add_typer(_command)
+    else:
+        app.command(name=command_name(_command.__name__))(_command)

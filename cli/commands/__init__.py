@@ -1,0 +1,10 @@
+"""The command registry: one module per command, listed here in `--help` order (see `cli/app.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import typer
+
+COMMANDS: list[Callable[..., Any] | typer.Typer] = []

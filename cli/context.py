@@ -1,0 +1,108 @@
+"""The global options every command sees, carried on `typer.Context.obj`.
+
+Actor default, in order: `--actor`, `$BRAIN_ACTOR`, `git config user.email` when it is a valid actor id
+(§3.6: never lower-cased, an invalid one is skipped), `$USER@localhost.localdomain` when valid. The
+domain has two labels because `name@localhost` is refused by §3.6. The default is only resolved and
+validated by commands that write, so reading a brain never shells out to git.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from brain.errors import InvalidInputError, UsageError
+from brain.identity import actor_id_problem, validate_actor_id
+from cli.output import Output
+
+if TYPE_CHECKING:
+    from brain.brain import Brain
+
+DEFAULT_BRAIN_DIR = Path("brain")
+DEFAULT_LOCK_TIMEOUT = 10.0
+FALLBACK_ACTOR_DOMAIN = "localhost.localdomain"
+
+
+@dataclass
+class CliContext:
+    """Global options of one invocation; commands ask it for the brain and the acting identity."""
+
+    brain_path: Path = DEFAULT_BRAIN_DIR
+    actor_option: str | None = None
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    debug: bool = False
+    quiet: bool = False
+    _actor: str | None = field(default=None, init=False, repr=False)
+
+    def open_brain(self) -> Brain:
+        """Open the brain at `--brain` for reading (raises `NotABrainError` when there is none)."""
+        from brain.brain import Brain
+
+        return Brain.open(self.brain_path)
+
+    def output(self, as_json: bool) -> Output:
+        """The renderer for this command's results."""
+        return Output(as_json=as_json, quiet=self.quiet)
+
+    def actor(self) -> str:
+        """The validated acting identity; only commands that write call this."""
+        if self._actor is None:
+            self._actor = resolve_actor(self.actor_option)
+        return self._actor
+
+
+def resolve_actor(explicit: str | None) -> str:
+    """`explicit` validated, or the first valid default (see module docstring)."""
+    if explicit is not None:
+        try:
+            return validate_actor_id(explicit)
+        except InvalidInputError as e:
+            raise InvalidInputError(
+                e.message, hint="use name@example.org or org/name (lowercase); see --actor"
+            ) from None
+    for candidate in (_git_email(), _user_at_localhost()):
+        if candidate is not None and actor_id_problem(candidate) is None:
+            return candidate
+    raise UsageError(
+        "no valid actor id: git user.email and $USER do not form a valid id",
+        hint="pass --actor name@example.org or set BRAIN_ACTOR",
+    )
+
+
+def _git_email() -> str | None:
+    """`git config user.email`, or None when git or the setting is missing."""
+    try:
+        done = subprocess.run(
+            ["git", "config", "--get", "user.email"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    email = done.stdout.strip()
+    return email if done.returncode == 0 and email else None
+
+
+def _user_at_localhost() -> str | None:
+    """`$USER@localhost.localdomain`, or None when the user name is unknown."""
+    try:
+        user = os.environ.get("USER") or getpass.getuser()
+    except (KeyError, OSError):
+        return None
+    return f"{user}@{FALLBACK_ACTOR_DOMAIN}" if user else None
+
+
+def cli_context(ctx: typer.Context) -> CliContext:
+    """The `CliContext` the root callback stored (a default one when a command runs standalone)."""
+    root = ctx.find_root()
+    if not isinstance(root.obj, CliContext):
+        root.obj = CliContext()
+    return root.obj

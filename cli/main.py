@@ -1,0 +1,74 @@
+"""The `brain` console script: runs the typer app and turns every failure into one line and one exit code.
+
+This is the only place that catches exceptions broadly. A `BrainError` prints `error: <message>` (and
+`hint: <hint>`) and exits with its family's code; a click usage error exits 3; Ctrl-C exits 130; anything
+else is a bug and exits 70. Tracebacks appear only with `--debug` (or `BRAIN_DEBUG=1`); the flag is read
+from argv directly because an error may happen before the root callback has parsed it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+import typer
+
+from brain.errors import BrainError
+from cli.app import app
+from cli.exit_codes import ExitCode, exit_code_for
+from cli.output import StdoutClosedError, print_error
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `brain` with `argv` (default: the process arguments) and return the exit status."""
+    return int(_run(list(sys.argv[1:] if argv is None else argv)))
+
+
+def _run(args: list[str]) -> int:
+    """Run the app and map its outcome to an exit code."""
+    debug = _debug_requested(args)
+    command = typer.main.get_command(app)
+    try:
+        returned = command.main(args=args, prog_name="brain", standalone_mode=False)
+    except BrainError as e:
+        if debug:
+            traceback.print_exc(file=sys.stderr)
+        print_error(e.message, e.hint)
+        return exit_code_for(e)
+    except typer.TyperException as e:  # click's usage errors (bad option, missing argument, bad value)
+        return _usage_error(e)
+    except StdoutClosedError:
+        return ExitCode.BROKEN_PIPE
+    except (KeyboardInterrupt, typer.Abort):
+        print_error("interrupted")
+        return ExitCode.INTERRUPTED
+    except Exception as e:  # noqa: BLE001 - the one place a bug becomes exit code 70 instead of a traceback
+        if debug:
+            traceback.print_exc(file=sys.stderr)
+            print_error(f"internal error: {type(e).__name__}: {e}")
+        else:
+            print_error(f"internal error: {type(e).__name__}: {e} (rerun with --debug)")
+        return ExitCode.INTERNAL
+    # Without standalone mode click returns the exit code of `typer.Exit` (e.g. 0 after --help) or
+    # the command's return value, which is None for every command.
+    return returned if isinstance(returned, int) else ExitCode.OK
+
+
+def _usage_error(error: typer.TyperException) -> int:
+    """Report a click usage error in one line with a pointer to the command's help."""
+    ctx = getattr(error, "ctx", None)
+    if type(error).__name__ == "NoArgsIsHelpError":
+        # `brain` (or a group) without a command: the help is the message.
+        sys.stderr.write(error.format_message().rstrip("\n") + "\n")
+        return ExitCode.USAGE
+    hint = f"run '{ctx.command_path} --help'" if ctx is not None else "run 'brain --help'"
+    print_error(error.format_message(), hint)
+    return ExitCode.USAGE
+
+
+def _debug_requested(args: Sequence[str]) -> bool:
+    """`--debug` anywhere before `--`, or BRAIN_DEBUG set to a true value."""
+    options = args[: args.index("--")] if "--" in args else args
+    return "--debug" in options or os.environ.get("BRAIN_DEBUG", "").lower() in ("1", "true", "yes")

@@ -1,0 +1,210 @@
+"""The one place that writes to the terminal: results to stdout, messages and progress to stderr.
+
+A command hands `Output.result` a pydantic result model plus a function that turns it into rich
+renderables for people. With `--json` the model is printed as `model_dump(mode="json")` instead, so the
+JSON shape is exactly the model's. Rich decides colours from the stream: when stdout or stderr is not a
+terminal (or `NO_COLOR` is set) no escape sequence is written, and tables lose their borders so that
+`grep`/`cut` see plain columns. User data is never parsed as rich markup.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Protocol, TypeVar
+
+from pydantic import BaseModel
+from rich import box
+from rich.console import Console, RenderableType
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+R = TypeVar("R", bound=BaseModel | Sequence[BaseModel])
+
+# Piped output must not wrap: a line cut in two breaks `grep`. Rich still sizes tables to content.
+_PIPE_WIDTH = 10_000
+_LINE_PROGRESS_INTERVAL = 1.0
+
+
+class StdoutClosedError(Exception):
+    """The reader of stdout went away (`brain log | head`); `cli.main` exits quietly with 141."""
+
+
+@contextmanager
+def _guard_stdout() -> Iterator[None]:
+    """Turn a broken pipe on stdout into `StdoutClosedError` and silence the interpreter's final flush."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError as e:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass  # stdout is not a real file (a test capture): nothing will be flushed at exit anyway
+        finally:
+            os.close(devnull)
+        raise StdoutClosedError() from e
+
+
+def _console(stream: Any) -> Console:
+    """A rich console on `stream` that never interprets markup or highlights data."""
+    is_tty = bool(getattr(stream, "isatty", lambda: False)())
+    return Console(
+        file=stream,
+        markup=False,
+        highlight=False,
+        emoji=False,
+        soft_wrap=not is_tty,
+        width=None if is_tty else _PIPE_WIDTH,
+    )
+
+
+def to_json_text(data: BaseModel | Sequence[BaseModel]) -> str:
+    """The `--json` text of a result model or a list of them."""
+    if isinstance(data, BaseModel):
+        payload: Any = data.model_dump(mode="json")
+    else:
+        payload = [item.model_dump(mode="json") for item in data]
+    return json.dumps(payload, indent=2, ensure_ascii=False)
+
+
+def print_error(message: str, hint: str | None = None, *, stream: Any = None) -> None:
+    """`error: <message>` (and `hint: <hint>`) on stderr; used only by `cli.main`."""
+    console = _console(stream if stream is not None else sys.stderr)
+    console.print(Text.assemble(("error:", "bold red"), " ", _one_line(message)))
+    if hint:
+        console.print(Text.assemble(("hint:", "bold"), " ", _one_line(hint)))
+
+
+def _one_line(text: str) -> str:
+    """Collapse newlines so that every message stays one line."""
+    return " ".join(text.splitlines()) if "\n" in text else text
+
+
+class ProgressSink(Protocol):
+    """What a long-running command reports progress to."""
+
+    def advance(self, n: int = 1, item: str | None = None) -> None:
+        """Record `n` finished units; `item` names the last one (a path, a digest)."""
+
+
+class _NoProgress:
+    """Progress under `--quiet` or `--json`: nothing."""
+
+    def advance(self, n: int = 1, item: str | None = None) -> None:
+        """Ignore."""
+
+
+class _LineProgress:
+    """Progress on a non-terminal stderr: a plain line at most once a second, and a final one."""
+
+    def __init__(self, console: Console, description: str, total: int | None) -> None:
+        self._console = console
+        self._description = description
+        self._total = total
+        self._done = 0
+        self._last_item: str | None = None
+        self._last_print: float | None = None
+
+    def advance(self, n: int = 1, item: str | None = None) -> None:
+        """Count and maybe print one line."""
+        self._done += n
+        self._last_item = item if item is not None else self._last_item
+        now = time.monotonic()
+        if self._last_print is None or now - self._last_print >= _LINE_PROGRESS_INTERVAL:
+            self._print()
+            self._last_print = now
+
+    def finish(self) -> None:
+        """Print the final count."""
+        self._last_item = None
+        self._print()
+
+    def _print(self) -> None:
+        count = f"{self._done}/{self._total}" if self._total is not None else str(self._done)
+        tail = f" {self._last_item}" if self._last_item else ""
+        self._console.print(f"{self._description}: {count}{tail}")
+
+
+class _RichProgress:
+    """Progress on a terminal stderr: a rich bar."""
+
+    def __init__(self, progress: Progress, description: str, total: int | None) -> None:
+        self._progress = progress
+        self._task = progress.add_task(description, total=total)
+
+    def advance(self, n: int = 1, item: str | None = None) -> None:
+        """Move the bar."""
+        self._progress.advance(self._task, n)
+
+
+class Output:
+    """Renders one command's results and messages according to `--json` and `--quiet`."""
+
+    def __init__(self, *, as_json: bool = False, quiet: bool = False) -> None:
+        self.as_json = as_json
+        self.quiet = quiet
+        self._stdout = _console(sys.stdout)
+        self._stderr = _console(sys.stderr)
+
+    @property
+    def is_terminal(self) -> bool:
+        """Whether people are reading stdout directly (decides borders and styles)."""
+        return self._stdout.is_terminal
+
+    def result(self, data: R, render: Callable[[R], RenderableType | Iterable[RenderableType]]) -> None:
+        """Print a result (a model or a list of them): its JSON with `--json`, else what `render` makes."""
+        with _guard_stdout():
+            if self.as_json:
+                sys.stdout.write(to_json_text(data) + "\n")
+                return
+            rendered = render(data)
+            items = [rendered] if isinstance(rendered, (str, Text)) or not isinstance(rendered, Iterable) else rendered
+            for item in items:
+                self._stdout.print(item)
+
+    def message(self, text: str) -> None:
+        """A note for people on stderr (suppressed by `--quiet`)."""
+        if not self.quiet:
+            self._stderr.print(text)
+
+    def warning(self, text: str) -> None:
+        """`warning: <text>` on stderr (suppressed by `--quiet`)."""
+        if not self.quiet:
+            self._stderr.print(Text.assemble(("warning:", "bold yellow"), " ", _one_line(text)))
+
+    def table(self, *columns: str) -> Table:
+        """A table for people: bordered on a terminal, plain whitespace-separated columns in a pipe."""
+        if self.is_terminal:
+            table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        else:
+            table = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 2, 0, 0))
+        for name in columns:
+            table.add_column(name, overflow="fold" if self.is_terminal else "ignore", no_wrap=not self.is_terminal)
+        return table
+
+    @contextmanager
+    def progress(self, description: str, total: int | None = None) -> Iterator[ProgressSink]:
+        """Report progress of a long step on stderr; silent under `--quiet` and `--json`."""
+        if self.quiet or self.as_json:
+            yield _NoProgress()
+            return
+        if not self._stderr.is_terminal:
+            lines = _LineProgress(self._stderr, description, total)
+            yield lines
+            lines.finish()
+            return
+        columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+        with Progress(*columns, console=self._stderr, transient=False) as bar:
+            yield _RichProgress(bar, description, total)
+
+
+def styled(text: str, style: str) -> Text:
+    """`text` with a rich style (dropped automatically when the stream is not a terminal)."""
+    return Text(text, style=style)
