@@ -1,0 +1,157 @@
+"""Find the source files under an ingest root, in a deterministic order, reporting what cannot be read.
+
+Order: ascending by relative POSIX path (Python string order), produced while walking, so discovery
+streams. Siblings are sorted by name with a `/` appended to directory names; every path below a
+directory then falls in the same contiguous range as in a global sort.
+
+Decisions (documented in the README's ingest section):
+- `.git` directories and `.brainignore` files are never sources; directories named in `skip` (the
+  brain directory itself, when it lives under the root) are not entered.
+- Empty files are reported as `empty` and not registered: they carry nothing to cite, and every empty
+  file would collapse into the same canonical block anyway.
+- Symbolic links are followed only when their real target stays inside the real root; a link to one of
+  its own ancestors (or to itself) is a `symlink-loop`.
+- FIFOs, sockets and devices are `not-regular` (reading one could block forever).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from brain.errors import NotFoundError
+from ingest.sources import problems as p
+from ingest.sources.ignore import IGNORE_FILE, PathFilters
+from ingest.sources.problems import SourceFile, SourceProblem
+
+_NEVER_SOURCES = frozenset({".git", IGNORE_FILE})
+
+
+def discover(
+    root: Path, include: Iterable[str] = (), exclude: Iterable[str] = (), *, skip: Iterable[Path] = ()
+) -> Iterator[SourceFile | SourceProblem]:
+    """Every source under `root` (a directory or one file), ascending by relpath, with its problems."""
+    root = Path(root)
+    try:
+        root_stat = root.stat()
+    except FileNotFoundError:
+        raise NotFoundError(f"source {root} does not exist", hint="check the path you passed") from None
+    except OSError as e:
+        raise NotFoundError(f"source {root} cannot be read: {e.strerror}") from None
+    filters = PathFilters.from_globs(include, exclude)
+    if not stat.S_ISDIR(root_stat.st_mode):
+        if not filters.skips(root.name, is_dir=False):
+            yield _examine_file(root, root.name, root_stat)
+        return
+    walker = _Walker(os.path.realpath(root), _identities(skip))
+    yield from walker.walk(root, "", filters, frozenset({(root_stat.st_dev, root_stat.st_ino)}))
+
+
+def _identities(paths: Iterable[Path]) -> frozenset[tuple[int, int]]:
+    found = set()
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        found.add((st.st_dev, st.st_ino))
+    return frozenset(found)
+
+
+def _examine_file(path: Path, relpath: str, st: os.stat_result) -> SourceFile | SourceProblem:
+    """A `SourceFile` for a stat'ed path, or the reason it is not one."""
+    if not stat.S_ISREG(st.st_mode):
+        return SourceProblem(relpath=relpath, code=p.NOT_REGULAR, detail="not a regular file")
+    if st.st_size == 0:
+        return SourceProblem(relpath=relpath, code=p.EMPTY, detail="empty file, not registered")
+    try:
+        # Opening proves readability now rather than halfway through registration.
+        os.close(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
+    except FileNotFoundError:
+        return SourceProblem(relpath=relpath, code=p.VANISHED, detail="deleted while ingesting")
+    except OSError as e:
+        return SourceProblem(relpath=relpath, code=p.UNREADABLE, detail=e.strerror or str(e))
+    return SourceFile(path=path, relpath=relpath, size=st.st_size, mtime_ns=st.st_mtime_ns)
+
+
+class _Walker:
+    """One recursive walk; holds what every level needs to know about the root."""
+
+    def __init__(self, real_root: str, skip: frozenset[tuple[int, int]]) -> None:
+        self.real_root = real_root
+        self.skip = skip
+
+    def _inside_root(self, real: str) -> bool:
+        return real == self.real_root or real.startswith(self.real_root.rstrip(os.sep) + os.sep)
+
+    def walk(
+        self, directory: Path, prefix: str, filters: PathFilters, ancestors: frozenset[tuple[int, int]]
+    ) -> Iterator[SourceFile | SourceProblem]:
+        """Yield everything below `directory` (whose relpath plus `/` is `prefix`)."""
+        dir_rel = prefix.rstrip("/") or "."
+        try:
+            filters = filters.entering(directory, prefix)
+            with os.scandir(directory) as it:
+                entries = list(it)
+        except FileNotFoundError:
+            yield SourceProblem(relpath=dir_rel, code=p.VANISHED, detail="directory deleted while ingesting")
+            return
+        except OSError as e:
+            yield SourceProblem(relpath=dir_rel, code=p.UNREADABLE, detail=e.strerror or str(e))
+            return
+        listed = []
+        for entry in entries:
+            if entry.name in _NEVER_SOURCES:
+                continue
+            listed.append(self._classify(entry, prefix))
+        listed.sort(key=lambda item: item[0])
+        for _key, entry, relpath, result in listed:
+            is_dir = isinstance(result, os.stat_result) and stat.S_ISDIR(result.st_mode)
+            if filters.skips(relpath, is_dir=is_dir):
+                continue
+            if isinstance(result, SourceProblem):
+                yield result
+            elif not is_dir:
+                yield _examine_file(Path(entry.path), relpath, result)
+            elif (result.st_dev, result.st_ino) in ancestors:
+                yield SourceProblem(relpath=relpath, code=p.SYMLINK_LOOP, detail="links to its own ancestor")
+            elif (result.st_dev, result.st_ino) not in self.skip:
+                inner = ancestors | {(result.st_dev, result.st_ino)}
+                yield from self.walk(Path(entry.path), relpath + "/", filters, inner)
+
+    def _classify(
+        self, entry: os.DirEntry[str], prefix: str
+    ) -> tuple[str, os.DirEntry[str], str, os.stat_result | SourceProblem]:
+        """(sort key, entry, relpath, followed stat or the problem that stopped us)."""
+        relpath = prefix + entry.name
+        try:
+            entry.name.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = os.fsencode(entry.name).decode("utf-8", "backslashreplace")
+            problem = SourceProblem(relpath=prefix + shown, code=p.BAD_NAME, detail="file name is not UTF-8")
+            return prefix + shown, entry, prefix + shown, problem
+        try:
+            if entry.is_symlink():
+                st = os.stat(entry.path)
+                if not self._inside_root(os.path.realpath(entry.path)):
+                    problem = SourceProblem(
+                        relpath=relpath, code=p.SYMLINK_OUTSIDE_ROOT, detail="link target is outside the root"
+                    )
+                    return relpath, entry, relpath, problem
+            else:
+                st = entry.stat(follow_symlinks=False)
+        except FileNotFoundError:
+            if entry.is_symlink() and os.path.lexists(entry.path):
+                problem = SourceProblem(relpath=relpath, code=p.BROKEN_SYMLINK, detail="link target does not exist")
+            else:
+                problem = SourceProblem(relpath=relpath, code=p.VANISHED, detail="deleted while ingesting")
+            return relpath, entry, relpath, problem
+        except OSError as e:
+            code = p.SYMLINK_LOOP if e.errno == errno.ELOOP else p.UNREADABLE
+            problem = SourceProblem(relpath=relpath, code=code, detail=e.strerror or str(e))
+            return relpath, entry, relpath, problem
+        key = relpath + "/" if stat.S_ISDIR(st.st_mode) else relpath
+        return key, entry, relpath, st

@@ -1,0 +1,114 @@
+"""Name a source's media type from its extension and its first bytes.
+
+Magic bytes win over the extension (a PDF named `.txt` is a PDF). A file whose extension promises text
+but whose first 8 KiB hold a NUL byte or invalid UTF-8 is `application/octet-stream` with a
+`binary-content` note: it is still registered (the bytes are evidence) but never normalized as text.
+Only UTF-8 text is treated as text. Results are bare lowercase `type/subtype` (§3.1). A `--media-type`
+override is the caller's business: it skips this module entirely.
+"""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from ingest.sources.problems import BINARY_CONTENT
+
+HEAD_SIZE = 8192
+OCTET_STREAM = "application/octet-stream"
+
+_BY_EXTENSION = {
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    ".mdown": "text/markdown",
+    ".mkd": "text/markdown",
+    ".txt": "text/plain",
+    ".text": "text/plain",
+    ".log": "text/plain",
+    ".rst": "text/plain",
+    ".html": "text/html",
+    ".htm": "text/html",
+    ".xhtml": "text/html",
+    ".json": "application/json",
+    ".csv": "text/csv",
+    ".pdf": "application/pdf",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".zip": "application/zip",
+    ".gz": "application/gzip",
+}
+
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"%PDF-", "application/pdf"),
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"PK\x03\x04", "application/zip"),
+    (b"\x1f\x8b", "application/gzip"),
+)
+
+_TEXTUAL = frozenset({"text/markdown", "text/plain", "text/html", "text/csv", "application/json"})
+
+
+class MediaGuess(BaseModel):
+    """A detected media type, plus a note code when the extension lied about the content."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    media_type: str
+    note: str | None = None
+    detail: str | None = None
+
+
+def read_head(path: Path, size: int = HEAD_SIZE) -> bytes:
+    """The first `size` bytes of `path` (fewer for a short file)."""
+    with open(path, "rb") as handle:
+        return handle.read(size)
+
+
+def looks_like_utf8_text(head: bytes) -> bool:
+    """No NUL byte and valid UTF-8, tolerating a multi-byte character cut off at the end of `head`."""
+    if b"\x00" in head:
+        return False
+    try:
+        codecs.getincrementaldecoder("utf-8")("strict").decode(head, final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _sniff_text(head: bytes) -> str:
+    start = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:64].lower()
+    if start.startswith((b"<!doctype html", b"<html")):
+        return "text/html"
+    return "text/plain"
+
+
+def sniff(path: Path, head: bytes) -> MediaGuess:
+    """The media type of a file named `path` whose first bytes are `head`."""
+    for magic, media_type in _MAGIC:
+        if head.startswith(magic):
+            return MediaGuess(media_type=media_type)
+    claimed = _BY_EXTENSION.get(Path(path).suffix.lower())
+    textual = looks_like_utf8_text(head)
+    if claimed is None:
+        return MediaGuess(media_type=_sniff_text(head) if textual else OCTET_STREAM)
+    if claimed in _TEXTUAL and not textual:
+        reason = "NUL bytes" if b"\x00" in head else "invalid UTF-8"
+        return MediaGuess(
+            media_type=OCTET_STREAM,
+            note=BINARY_CONTENT,
+            detail=f"named like {claimed} but the first {HEAD_SIZE} bytes hold {reason}; registered as bytes",
+        )
+    return MediaGuess(media_type=claimed)
+
+
+def detect_media_type(path: Path, head_bytes: bytes) -> str:
+    """The bare lowercase `type/subtype` for `path` given its first bytes (see `sniff` for the note)."""
+    return sniff(path, head_bytes).media_type
