@@ -1,0 +1,122 @@
+"""Registry references: `host[:port]/repository[:tag][@digest]`, validated per the distribution grammar.
+
+A reference always names its registry host: there is no implicit default registry, so a typo can never
+send a brain somewhere unexpected. Plain HTTP is used automatically only for loopback hosts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from brain.errors import UsageError
+from brain.identity import OciDigest
+
+# The grammar of github.com/distribution/reference (domain, path components, tag), sha256 digests only.
+_HOST = r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:\.(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?))*"
+_DOMAIN = re.compile(rf"(?:{_HOST}|\[[0-9a-fA-F:.]+\])(?::[0-9]{{1,5}})?")
+_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*")
+_TAG = re.compile(r"[\w][\w.-]{0,127}")
+_MAX_NAME = 255
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]"})
+DEFAULT_TAG = "latest"
+_FORM = "expected HOST[:PORT]/REPOSITORY[:TAG][@sha256:DIGEST], e.g. localhost:5000/team/brain:v1"
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A parsed registry reference; `tag` and `digest` may both be present (the digest wins on fetch)."""
+
+    registry: str
+    repository: str
+    tag: str | None = None
+    digest: OciDigest | None = None
+    plain_http: bool = False
+
+    @property
+    def hostname(self) -> str:
+        """The registry host without its port."""
+        host = self.registry
+        if host.startswith("["):
+            return host[: host.index("]") + 1]
+        return host.rsplit(":", 1)[0] if ":" in host else host
+
+    @property
+    def is_loopback(self) -> bool:
+        """True for localhost, 127.0.0.1 and [::1] (any port)."""
+        return self.hostname in LOOPBACK_HOSTS
+
+    @property
+    def scheme(self) -> str:
+        """`http` for plain-HTTP registries, `https` otherwise."""
+        return "http" if self.plain_http else "https"
+
+    @property
+    def base_url(self) -> str:
+        """`<scheme>://<registry>`."""
+        return f"{self.scheme}://{self.registry}"
+
+    @property
+    def manifest_reference(self) -> str:
+        """What to put after `/manifests/`: the digest if pinned, else the tag (default `latest`)."""
+        if self.digest is not None:
+            return str(self.digest)
+        return self.tag or DEFAULT_TAG
+
+    @property
+    def tag_or_default(self) -> str:
+        """The tag, or `latest` when none was given."""
+        return self.tag or DEFAULT_TAG
+
+    def with_digest(self, digest: OciDigest) -> Reference:
+        """The same reference pinned to `digest`."""
+        return Reference(self.registry, self.repository, self.tag, digest, self.plain_http)
+
+    def __str__(self) -> str:
+        text = f"{self.registry}/{self.repository}"
+        if self.tag is not None:
+            text += f":{self.tag}"
+        if self.digest is not None:
+            text += f"@{self.digest}"
+        return text
+
+
+def _bad(text: str, why: str) -> UsageError:
+    return UsageError(f"invalid reference {text!r}: {why}", hint=_FORM)
+
+
+def parse_reference(text: str, *, plain_http: bool = False) -> Reference:
+    """Parse and validate `text`; plain HTTP is forced for loopback hosts. Raises `UsageError`."""
+    if not isinstance(text, str) or not text or text != text.strip():
+        raise _bad(str(text), "empty or surrounded by whitespace")
+    rest, digest = text, None
+    if "@" in rest:
+        rest, _, digest_text = rest.partition("@")
+        try:
+            digest = OciDigest.parse(digest_text)
+        except UsageError:
+            raise _bad(text, f"digest {digest_text!r} is not sha256: followed by 64 lowercase hex") from None
+    if "/" not in rest:
+        raise _bad(text, "no registry host (references always name their registry)")
+    domain, _, path = rest.partition("/")
+    if _DOMAIN.fullmatch(domain) is None or not ("." in domain or ":" in domain or domain == "localhost"):
+        raise _bad(text, f"{domain!r} is not a registry host (it needs a dot, a port, or to be localhost)")
+    tag = None
+    last_slash = path.rfind("/")
+    colon = path.rfind(":")
+    if colon > last_slash:
+        path, tag = path[:colon], path[colon + 1 :]
+        if _TAG.fullmatch(tag) is None:
+            raise _bad(text, f"tag {tag!r} must be 1-128 of [A-Za-z0-9_.-], not starting with '.' or '-'")
+    components = path.split("/")
+    for component in components:
+        if _COMPONENT.fullmatch(component) is None:
+            raise _bad(
+                text,
+                f"repository component {component!r} must be lowercase letters and digits, "
+                "separated by '.', '_', '__' or '-'",
+            )
+    if len(domain) + 1 + len(path) > _MAX_NAME:
+        raise _bad(text, f"name longer than {_MAX_NAME} characters")
+    reference = Reference(domain, path, tag, digest)
+    return Reference(domain, path, tag, digest, plain_http or reference.is_loopback)

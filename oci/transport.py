@@ -1,0 +1,363 @@
+"""A registry client for the distribution protocol, built on `oras` (session, token exchange).
+
+What it adds to oras: a connect/read timeout on every request, bounded retries with backoff and
+`Retry-After`, chunked uploads in constant memory (POST, PATCH..., PUT?digest), HEAD existence checks,
+and downloads streamed into the blob store with size and digest checked before anything is kept.
+Credentials are sent only in headers and never logged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+from urllib.parse import urlencode, urljoin, urlsplit, urlunsplit
+
+import oras.auth.utils
+import oras.provider
+import requests
+from requests.adapters import HTTPAdapter
+
+from brain.errors import IntegrityError, NotFoundError, RemoteError, UntrustedArtifactError
+from brain.identity import OciDigest
+from brain.store.blobs import BlobStore
+from oci.auth import Credentials
+from oci.reference import Reference
+from oci.retry import RETRYABLE_STATUS, RetryPolicy
+
+log = logging.getLogger("brain.oci.transport")
+MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
+DEFAULT_TIMEOUT = (10.0, 60.0)
+CHUNK_SIZE = 8 << 20
+MAX_MANIFEST_BYTES = 4 << 20
+_READ = 1 << 20
+_NETWORK_ERRORS = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)
+Progress = Callable[[OciDigest, int, int], None]
+Observer = Callable[[str, str, int], None]
+
+
+class _TimeoutAdapter(HTTPAdapter):
+    """Gives every request (oras's token requests included) a timeout when the caller set none."""
+
+    def __init__(self, timeout: tuple[float, float]) -> None:
+        super().__init__()
+        self._timeout = timeout
+
+    def send(self, request, timeout=None, **kwargs):  # type: ignore[no-untyped-def, override]
+        return super().send(request, timeout=timeout or self._timeout, **kwargs)
+
+
+class _Retry(Exception):
+    """A failure worth another try of a whole multi-request operation (an upload or a download)."""
+
+
+@dataclass(frozen=True)
+class FetchedManifest:
+    """Manifest bytes as served, their digest and the Content-Type the registry announced."""
+
+    data: bytes
+    digest: OciDigest
+    media_type: str
+
+
+def _error_codes(response: requests.Response) -> list[str]:
+    try:
+        errors = response.json().get("errors", [])
+        return [str(e.get("code")) for e in errors if isinstance(e, dict)]
+    except (ValueError, AttributeError):
+        return []
+
+
+def _with_query(url: str, **params: str) -> str:
+    parts = urlsplit(url)
+    query = "&".join(q for q in (parts.query, urlencode(params)) if q)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))
+
+
+class RegistryClient:
+    """One repository on one registry; every method raises a `BrainError`, never a requests error."""
+
+    def __init__(
+        self,
+        reference: Reference,
+        credentials: Credentials | None = None,
+        *,
+        timeout: tuple[float, float] = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        chunk_size: int = CHUNK_SIZE,
+        observer: Observer | None = None,
+    ) -> None:
+        self.reference = reference
+        self.retry = retry or RetryPolicy()
+        self.chunk_size = chunk_size
+        self._credentials = credentials
+        self._observer = observer
+        self._oras = oras.provider.Registry(hostname=reference.registry, insecure=reference.plain_http)
+        self.session: requests.Session = self._oras.session
+        self.session.headers["User-Agent"] = "brain (oras-py)"
+        for prefix in ("http://", "https://"):
+            self.session.mount(prefix, _TimeoutAdapter(timeout))
+        self._authorization: str | None = None
+        if credentials is not None and credentials.token and credentials.basic is None:
+            self._authorization = f"Bearer {credentials.token}"
+        self._repo_url = f"{reference.base_url}/v2/{reference.repository}"
+
+    # -- requests, authentication and retries --------------------------------------------------------
+
+    def _authenticate(self, response: requests.Response) -> bool:
+        """Answer a 401 challenge; False when there is nothing new to try."""
+        challenge = response.headers.get("Www-Authenticate", "")
+        scheme = challenge.split(" ", 1)[0].lower()
+        creds = self._credentials
+        header = None
+        if scheme == "basic" and creds is not None and creds.basic is not None:
+            header = f"Basic {creds.basic}"
+        elif scheme == "bearer":
+            if creds is not None and creds.token and creds.basic is None:
+                header = f"Bearer {creds.token}"
+            else:
+                header = self._bearer_token(oras.auth.utils.parse_auth_header(challenge), creds)
+        if header is None or header == self._authorization:
+            return False
+        self._authorization = header
+        return True
+
+    def _bearer_token(self, challenge: oras.auth.utils.authHeader, creds: Credentials | None) -> str | None:
+        backend = self._oras.auth
+        if creds is not None and creds.basic is not None:
+            backend._basic_auth = creds.basic  # type: ignore[attr-defined]
+            token = backend.request_token(challenge)  # type: ignore[attr-defined]
+        else:
+            token = backend.request_anonymous_token(challenge)  # type: ignore[attr-defined]
+        return f"Bearer {token}" if token else None
+
+    def _send(self, method: str, url: str, headers: dict[str, str], data: object, stream: bool) -> requests.Response:
+        for _ in range(3):
+            sent = dict(headers)
+            if self._authorization is not None:
+                sent["Authorization"] = self._authorization
+            response = self.session.request(method, url, headers=sent, data=data, stream=stream)
+            log.debug("%s %s -> %s", method, url, response.status_code)
+            if self._observer is not None:
+                self._observer(method, url, response.status_code)
+            if response.status_code != 401 or not self._authenticate(response):
+                return response
+            response.close()
+        return response
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        data: object = None,
+        stream: bool = False,
+        retry: bool = True,
+    ) -> requests.Response:
+        """Send one request with auth and (if `retry`) bounded retries; 401/403 become `RemoteError`."""
+        attempts = self.retry.attempts if retry else 1
+        for attempt in range(attempts):
+            last = attempt == attempts - 1
+            try:
+                response = self._send(method, url, headers or {}, data, stream)
+            except _NETWORK_ERRORS as e:
+                if last:
+                    raise RemoteError(
+                        f"registry {self.reference.registry} unreachable: {type(e).__name__}",
+                        hint="check the address, the network, or use --plain-http for a plain-HTTP registry",
+                    ) from e
+                time.sleep(self.retry.backoff(attempt))
+                continue
+            if response.status_code in RETRYABLE_STATUS and not last:
+                wait = self.retry.delay(attempt, response.headers.get("Retry-After"))
+                log.debug("retrying %s %s in %.2fs after HTTP %s", method, url, wait, response.status_code)
+                response.close()
+                time.sleep(wait)
+                continue
+            break
+        if response.status_code == 401:
+            raise RemoteError(
+                f"registry {self.reference.registry} refused the credentials (HTTP 401)",
+                hint=f"run `brain login {self.reference.registry}` or set BRAIN_REGISTRY_USERNAME/PASSWORD",
+            )
+        if response.status_code == 403:
+            raise RemoteError(f"registry {self.reference.registry} denied access to {self.reference.repository} (HTTP 403)")
+        return response
+
+    def _unexpected(self, what: str, response: requests.Response) -> RemoteError:
+        codes = ",".join(_error_codes(response)) or response.reason
+        return RemoteError(f"{what} on {self.reference.registry}: unexpected HTTP {response.status_code} ({codes})")
+
+    def ping(self) -> None:
+        """GET /v2/: proves the registry speaks the distribution API and accepts our credentials."""
+        response = self.request("GET", f"{self.reference.base_url}/v2/")
+        response.close()
+        if response.status_code != 200:
+            raise self._unexpected("API version check", response)
+
+    # -- blobs ---------------------------------------------------------------------------------------
+
+    def blob_size(self, digest: OciDigest) -> int | None:
+        """The size of blob `digest` in the repository, or None if the registry does not have it."""
+        response = self.request("HEAD", f"{self._repo_url}/blobs/{digest}")
+        response.close()
+        if response.status_code == 404:
+            return None
+        if response.status_code != 200:
+            raise self._unexpected(f"checking blob {digest.short}", response)
+        return int(response.headers.get("Content-Length", "-1"))
+
+    def push_blob(
+        self, digest: OciDigest, size: int, opener: Callable[[], BinaryIO], progress: Progress | None = None
+    ) -> bool:
+        """Upload a blob unless the registry already has it; returns True iff bytes were sent."""
+        for attempt in range(self.retry.attempts):
+            if self.blob_size(digest) == size:
+                return False
+            try:
+                self._upload(digest, size, opener, progress)
+                return True
+            except _Retry as e:
+                if attempt == self.retry.attempts - 1:
+                    raise RemoteError(f"uploading blob {digest.short} to {self.reference.registry} failed: {e}") from e
+                time.sleep(self.retry.backoff(attempt))
+        raise AssertionError("unreachable")
+
+    def _upload(self, digest: OciDigest, size: int, opener: Callable[[], BinaryIO], progress: Progress | None) -> None:
+        response = self.request("POST", f"{self._repo_url}/blobs/uploads/")
+        response.close()
+        if response.status_code != 202 or "Location" not in response.headers:
+            raise self._unexpected(f"starting the upload of {digest.short}", response)
+        location = urljoin(response.url, response.headers["Location"])
+        sha, sent = hashlib.sha256(), 0
+        octets = {"Content-Type": "application/octet-stream"}
+        with opener() as handle:
+            # Read one chunk ahead so the last one rides in the closing PUT (one request for small blobs).
+            chunk = handle.read(self.chunk_size)
+            sha.update(chunk)
+            while following := handle.read(self.chunk_size):
+                headers = {**octets, "Content-Range": f"{sent}-{sent + len(chunk) - 1}"}
+                location = self._upload_step("PATCH", location, headers, chunk, digest, 202)
+                sent += len(chunk)
+                if progress is not None:
+                    progress(digest, sent, size)
+                chunk = following
+                sha.update(chunk)
+            body = chunk
+            sent += len(body)
+        if sent != size or sha.hexdigest() != digest.hex:
+            raise IntegrityError(
+                f"local blob {digest} changed while uploading (got {sent} bytes hashing to sha256:{sha.hexdigest()})",
+                hint="run `brain verify`",
+            )
+        self._upload_step("PUT", _with_query(location, digest=str(digest)), octets, body, digest, 201)
+        if progress is not None:
+            progress(digest, size, size)
+
+    def _upload_step(self, method: str, url: str, headers: dict, body: bytes, digest: OciDigest, ok: int) -> str:
+        # Upload sessions are stateful: a failed step is not re-sent alone, the whole upload restarts.
+        try:
+            response = self.request(method, url, headers=headers, data=body, retry=False)
+        except RemoteError as e:
+            if isinstance(e.__cause__, _NETWORK_ERRORS):
+                raise _Retry(str(e)) from e
+            raise
+        response.close()
+        if response.status_code in RETRYABLE_STATUS or response.status_code == 404:
+            raise _Retry(f"HTTP {response.status_code} on {method}")
+        if response.status_code != ok:
+            raise self._unexpected(f"uploading blob {digest.short}", response)
+        return urljoin(response.url, response.headers.get("Location", url))
+
+    def fetch_blob(self, digest: OciDigest, size: int, store: BlobStore, progress: Progress | None = None) -> None:
+        """Stream blob `digest` into `store`; refuses (stores nothing) on a wrong size or digest."""
+        for attempt in range(self.retry.attempts):
+            try:
+                self._download(digest, size, store, progress)
+                return
+            except _Retry as e:
+                if attempt == self.retry.attempts - 1:
+                    raise RemoteError(f"downloading blob {digest.short} from {self.reference.registry} failed: {e}") from e
+                time.sleep(self.retry.backoff(attempt))
+
+    def _download(self, digest: OciDigest, size: int, store: BlobStore, progress: Progress | None) -> None:
+        response = self.request("GET", f"{self._repo_url}/blobs/{digest}", stream=True)
+        with response:
+            if response.status_code == 404:
+                raise UntrustedArtifactError(f"registry {self.reference.registry} lacks blob {digest} its manifest names")
+            if response.status_code != 200:
+                raise self._unexpected(f"downloading blob {digest.short}", response)
+            announced = response.headers.get("Content-Length")
+            if announced is not None and announced.isdigit() and int(announced) != size:
+                raise self._lying(digest, f"announced {announced} bytes, the manifest says {size}")
+            try:
+                store.put_stream(self._verified(response, digest, size, progress), expected=digest, sync=False)
+            except _NETWORK_ERRORS as e:
+                raise _Retry(type(e).__name__) from e
+
+    def _verified(
+        self, response: requests.Response, digest: OciDigest, size: int, progress: Progress | None
+    ) -> Iterator[bytes]:
+        sha, received = hashlib.sha256(), 0
+        for chunk in response.iter_content(_READ):
+            received += len(chunk)
+            if received > size:
+                raise self._lying(digest, f"sent more than the {size} bytes the manifest says")
+            sha.update(chunk)
+            if progress is not None:
+                progress(digest, received, size)
+            yield chunk
+        if received != size:
+            raise self._lying(digest, f"sent {received} bytes, the manifest says {size}")
+        if sha.hexdigest() != digest.hex:
+            raise self._lying(digest, f"sent bytes hashing to sha256:{sha.hexdigest()}")
+
+    def _lying(self, digest: OciDigest, why: str) -> UntrustedArtifactError:
+        return UntrustedArtifactError(
+            f"refused blob {digest} from {self.reference.registry}: it {why}",
+            hint="the registry or something between us altered the artifact; nothing was installed",
+        )
+
+    # -- manifests -----------------------------------------------------------------------------------
+
+    def get_manifest(self, reference: str) -> FetchedManifest:
+        """Fetch a manifest by tag or digest; a clean 404 (manifest or repository unknown) is `NotFoundError`."""
+        url = f"{self._repo_url}/manifests/{reference}"
+        response = self.request("GET", url, headers={"Accept": MANIFEST_MEDIA_TYPE}, stream=True)
+        with response:
+            if response.status_code == 404 and set(_error_codes(response)) & {"MANIFEST_UNKNOWN", "NAME_UNKNOWN"}:
+                raise NotFoundError(f"{self.reference.registry}/{self.reference.repository} has no manifest {reference}")
+            if response.status_code != 200:
+                raise self._unexpected(f"fetching manifest {reference}", response)
+            data = b""
+            for chunk in response.iter_content(_READ):
+                data += chunk
+                if len(data) > MAX_MANIFEST_BYTES:
+                    raise UntrustedArtifactError(f"manifest {reference} is larger than {MAX_MANIFEST_BYTES} bytes")
+            media_type = response.headers.get("Content-Type", "").split(";")[0].strip()
+            served = response.headers.get("Docker-Content-Digest")
+        digest = OciDigest.of(data)
+        expected = reference if reference.startswith("sha256:") else served
+        if expected is not None and expected != str(digest):
+            raise UntrustedArtifactError(
+                f"manifest {reference} from {self.reference.registry} hashes to {digest}, not {expected}",
+                hint="the registry or something between us altered it; nothing was installed",
+            )
+        return FetchedManifest(data, digest, media_type)
+
+    def put_manifest(self, reference: str, data: bytes) -> OciDigest:
+        """Upload manifest bytes under a tag or digest; returns their digest."""
+        digest = OciDigest.of(data)
+        url = f"{self._repo_url}/manifests/{reference}"
+        response = self.request("PUT", url, headers={"Content-Type": MANIFEST_MEDIA_TYPE}, data=data)
+        response.close()
+        if response.status_code != 201:
+            raise self._unexpected(f"uploading manifest {digest.short} as {reference}", response)
+        served = response.headers.get("Docker-Content-Digest")
+        if served is not None and served != str(digest):
+            raise RemoteError(f"registry {self.reference.registry} stored manifest as {served}, expected {digest}")
+        return digest

@@ -1,0 +1,167 @@
+"""The registry client against a real CNCF distribution registry (and a fault-injecting loopback proxy)."""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from brain.errors import NotFoundError, RemoteError, UntrustedArtifactError
+from brain.identity import OciDigest
+from brain.store.blobs import BlobStore
+from oci.auth import Credentials
+from oci.reference import parse_reference
+from oci.retry import RetryPolicy
+from oci.transport import RegistryClient
+from tests.registry import FaultyProxy, RegistryServer, skopeo_raw_manifest
+
+pytestmark = pytest.mark.registry
+FAST = RetryPolicy(attempts=4, base_delay=0.01, max_delay=0.05, max_retry_after=2.0)
+
+
+def _client(host: str, repo: str, calls: list | None = None, **kwargs) -> RegistryClient:
+    observer = (lambda m, u, s: calls.append((m, u, s))) if calls is not None else None
+    return RegistryClient(parse_reference(f"{host}/{repo}"), retry=FAST, observer=observer, **kwargs)
+
+
+def _push_bytes(client: RegistryClient, data: bytes) -> OciDigest:
+    digest = OciDigest.of(data)
+    client.push_blob(digest, len(data), lambda: io.BytesIO(data))
+    return digest
+
+
+def _manifest(config: OciDigest, config_size: int, layer: OciDigest, layer_size: int) -> bytes:
+    return (
+        '{"config":{"digest":"%s","mediaType":"application/vnd.test.config","size":%d},'
+        '"layers":[{"digest":"%s","mediaType":"application/vnd.test.layer","size":%d}],'
+        '"mediaType":"application/vnd.oci.image.manifest.v1+json","schemaVersion":2}'
+        % (config, config_size, layer, layer_size)
+    ).encode()
+
+
+def test_chunked_upload_then_verified_download(registry: RegistryServer, tmp_path: Path) -> None:
+    data = os.urandom(300_000)
+    calls: list = []
+    client = _client(registry.host, "transport/chunked", calls, chunk_size=64 * 1024)
+    digest = OciDigest.of(data)
+    assert client.push_blob(digest, len(data), lambda: io.BytesIO(data)) is True
+    patches = [c for c in calls if c[0] == "PATCH"]
+    assert len(patches) == 4  # 300000 bytes in 64 KiB chunks: 4 PATCHes, the 5th chunk rides in the PUT
+    assert client.blob_size(digest) == len(data)
+    assert client.push_blob(digest, len(data), lambda: io.BytesIO(data)) is False
+    store = BlobStore(tmp_path)
+    seen: list[int] = []
+    client.fetch_blob(digest, len(data), store, progress=lambda d, done, total: seen.append(done))
+    assert store.get(digest) == data
+    assert seen[-1] == len(data)
+
+
+def test_manifest_round_trip_matches_skopeo(registry: RegistryServer) -> None:
+    client = _client(registry.host, "transport/manifest")
+    config, layer = b"{}", b"layer bytes"
+    manifest = _manifest(_push_bytes(client, config), 2, _push_bytes(client, layer), len(layer))
+    digest = client.put_manifest("v1", manifest)
+    fetched = client.get_manifest("v1")
+    assert fetched.data == manifest and fetched.digest == digest
+    assert client.get_manifest(str(digest)).data == manifest
+    assert skopeo_raw_manifest(registry.ref("transport/manifest:v1")) == manifest
+
+
+def test_missing_manifest_is_not_found_and_missing_blob_is_none(registry: RegistryServer) -> None:
+    client = _client(registry.host, "transport/nothing")
+    with pytest.raises(NotFoundError):
+        client.get_manifest("v9")
+    assert client.blob_size(OciDigest.of(b"never pushed")) is None
+
+
+def test_corrupted_blob_is_refused_and_nothing_stored(registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path) -> None:
+    data = b"the true bytes of a layer" * 100
+    digest = _push_bytes(_client(registry.host, "transport/corrupt"), data)
+    faulty_proxy.hook = lambda method, path: (
+        (lambda body: body[:-1] + bytes([body[-1] ^ 1])) if method == "GET" and "/blobs/" in path else None
+    )
+    store = BlobStore(tmp_path)
+    with pytest.raises(UntrustedArtifactError, match="hashing to"):
+        _client(faulty_proxy.host, "transport/corrupt").fetch_blob(digest, len(data), store)
+    assert not store.has(digest)
+    with pytest.raises(UntrustedArtifactError, match="manifest says"):
+        _client(registry.host, "transport/corrupt").fetch_blob(digest, len(data) - 1, store)
+    assert list(store.digests()) == []
+
+
+def test_manifest_by_digest_with_wrong_bytes_is_refused(registry: RegistryServer, faulty_proxy: FaultyProxy) -> None:
+    client = _client(registry.host, "transport/liar")
+    config, layer = b"{}", b"x"
+    digest = client.put_manifest("v1", _manifest(_push_bytes(client, config), 2, _push_bytes(client, layer), 1))
+    faulty_proxy.hook = lambda method, path: (
+        (lambda body: body.replace(b'"size":1', b'"size":2')) if "/manifests/" in path else None
+    )
+    with pytest.raises(UntrustedArtifactError):
+        _client(faulty_proxy.host, "transport/liar").get_manifest(str(digest))
+
+
+def test_503_with_retry_after_is_retried(registry: RegistryServer, faulty_proxy: FaultyProxy) -> None:
+    failures = {"left": 2}
+
+    def flaky(method: str, path: str):
+        if path == "/v2/" and failures["left"] > 0:
+            failures["left"] -= 1
+            return 503, {"Retry-After": "1"}, b"busy"
+        return None
+
+    faulty_proxy.hook = flaky
+    started = time.monotonic()
+    _client(faulty_proxy.host, "transport/retry").ping()
+    assert time.monotonic() - started >= 1.9  # two honoured Retry-After: 1 waits
+    assert faulty_proxy.requests_seen.count(("GET", "/v2/")) == 3
+
+
+def test_persistent_503_gives_up_with_remote_error(faulty_proxy: FaultyProxy) -> None:
+    faulty_proxy.hook = lambda method, path: (503, {"Retry-After": "0"}, b"down")
+    with pytest.raises(RemoteError, match="HTTP 503"):
+        _client(faulty_proxy.host, "transport/down").ping()
+    assert len(faulty_proxy.requests_seen) == FAST.attempts
+
+
+def test_upload_restarts_after_a_failed_chunk(registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path) -> None:
+    data = os.urandom(200_000)
+    failures = {"left": 1}
+
+    def break_first_patch(method: str, path: str):
+        if method == "PATCH" and failures["left"] > 0:
+            failures["left"] -= 1
+            return 502, {}, b"bad gateway"
+        return None
+
+    faulty_proxy.hook = break_first_patch
+    client = _client(faulty_proxy.host, "transport/restart", chunk_size=64 * 1024)
+    digest = OciDigest.of(data)
+    assert client.push_blob(digest, len(data), lambda: io.BytesIO(data)) is True
+    assert sum(1 for m, _ in faulty_proxy.requests_seen if m == "POST") == 2
+    store = BlobStore(tmp_path)
+    _client(registry.host, "transport/restart").fetch_blob(digest, len(data), store)
+    assert store.get(digest) == data
+
+
+def test_unreachable_registry_is_a_remote_error() -> None:
+    from tests.registry import free_port
+
+    client = _client(f"127.0.0.1:{free_port()}", "transport/gone")
+    with pytest.raises(RemoteError, match="unreachable"):
+        client.ping()
+
+
+def test_basic_auth_registry(auth_registry: RegistryServer) -> None:
+    ref = parse_reference(auth_registry.ref("transport/auth"))
+    with pytest.raises(RemoteError, match="401"):
+        RegistryClient(ref, None, retry=FAST).ping()
+    with pytest.raises(RemoteError, match="401") as caught:
+        RegistryClient(ref, Credentials(auth_registry.username, "wrong-password"), retry=FAST).ping()
+    assert "wrong-password" not in str(caught.value)
+    good = RegistryClient(ref, Credentials(auth_registry.username, auth_registry.password), retry=FAST)
+    good.ping()
+    digest = _push_bytes(good, b"authenticated bytes")
+    assert good.blob_size(digest) == len(b"authenticated bytes")
