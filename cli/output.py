@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 from rich import box
 from rich.console import Console, RenderableType
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -29,6 +29,12 @@ R = TypeVar("R", bound=BaseModel | Sequence[BaseModel])
 # Piped output must not wrap: a line cut in two breaks `grep`. Rich still sizes tables to content.
 _PIPE_WIDTH = 10_000
 _LINE_PROGRESS_INTERVAL = 1.0
+
+
+class Result(BaseModel):
+    """Base of the CLI's presentation models: frozen, no unknown fields; its JSON is the `--json` output."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class StdoutClosedError(Exception):

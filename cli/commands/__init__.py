@@ -7,4 +7,13 @@ from typing import Any
 
 import typer
 
-COMMANDS: list[Callable[..., Any] | typer.Typer] = []
+from cli.commands import init, log, ls, prove, show, status
+
+COMMANDS: list[Callable[..., Any] | typer.Typer] = [
+    init.init,
+    status.status,
+    log.log,
+    ls.ls,
+    show.show,
+    prove.prove,
+]

@@ -1,0 +1,58 @@
+"""`brain log`: the snapshot history from the head back to the first snapshot."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import typer
+from rich.console import RenderableType
+
+from brain.blocks.memory_type import MODULE_ORDER
+from brain.identity import OciDigest
+from cli.context import cli_context
+from cli.options import JsonFlag
+from cli.output import Output, Result
+
+
+class LogEntry(Result):
+    """One snapshot: when, what it follows, and how many members each module had."""
+
+    snapshot: OciDigest
+    created_at: str
+    parent: OciDigest | None
+    parents: list[OciDigest]
+    labels: dict[str, str]
+    modules: dict[str, int]
+
+
+def log(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+    """List the snapshot history, newest first."""
+    context = cli_context(ctx)
+    entries = []
+    for digest, snapshot in context.open_brain().history():
+        parents = list(snapshot.parent_digests)
+        entries.append(
+            LogEntry(
+                snapshot=digest,
+                created_at=snapshot.created_at,
+                parent=parents[0] if parents else None,
+                parents=parents,
+                labels=dict(snapshot.labels or {}),
+                modules={
+                    str(t): snapshot.modules[t].block_count for t in MODULE_ORDER if t in snapshot.modules
+                },
+            )
+        )
+    output = context.output(as_json)
+    output.result(entries, lambda e: _render(e, output))
+
+
+def _render(entries: Sequence[LogEntry], output: Output) -> RenderableType:
+    table = output.table("snapshot", "created", "parent", *(str(t) for t in MODULE_ORDER))
+    for entry in entries:
+        parent = entry.parent.short if entry.parent is not None else "-"
+        if len(entry.parents) > 1:
+            parent += f" +{len(entry.parents) - 1}"
+        counts = (str(entry.modules.get(str(t), "-")) for t in MODULE_ORDER)
+        table.add_row(entry.snapshot.short, entry.created_at, parent, *counts)
+    return table

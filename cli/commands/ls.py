@@ -1,0 +1,93 @@
+"""`brain ls`: the members of the current snapshot with a one-line title each.
+
+Superseded and demoted blocks stay members (§7.2) but are hidden unless `--all` is given, like the
+protocol's single "include superseded" retrieval switch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+import typer
+from rich.console import RenderableType
+
+from brain.blocks.base import Block
+from brain.blocks.memory_type import MemoryType
+from brain.identity import BlockId, is_digest_string
+from brain.ledger import Ledger
+from cli.context import cli_context
+from cli.options import JsonFlag, MemoryTypeOption, parse_memory_type
+from cli.output import Output, Result
+
+AllFlag = Annotated[bool, typer.Option("--all", "-a", help="Include superseded and demoted members.")]
+
+
+class Member(Result):
+    """One member block."""
+
+    block_id: BlockId
+    memory_type: MemoryType
+    schema_version: int
+    title: str
+    accessible: bool
+
+
+def ls(
+    ctx: typer.Context, memory_type: MemoryTypeOption = None, show_all: AllFlag = False, as_json: JsonFlag = False
+) -> None:
+    """List the current members (accessible ones unless --all)."""
+    context = cli_context(ctx)
+    wanted = parse_memory_type(memory_type)
+    brain = context.open_brain()
+    modules = brain.modules()
+    if wanted is not None and wanted not in modules:
+        modules = {wanted: brain.module(wanted)}  # raises NotFoundError naming the missing module
+    ledger = brain.ledger()
+    members = [
+        Member(
+            block_id=block.block_id,
+            memory_type=block.memory_type,
+            schema_version=block.schema_version,
+            title=title_of(block, ledger),
+            accessible=ledger.is_accessible(block.block_id),
+        )
+        for t, module in modules.items()
+        if wanted is None or t is wanted
+        for block in module.blocks()
+    ]
+    shown = [m for m in members if show_all or m.accessible]
+    output = context.output(as_json)
+    output.result(shown, lambda rows: _render(rows, output))
+
+
+def title_of(block: Block, ledger: Ledger) -> str:
+    """A one-line description for people: label, summary, source origin and media type, or record type."""
+    payload: dict[str, Any] = block.payload()
+    if block.memory_type is MemoryType.CANONICAL:
+        registration = ledger.registrations.get(block.block_id)
+        origin = registration.origin if registration is not None else None
+        media = f"{payload.get('media_type', '?')}, {payload.get('size', '?')} bytes"
+        return f"{origin} ({media})" if origin else media
+    if block.memory_type is MemoryType.EPISODIC:
+        return _one_line(str(payload.get("summary", "")))
+    if block.memory_type is MemoryType.PROVENANCE:
+        record = payload.get("record") or {}
+        target = record.get("block") or (record.get("blocks") or [None])[0]
+        about = f" {BlockId.parse(target).short}" if is_digest_string(target) else ""
+        return f"{record.get('record_type', '?')}{about}"
+    kind = payload.get("kind")
+    label = _one_line(str(payload.get("label", "")))
+    return f"{label} ({kind})" if kind else label
+
+
+def _one_line(text: str, limit: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _render(rows: Sequence[Member], output: Output) -> RenderableType:
+    table = output.table("id", "type", "title", "")
+    for row in rows:
+        table.add_row(row.block_id.short, str(row.memory_type), row.title, "" if row.accessible else "(inaccessible)")
+    return table

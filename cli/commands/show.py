@@ -1,0 +1,110 @@
+"""`brain show ID`: one block's payload and everything the ledger says about it (§7.1)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import typer
+from rich.console import RenderableType
+from rich.json import JSON
+
+from brain.blocks.memory_type import MemoryType
+from brain.identity import BlockId
+from brain.ledger import Ledger
+from cli.context import cli_context
+from cli.options import BlockIdArgument, JsonFlag, resolve_block_id
+from cli.output import Output, Result
+
+
+class BlockLedger(Result):
+    """The ledger's views of one block; records appear as their wire JSON."""
+
+    accessible: bool
+    evidence: list[BlockId]
+    dependents: list[BlockId]
+    locator: str | None
+    producer: dict[str, Any] | None
+    task: str | None
+    registration: dict[str, Any] | None
+    normalization: dict[str, Any] | None
+    validation: dict[str, Any] | None
+    superseded_by: list[BlockId]
+    supersedes: list[BlockId]
+    demotion: dict[str, Any] | None
+
+
+class ShowResult(Result):
+    """A block, where it is a member, and its ledger."""
+
+    block_id: BlockId
+    memory_type: MemoryType
+    schema_version: int
+    member_of: list[MemoryType]
+    payload: dict[str, Any]
+    ledger: BlockLedger
+
+
+def show(ctx: typer.Context, block: BlockIdArgument, as_json: JsonFlag = False) -> None:
+    """Show a block's payload and what the ledger says about it."""
+    context = cli_context(ctx)
+    brain = context.open_brain()
+    block_id = resolve_block_id(brain, block)
+    found = brain.resolve(block_id)
+    modules = brain.modules()
+    result = ShowResult(
+        block_id=block_id,
+        memory_type=found.memory_type,
+        schema_version=found.schema_version,
+        member_of=[t for t, module in modules.items() if block_id in module],
+        payload=found.payload(),
+        ledger=ledger_of(block_id, brain.ledger()),
+    )
+    output = context.output(as_json)
+    output.result(result, lambda r: _render(r, output))
+
+
+def ledger_of(block_id: BlockId, ledger: Ledger) -> BlockLedger:
+    """What `ledger` knows about `block_id`, as plain JSON-ready values."""
+
+    def wire(record: Any) -> dict[str, Any] | None:
+        return None if record is None else record.to_json()
+
+    return BlockLedger(
+        accessible=ledger.is_accessible(block_id),
+        evidence=list(ledger.evidence.get(block_id, ())),
+        dependents=sorted({*ledger.dependents.get(block_id, ()), *ledger.structural_dependents.get(block_id, ())}),
+        locator=ledger.locators.get(block_id),
+        producer=wire(ledger.producer.get(block_id)),
+        task=ledger.tasks.get(block_id),
+        registration=wire(ledger.registrations.get(block_id)),
+        normalization=wire(ledger.normalizations.get(block_id)),
+        validation=wire(ledger.validations.get(block_id)),
+        superseded_by=sorted(ledger.superseded_by.get(block_id, ())),
+        supersedes=sorted({s.supersedes for s in ledger.supersessions if s.block == block_id}),
+        demotion=wire(ledger.demotions.get(block_id)),
+    )
+
+
+def _render(result: ShowResult, output: Output) -> Iterable[RenderableType]:
+    members = ", ".join(str(t) for t in result.member_of) or "none (not in the current snapshot)"
+    yield f"block       {result.block_id}"
+    yield f"type        {result.memory_type} v{result.schema_version}"
+    yield f"member of   {members}"
+    yield f"accessible  {'yes' if result.ledger.accessible else 'no'}"
+    yield JSON.from_data(result.payload, indent=2, highlight=output.is_terminal)
+    table = output.table("ledger", "")
+    for name, value in result.ledger.model_dump(mode="json", exclude={"accessible"}).items():
+        if value not in (None, []):
+            table.add_row(name.replace("_", " "), _describe(value))
+    if table.row_count:
+        yield table
+
+
+def _describe(value: Any) -> str:
+    """A compact one-line rendering of a ledger value."""
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_describe(v)}" for k, v in value.items() if k != "record_type")
+    return str(value)
