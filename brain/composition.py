@@ -1,0 +1,194 @@
+"""Composition documents (§5.1) and module references (§5.2): one module version's leaf list and its pointer.
+
+Compositions can hold 10^5+ ids, so decoding validates ids with one regex pass and builds the canonical
+bytes by hand (the layout is fixed and every id is ASCII); golden tests pin them to the JCS serializer.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Iterable
+from typing import Any, Literal, Self
+
+from pydantic import PrivateAttr, model_validator
+
+from brain.blocks.fields import BlockIds, Size, Text, WireModel
+from brain.blocks.memory_type import MemoryType
+from brain.errors import CanonicalFormError, IntegrityError
+from brain.identity import BlockId, MerkleRoot, OciDigest, parse_strict
+from brain.merkle import inclusion_proof_of_sorted_hex, merkle_root_of_sorted_hex
+from brain.merkle.proof import InclusionProof
+from brain.merkle.tree import member_hexes, sorted_distinct
+
+LAYOUT = "rfc6962-sorted/1"
+_COMPOSITION_KEYS = frozenset({"block_ids", "boltzmann", "layout", "memory_type"})
+_ID_RUN = re.compile(r"(?:sha256:[0-9a-f]{64})*")
+_MEMORY_TYPES = {m.value: m for m in MemoryType}
+
+
+class DocumentDecodeError(IntegrityError):
+    """A stored composition, snapshot or projection document fails a protocol check."""
+
+
+class CompositionDecodeError(DocumentDecodeError):
+    """Stored composition bytes are not a valid, canonical composition document (§5.1)."""
+
+
+def read_document(
+    data: bytes, expected: OciDigest | None, what: str, error: type[DocumentDecodeError]
+) -> tuple[OciDigest, dict[str, Any]]:
+    """Check the hash (when `expected` is given) and strict-parse a JSON object; shared by every document."""
+    data = bytes(data)
+    actual = OciDigest.of(data)
+    if expected is not None and actual != expected:
+        raise error(f"{what} content hashes to {actual}, not to the requested {expected}")
+    try:
+        document = parse_strict(data)
+    except CanonicalFormError as e:
+        raise error(f"{what} is not strict JSON: {e.message}") from None
+    if not isinstance(document, dict):
+        raise error(f"a {what} must be a JSON object")
+    return actual, document
+
+
+def check_boltzmann(document: dict[str, Any], what: str, error: type[DocumentDecodeError]) -> None:
+    """Refuse a document whose `boltzmann` is missing or not the integer 1."""
+    value = document.get("boltzmann")
+    if type(value) is not int or value != 1:
+        raise error(f"{what} boltzmann must be 1, got {value!r}")
+
+
+class Composition(WireModel):
+    """The members of one module version: block ids strictly ascending, no duplicates (may be empty)."""
+
+    memory_type: MemoryType
+    block_ids: BlockIds
+
+    _bytes: bytes | None = PrivateAttr(default=None)
+    _digest: OciDigest | None = PrivateAttr(default=None)
+    _root: MerkleRoot | None = PrivateAttr(default=None)
+    _hexes: list[str] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _strictly_ascending(self) -> Self:
+        hexes = [b.hex for b in self.block_ids]
+        if not all(map(operator.lt, hexes, hexes[1:])):
+            raise ValueError("block_ids must be strictly ascending with no duplicates (use Composition.of)")
+        return self
+
+    @classmethod
+    def of(cls, memory_type: MemoryType | str, block_ids: Iterable[BlockId]) -> Composition:
+        """The composition of a set of block ids in any order (sorted, duplicates collapsed)."""
+        hexes = sorted_distinct(member_hexes(block_ids))
+        return cls._trusted(MemoryType.parse(str(memory_type)), hexes)
+
+    @classmethod
+    def _trusted(cls, memory_type: MemoryType, hexes: list[str]) -> Composition:
+        # Ids already checked (sorted, distinct, well-formed): skip per-id pydantic validation.
+        composition = cls.model_construct(memory_type=memory_type, block_ids=tuple(BlockId(h) for h in hexes))
+        composition._hexes = hexes
+        return composition
+
+    def _hex_list(self) -> list[str]:
+        if self._hexes is None:
+            self._hexes = [b.hex for b in self.block_ids]
+        return self._hexes
+
+    def to_bytes(self) -> bytes:
+        """The canonical (JCS) document bytes, no trailing newline."""
+        if self._bytes is None:
+            ids = ",".join(f'"sha256:{h}"' for h in self._hex_list())
+            self._bytes = (
+                f'{{"block_ids":[{ids}],"boltzmann":1,"layout":"{LAYOUT}","memory_type":"{self.memory_type.value}"}}'
+            ).encode("ascii")
+        return self._bytes
+
+    @property
+    def digest(self) -> OciDigest:
+        """The OCI digest of the document bytes."""
+        if self._digest is None:
+            self._digest = OciDigest.of(self.to_bytes())
+        return self._digest
+
+    @property
+    def root(self) -> MerkleRoot:
+        """The `rfc6962-sorted/1` Merkle root over the members."""
+        if self._root is None:
+            self._root = merkle_root_of_sorted_hex(self._hex_list())
+        return self._root
+
+    def __len__(self) -> int:
+        return len(self.block_ids)
+
+    def prove(self, block_id: BlockId) -> InclusionProof:
+        """An inclusion proof for a member; raises `NotFoundError` if it is not one."""
+        return inclusion_proof_of_sorted_hex(self._hex_list(), BlockId.parse(block_id))
+
+    def module_ref(self, **optional: Any) -> ModuleRef:
+        """A module reference pointing at this composition (`optional`: embedding_model, index_digest, tombstones)."""
+        return ModuleRef(
+            memory_type=self.memory_type,
+            root=self.root,
+            composition=self.digest,
+            block_count=len(self.block_ids),
+            **optional,
+        )
+
+    @classmethod
+    def decode(cls, data: bytes, expected: OciDigest | None = None) -> Composition:
+        """Read stored composition bytes, refusing everything §5.1 refuses; raises `CompositionDecodeError`."""
+        data = bytes(data)
+        actual, document = read_document(data, expected, "composition", CompositionDecodeError)
+        if document.keys() != _COMPOSITION_KEYS:
+            missing, extra = sorted(_COMPOSITION_KEYS - document.keys()), sorted(document.keys() - _COMPOSITION_KEYS)
+            raise CompositionDecodeError(
+                f"composition keys must be exactly {sorted(_COMPOSITION_KEYS)} (missing: {missing}; unexpected: {extra})"
+            )
+        check_boltzmann(document, "composition", CompositionDecodeError)
+        memory_type = _MEMORY_TYPES.get(document["memory_type"]) if isinstance(document["memory_type"], str) else None
+        if memory_type is None:
+            raise CompositionDecodeError(f"composition has unknown memory_type {document['memory_type']!r}")
+        if document["layout"] != LAYOUT:
+            raise CompositionDecodeError(f"composition layout must be {LAYOUT!r}, got {document['layout']!r}")
+        ids = document["block_ids"]
+        well_formed = isinstance(ids, list) and all(type(i) is str and len(i) == 71 for i in ids)
+        if not well_formed or not _ID_RUN.fullmatch("".join(ids)):
+            raise CompositionDecodeError(f"composition block_ids must be a list of block ids ({_first_malformed(ids)})")
+        if not all(map(operator.lt, ids, ids[1:])):
+            raise CompositionDecodeError("composition block_ids are not strictly ascending (unsorted or duplicated)")
+        composition = cls._trusted(memory_type, [i[7:] for i in ids])
+        if composition.to_bytes() != data:
+            raise CompositionDecodeError("composition is not in canonical jcs/1 form (re-serialization differs)")
+        composition._digest = actual
+        return composition
+
+
+def _first_malformed(ids: Any) -> str:
+    if not isinstance(ids, list):
+        return f"got {type(ids).__name__}"
+    bad = next((i for i in ids if not (type(i) is str and _ID_RUN.fullmatch(i) and len(i) == 71)), None)
+    return f"malformed id {bad!r}"
+
+
+class ModuleRef(WireModel):
+    """One entry of a snapshot's `modules`: which composition (and root) a module is at (§5.2)."""
+
+    memory_type: MemoryType
+    root: MerkleRoot
+    composition: OciDigest
+    block_count: Size
+    layout: Literal["rfc6962-sorted/1"] = LAYOUT
+    embedding_model: Text | None = None
+    index_digest: OciDigest | None = None
+    tombstones: BlockIds | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.index_digest is not None and self.embedding_model is None:
+            raise ValueError("index_digest requires embedding_model")
+        if self.tombstones is not None:
+            hexes = [b.hex for b in self.tombstones]
+            if not all(map(operator.lt, hexes, hexes[1:])):
+                raise ValueError("tombstones must be strictly ascending with no duplicates")
+        return self
