@@ -13,10 +13,11 @@ from typing import Any, Literal, Self
 
 from pydantic import PrivateAttr, model_validator
 
+from brain.blocks.document import JcsDocument, check_boltzmann, read_json_object
 from brain.blocks.fields import BlockIds, Size, Text, WireModel
 from brain.blocks.memory_type import MemoryType
-from brain.errors import CanonicalFormError, IntegrityError
-from brain.identity import BlockId, MerkleRoot, OciDigest, parse_strict
+from brain.errors import IntegrityError
+from brain.identity import BlockId, MerkleRoot, OciDigest
 from brain.merkle import inclusion_proof_of_sorted_hex, merkle_root_of_sorted_hex
 from brain.merkle.proof import InclusionProof
 from brain.merkle.tree import member_hexes, sorted_distinct
@@ -35,38 +36,12 @@ class CompositionDecodeError(DocumentDecodeError):
     """Stored composition bytes are not a valid, canonical composition document (§5.1)."""
 
 
-def read_document(
-    data: bytes, expected: OciDigest | None, what: str, error: type[DocumentDecodeError]
-) -> tuple[OciDigest, dict[str, Any]]:
-    """Check the hash (when `expected` is given) and strict-parse a JSON object; shared by every document."""
-    data = bytes(data)
-    actual = OciDigest.of(data)
-    if expected is not None and actual != expected:
-        raise error(f"{what} content hashes to {actual}, not to the requested {expected}")
-    try:
-        document = parse_strict(data)
-    except CanonicalFormError as e:
-        raise error(f"{what} is not strict JSON: {e.message}") from None
-    if not isinstance(document, dict):
-        raise error(f"a {what} must be a JSON object")
-    return actual, document
-
-
-def check_boltzmann(document: dict[str, Any], what: str, error: type[DocumentDecodeError]) -> None:
-    """Refuse a document whose `boltzmann` is missing or not the integer 1."""
-    value = document.get("boltzmann")
-    if type(value) is not int or value != 1:
-        raise error(f"{what} boltzmann must be 1, got {value!r}")
-
-
-class Composition(WireModel):
+class Composition(JcsDocument):
     """The members of one module version: block ids strictly ascending, no duplicates (may be empty)."""
 
     memory_type: MemoryType
     block_ids: BlockIds
 
-    _bytes: bytes | None = PrivateAttr(default=None)
-    _digest: OciDigest | None = PrivateAttr(default=None)
     _root: MerkleRoot | None = PrivateAttr(default=None)
     _hexes: list[str] | None = PrivateAttr(default=None)
 
@@ -105,13 +80,6 @@ class Composition(WireModel):
         return self._bytes
 
     @property
-    def digest(self) -> OciDigest:
-        """The OCI digest of the document bytes."""
-        if self._digest is None:
-            self._digest = OciDigest.of(self.to_bytes())
-        return self._digest
-
-    @property
     def root(self) -> MerkleRoot:
         """The `rfc6962-sorted/1` Merkle root over the members."""
         if self._root is None:
@@ -139,7 +107,7 @@ class Composition(WireModel):
     def decode(cls, data: bytes, expected: OciDigest | None = None) -> Composition:
         """Read stored composition bytes, refusing everything §5.1 refuses; raises `CompositionDecodeError`."""
         data = bytes(data)
-        actual, document = read_document(data, expected, "composition", CompositionDecodeError)
+        actual, document = read_json_object(data, expected, OciDigest, "composition", CompositionDecodeError)
         if document.keys() != _COMPOSITION_KEYS:
             missing, extra = sorted(_COMPOSITION_KEYS - document.keys()), sorted(document.keys() - _COMPOSITION_KEYS)
             raise CompositionDecodeError(
@@ -160,7 +128,7 @@ class Composition(WireModel):
         composition = cls._trusted(memory_type, [i[7:] for i in ids])
         if composition.to_bytes() != data:
             raise CompositionDecodeError("composition is not in canonical jcs/1 form (re-serialization differs)")
-        composition._digest = actual
+        composition._adopt(data, actual)
         return composition
 
 

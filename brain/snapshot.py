@@ -5,10 +5,11 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import Field, PrivateAttr, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from brain.blocks.fields import NonEmptyText, Text, Timestamp, WireModel
-from brain.composition import DocumentDecodeError, ModuleRef, check_boltzmann, read_document
+from brain.blocks.document import JcsDocument, check_boltzmann, read_json_object
+from brain.composition import DocumentDecodeError, ModuleRef
 from brain.identity import MAX_SAFE_INTEGER, OciDigest, canonicalize
 
 Positive = Annotated[int, Field(strict=True, ge=1, le=MAX_SAFE_INTEGER)]
@@ -61,29 +62,13 @@ def _check_modules(modules: dict[str, ModuleRef]) -> None:
             raise ValueError(f"module {key!r} holds a reference to memory_type {ref.memory_type.value!r}")
 
 
-class _Document(WireModel):
-    """A JCS document stored as a blob and named by its OCI digest."""
-
-    _bytes: bytes | None = PrivateAttr(default=None)
-    _digest: OciDigest | None = PrivateAttr(default=None)
-
-    def to_bytes(self) -> bytes:
-        """The canonical (JCS) document bytes, no trailing newline."""
-        if self._bytes is None:
-            self._bytes = canonicalize(self.to_json())
-        return self._bytes
-
-    @property
-    def digest(self) -> OciDigest:
-        """The OCI digest of the document bytes."""
-        if self._digest is None:
-            self._digest = OciDigest.of(self.to_bytes())
-        return self._digest
+class _Document(JcsDocument):
+    """A snapshot-like document: decoded with schema validation, then compared byte for byte."""
 
     @classmethod
     def _decode(cls, data: bytes, expected: OciDigest | None, what: str) -> Self:
         data = bytes(data)
-        actual, document = read_document(data, expected, what, SnapshotDecodeError)
+        actual, document = read_json_object(data, expected, OciDigest, what, SnapshotDecodeError)
         check_boltzmann(document, what, SnapshotDecodeError)
         cls._refuse_encoding(document)
         nulls = sorted(key for key, value in document.items() if value is None)
@@ -97,7 +82,7 @@ class _Document(WireModel):
             raise SnapshotDecodeError(f"invalid {what}: {where}: {first['msg']}") from None
         if parsed.to_bytes() != data:
             raise SnapshotDecodeError(f"{what} is not in canonical jcs/1 form (re-serialization differs)")
-        parsed._bytes, parsed._digest = data, actual
+        parsed._adopt(data, actual)
         return parsed
 
     @classmethod

@@ -6,8 +6,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from brain.blocks.base import ENVELOPE_KEYS, PROTOCOL_VERSION, SERIALIZATION, Block, BlockDecodeError, TypedBlock
+from brain.blocks.base import ENVELOPE_KEYS, SERIALIZATION, Block, BlockDecodeError, TypedBlock
 from brain.blocks.canonical import CanonicalBlock
+from brain.blocks.document import check_boltzmann, read_json_object
 from brain.blocks.episodic import EpisodicBlock
 from brain.blocks.generic import GenericBlock, drop_nulls
 from brain.blocks.memory_type import MemoryType
@@ -15,8 +16,8 @@ from brain.blocks.procedural import ProceduralBlock
 from brain.blocks.provenance import ProvenanceBlock
 from brain.blocks.schemas import REGISTERED_VERSIONS, payload_problems, select_schema_version
 from brain.blocks.semantic import SemanticBlock
-from brain.errors import CanonicalFormError, InvalidInputError
-from brain.identity import BlockId, canonicalize, parse_strict
+from brain.errors import InvalidInputError
+from brain.identity import BlockId, canonicalize
 
 TYPED_V1: dict[MemoryType, type[TypedBlock]] = {
     MemoryType.CANONICAL: CanonicalBlock,
@@ -31,21 +32,12 @@ _MEMORY_TYPES = {m.value: m for m in MemoryType}
 def decode_block(data: bytes, expected: BlockId | None = None) -> Block:
     """Verify and decode stored block bytes; each failure names the first §1.5 check that failed."""
     data = bytes(data)
-    actual = BlockId.of(data)
-    if expected is not None and actual != expected:
-        raise BlockDecodeError(f"content hashes to {actual}, not to the requested {expected}")
-    try:
-        envelope = parse_strict(data)
-    except CanonicalFormError as e:
-        raise BlockDecodeError(f"not strict JSON: {e.message}") from None
-    if not isinstance(envelope, dict):
-        raise BlockDecodeError("a block must be a JSON object")
+    actual, envelope = read_json_object(data, expected, BlockId, "block", BlockDecodeError)
     if envelope.keys() != ENVELOPE_KEYS:
         missing = sorted(ENVELOPE_KEYS - envelope.keys())
         extra = sorted(envelope.keys() - ENVELOPE_KEYS)
         raise BlockDecodeError(f"envelope must have exactly five keys (missing: {missing}; unexpected: {extra})")
-    if type(envelope["boltzmann"]) is not int or envelope["boltzmann"] != PROTOCOL_VERSION:
-        raise BlockDecodeError(f"boltzmann must be 1, got {envelope['boltzmann']!r}")
+    check_boltzmann(envelope, "block", BlockDecodeError)
     memory_type = _MEMORY_TYPES.get(envelope["memory_type"]) if isinstance(envelope["memory_type"], str) else None
     if memory_type is None:
         raise BlockDecodeError(f"unknown memory_type {envelope['memory_type']!r}")
@@ -101,7 +93,8 @@ def _first_error(error: ValidationError) -> str:
 
 
 def _canonical_difference(canonical: bytes, stored: bytes) -> str:
-    at = next((i for i, (a, b) in enumerate(zip(canonical, stored, strict=False)) if a != b), min(len(canonical), len(stored)))
+    pairs = enumerate(zip(canonical, stored, strict=False))
+    at = next((i for i, (a, b) in pairs if a != b), min(len(canonical), len(stored)))
     return (
         f"not in canonical jcs/1 form: re-serialization differs from the stored bytes at byte {at} "
         f"(stored {stored[at:at + 16]!r}, canonical {canonical[at:at + 16]!r})"
