@@ -1,0 +1,190 @@
+"""`brain pack`: materialize the current snapshot as the §6 OCI artifact inside the brain's own layout.
+
+Config = the snapshot blob verbatim (or a §5.4 projection for a subset, §6.7), one layer per module in
+`MODULE_ORDER` (a vector-index layer right after a module that carries one), the history layer last.
+An unchanged module reuses the layer blob built before (see `oci.layer_cache`), so repacking an unchanged
+brain writes no new blob. Layers and the manifest are written first, made durable, and only then is
+`index.json` updated — all under the writer lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict
+
+from brain.blocks.memory_type import MODULE_ORDER, MemoryType
+from brain.brain import Brain
+from brain.composition import ModuleRef
+from brain.errors import InvalidInputError, NotFoundError, RefusedError
+from brain.identity import OciDigest, canonicalize
+from brain.snapshot import Projection, Snapshot
+from brain.store.layout import Descriptor as IndexEntry
+from brain.store.layout import validate_tag
+from brain.store.lock import WriterLock
+from oci import media_types as mt
+from oci.layer_cache import CachedLayer, LayerCache, history_key, module_key
+from oci.manifest import Descriptor, Manifest
+from oci.members import scan_history, scan_module, tombstones_of
+from oci.tarball import write_layer
+
+
+class PackedLayer(BaseModel):
+    """One layer of a packed artifact, and whether its blob was reused from an earlier pack."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    media_type: str
+    digest: OciDigest
+    size: int
+    memory_type: MemoryType | None = None
+    reused: bool
+
+
+class PackResult(BaseModel):
+    """What `pack` produced: the manifest digest, the tag it now carries, and its layers in order."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    digest: OciDigest
+    size: int
+    tag: str | None
+    snapshot: OciDigest
+    config: OciDigest
+    layers: list[PackedLayer]
+
+
+def select_modules(installed: Mapping[MemoryType, ModuleRef], wanted: set[MemoryType] | None) -> list[MemoryType]:
+    """The modules to publish in layer order; refuses a subset §6.7 forbids."""
+    if wanted is None:
+        return [t for t in MODULE_ORDER if t in installed]
+    if not wanted:
+        raise InvalidInputError("a subset to pack must name at least one module")
+    missing = sorted(str(t) for t in wanted if t not in installed)
+    if missing:
+        have = ", ".join(str(t) for t in MODULE_ORDER if t in installed) or "none"
+        raise NotFoundError(f"cannot pack module(s) {', '.join(missing)}: not installed (installed: {have})")
+    derived = sorted(str(t) for t in wanted if t.is_derived)
+    if derived and MemoryType.CANONICAL not in wanted:
+        raise InvalidInputError(
+            f"a subset with {', '.join(derived)} must include canonical (derived blocks cite canonical evidence)"
+        )
+    return [t for t in MODULE_ORDER if t in wanted]
+
+
+def module_annotations(ref: ModuleRef) -> dict[str, str]:
+    """The §6.2 annotations of a module layer, from its module reference."""
+    annotations = {
+        mt.MEMORY_TYPE: str(ref.memory_type),
+        mt.MERKLE_ROOT: str(ref.root),
+        mt.MERKLE_LAYOUT: ref.layout,
+        mt.BLOCK_COUNT: str(ref.block_count),
+    }
+    if getattr(ref, "embedding_model", None):
+        annotations[mt.EMBEDDING_MODEL] = ref.embedding_model
+    return annotations
+
+
+def _module_layer(brain: Brain, cache: LayerCache, memory_type: MemoryType, ref: ModuleRef) -> tuple[PackedLayer, tuple[int, ...]]:
+    key = module_key(ref.composition, tombstones_of(ref))
+    cached = cache.get(key)
+    if cached is not None:
+        layer = PackedLayer(media_type=mt.module_layer(memory_type), digest=cached.digest, size=cached.size,
+                            memory_type=memory_type, reused=True)
+        return layer, cached.schema_versions
+    contents = scan_module(brain.blobs, memory_type, ref)
+    written = write_layer(contents.members(brain.blobs), brain.blobs.directory)
+    cache.put(key, CachedLayer(digest=written.digest, size=written.size, schema_versions=contents.schema_versions))
+    layer = PackedLayer(media_type=mt.module_layer(memory_type), digest=written.digest, size=written.size,
+                        memory_type=memory_type, reused=False)
+    return layer, contents.schema_versions
+
+
+def _history_layer(brain: Brain, cache: LayerCache, snapshot_digest: OciDigest) -> tuple[PackedLayer, int]:
+    history = scan_history(brain.blobs, snapshot_digest)
+    key = history_key(history.member_names())
+    cached = cache.get(key)
+    if cached is not None:
+        return PackedLayer(media_type=mt.HISTORY_LAYER, digest=cached.digest, size=cached.size, reused=True), len(history.snapshots)
+    written = write_layer(history.members(brain.blobs), brain.blobs.directory)
+    cache.put(key, CachedLayer(digest=written.digest, size=written.size))
+    layer = PackedLayer(media_type=mt.HISTORY_LAYER, digest=written.digest, size=written.size, reused=False)
+    return layer, len(history.snapshots)
+
+
+def _vector_layer(brain: Brain, memory_type: MemoryType, ref: ModuleRef) -> tuple[PackedLayer, Descriptor]:
+    digest = ref.index_digest
+    if not brain.blobs.verify_file(digest):
+        raise NotFoundError(f"the {memory_type} vector index {digest} is not stored intact at {brain.blobs.path(digest)}")
+    size = brain.blobs.size(digest)
+    annotations = {mt.MEMORY_TYPE: str(memory_type), mt.INDEX_KIND: "vector", mt.EMBEDDING_MODEL: ref.embedding_model}
+    layer = PackedLayer(media_type=mt.VECTOR_INDEX_LAYER, digest=digest, size=size, memory_type=memory_type, reused=True)
+    return layer, Descriptor(mediaType=mt.VECTOR_INDEX_LAYER, digest=digest, size=size, annotations=annotations)
+
+
+def build_manifest(brain: Brain, snapshot_digest: OciDigest, snapshot: Snapshot, wanted: set[MemoryType] | None) -> tuple[Manifest, list[PackedLayer]]:
+    """Write every layer (reusing cached ones) and the config blob; return the manifest and layer report."""
+    installed: dict[MemoryType, ModuleRef] = {MemoryType(k): v for k, v in snapshot.modules.items()}
+    chosen = select_modules(installed, wanted)
+    full = wanted is None or set(chosen) == set(installed)
+    if full:
+        config = Descriptor(mediaType=mt.SNAPSHOT_CONFIG, digest=snapshot_digest, size=brain.blobs.size(snapshot_digest))
+    else:
+        projection = Projection(modules={str(t): installed[t] for t in chosen}, source=snapshot_digest)
+        data = projection.to_bytes()
+        config = Descriptor(mediaType=mt.PROJECTION_CONFIG, digest=brain.blobs.put(data, sync=False), size=len(data))
+    cache = LayerCache(brain.path, brain.blobs)
+    layers: list[PackedLayer] = []
+    descriptors: list[Descriptor] = []
+    schema_versions: dict[str, list[int]] = {}
+    for memory_type in chosen:
+        ref = installed[memory_type]
+        layer, versions = _module_layer(brain, cache, memory_type, ref)
+        layers.append(layer)
+        descriptors.append(Descriptor(mediaType=layer.media_type, digest=layer.digest, size=layer.size,
+                                      annotations=module_annotations(ref)))
+        if versions:
+            schema_versions[str(memory_type)] = list(versions)
+        if getattr(ref, "index_digest", None) is not None:
+            vector, descriptor = _vector_layer(brain, memory_type, ref)
+            layers.append(vector)
+            descriptors.append(descriptor)
+    history, count = _history_layer(brain, cache, snapshot_digest)
+    layers.append(history)
+    descriptors.append(Descriptor(mediaType=mt.HISTORY_LAYER, digest=history.digest, size=history.size,
+                                  annotations={mt.SNAPSHOT_COUNT: str(count)}))
+    cache.save()
+    trust_root = snapshot.trust_root
+    annotations = {
+        mt.PROTOCOL_VERSION: "2" if trust_root is not None else "1",
+        mt.SCHEMA_VERSIONS: canonicalize(schema_versions).decode("utf-8"),
+        mt.SOURCE_SNAPSHOT: str(snapshot_digest),
+    }
+    if trust_root is not None:
+        annotations[mt.TRUST_ROOT] = str(trust_root.digest)
+    manifest = Manifest(schemaVersion=2, config=config, layers=tuple(descriptors), annotations=annotations)
+    return manifest, layers
+
+
+def pack(
+    brain: Brain, tag: str | None = None, modules: set[MemoryType] | None = None, *, lock_timeout: float | None = None
+) -> PackResult:
+    """Pack the current snapshot (or a subset of its modules), store it, and tag it in `index.json`."""
+    if tag is not None:
+        validate_tag(tag)
+    with WriterLock(brain.path, timeout=lock_timeout):
+        snapshot_digest = brain.snapshot_digest()
+        snapshot = brain.snapshot()
+        if snapshot_digest is None or snapshot is None:
+            raise RefusedError(f"the brain at {brain.path} is empty: there is nothing to pack", hint="ingest or add something first")
+        manifest, layers = build_manifest(brain, snapshot_digest, snapshot, modules)
+        data = manifest.to_bytes()
+        digest = brain.blobs.put(data, sync=False)
+        # Layers, config and manifest become durable before index.json can name them.
+        brain.blobs.sync()
+        entry = IndexEntry(mediaType=mt.MANIFEST, digest=digest, size=len(data), artifactType=mt.ARTIFACT)
+        if tag is not None:
+            brain.layout.set_tag(tag, entry)
+        elif not any(d.digest == digest and d.tag is None for d in brain.layout.index().manifests):
+            brain.layout.add_manifest(entry)
+    return PackResult(digest=digest, size=len(data), tag=tag, snapshot=snapshot_digest, config=manifest.config.digest, layers=layers)
