@@ -155,6 +155,17 @@ def gzip_chunks(chunks: Iterable[bytes]) -> Iterator[bytes]:
     yield crc.to_bytes(4, "little") + (length & 0xFFFFFFFF).to_bytes(4, "little")
 
 
+def _intact(path: Path, digest: OciDigest) -> bool:
+    hasher = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(CHUNK_SIZE):
+                hasher.update(chunk)
+    except (FileNotFoundError, IsADirectoryError):
+        return False
+    return hasher.hexdigest() == digest.hex
+
+
 def layer_chunks(members: Iterable[Member]) -> Iterator[bytes]:
     """The compressed layer bytes for `members`, as a stream."""
     return gzip_chunks(tar_chunks(members))
@@ -168,8 +179,7 @@ def layer_bytes(members: Iterable[Member]) -> bytes:
 def write_layer(members: Iterable[Member], directory: Path, *, sync: bool = False) -> LayerFile:
     """Write the layer for `members` into `directory/<hex>` atomically, hashing while writing.
 
-    An existing file of the same name is left in place (its name is its content's digest); the caller
-    decides whether to trust it.
+    An existing file of the same name is kept only if it re-hashes to its name; a corrupt one is replaced.
     """
     directory = Path(directory)
     hasher = hashlib.sha256()
@@ -182,6 +192,6 @@ def write_layer(members: Iterable[Member], directory: Path, *, sync: bool = Fals
                 size += len(chunk)
         digest = OciDigest(hasher.hexdigest())
         target = directory / digest.hex
-        if not target.exists():
+        if not _intact(target, digest):
             publish(temp, handle, target, sync=sync)
     return LayerFile(path=target, digest=digest, size=size)

@@ -1,0 +1,180 @@
+"""`pack`: byte-identical to the reference, layer reuse, subsets, determinism across processes, the lock."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from brain.blocks import CanonicalBlock, MemoryType
+from brain.brain import Brain
+from brain.errors import InvalidInputError, LockTimeoutError, NotFoundError, RefusedError
+from brain.store import WriterLock
+from oci import media_types as mt
+from oci.manifest import Manifest
+from oci.pack import pack
+from tests.brain.brain_helpers import ACTOR, fact
+from tests.oci.layer_helpers import HEAD, REFERENCE, V2, copy_reference
+
+pytestmark = pytest.mark.skipif(not REFERENCE.exists(), reason="reference brain fixture not present")
+
+
+def _blob_names(brain: Brain) -> set[str]:
+    return {p.name for p in brain.blobs.directory.iterdir()}
+
+
+def add_text(writer, text: str) -> CanonicalBlock:  # type: ignore[no-untyped-def]
+    """Store `text` and add a canonical block for it."""
+    data = text.encode()
+    block = CanonicalBlock(blob=writer.put_blob(data), media_type="text/plain", size=len(data))
+    writer.add(block)
+    return block
+
+
+def small_brain(path: Path) -> Brain:
+    """A brain with two canonical sources and two semantic facts, in one commit."""
+    brain = Brain.init(path)
+    with brain.writer(ACTOR) as writer:
+        add_text(writer, "alpha")
+        add_text(writer, "beta")
+        writer.add(fact("x"))
+        writer.add(fact("y"))
+        writer.commit()
+    return brain
+
+
+def test_pack_of_reference_brain_reproduces_its_v2_manifest(tmp_path: Path) -> None:
+    brain = Brain.open(copy_reference(tmp_path / "b"))
+    before = _blob_names(brain)
+    result = pack(brain, "again")
+    assert str(result.digest) == "sha256:" + V2
+    assert str(result.config) == str(result.snapshot) == "sha256:" + HEAD
+    assert [layer.memory_type for layer in result.layers] == [*MemoryType, None]
+    assert _blob_names(brain) == before  # every layer and the manifest already existed, byte for byte
+    assert brain.layout.resolve_tag("again").digest == result.digest
+
+
+def test_repack_of_unchanged_brain_reuses_every_layer_and_writes_no_blob(tmp_path: Path) -> None:
+    brain = small_brain(tmp_path / "b")
+    first = pack(brain, "v1")
+    assert not any(layer.reused for layer in first.layers)
+    blobs = _blob_names(brain)
+    again = pack(brain, "v1")
+    assert again.digest == first.digest
+    assert all(layer.reused for layer in again.layers)
+    assert _blob_names(brain) == blobs
+    assert [t for t, _ in brain.layout.tags()] == ["v1"]
+
+
+def test_changed_module_is_rebuilt_and_the_others_reused(tmp_path: Path) -> None:
+    brain = small_brain(tmp_path / "b")
+    first = pack(brain, "v1")
+    with brain.writer(ACTOR) as writer:
+        writer.add(fact("z"))
+        writer.commit()
+    second = pack(brain, "v2")
+    reused = {str(layer.memory_type): layer.reused for layer in second.layers}
+    assert reused == {"canonical": True, "semantic": False, "None": False}
+    assert second.layers[0].digest == first.layers[0].digest
+    assert Manifest.decode(brain.blobs.get(second.digest)).layers[-1].annotation(mt.SNAPSHOT_COUNT) == "2"
+
+
+def test_corrupt_cached_layer_is_not_trusted(tmp_path: Path) -> None:
+    brain = small_brain(tmp_path / "b")
+    first = pack(brain)
+    canonical = brain.blobs.path(first.layers[0].digest)
+    canonical.write_bytes(b"x" * canonical.stat().st_size)
+    (tmp_path / "b" / "boltzmann" / "layers.json").write_text('{"broken":')  # a torn sidecar is only a cache miss
+    pack(brain)
+    second = pack(brain)
+    assert second.digest == first.digest and all(layer.reused for layer in second.layers)
+    assert brain.blobs.verify_file(first.layers[0].digest)
+
+
+def test_untagged_pack_is_listed_once(tmp_path: Path) -> None:
+    brain = small_brain(tmp_path / "b")
+    first = pack(brain)
+    pack(brain)
+    entries = [d for d in brain.layout.index().manifests if d.digest == first.digest]
+    assert len(entries) == 1 and entries[0].tag is None and entries[0].artifactType == mt.ARTIFACT
+
+
+def test_subset_publishes_a_projection(tmp_path: Path) -> None:
+    brain = Brain.open(copy_reference(tmp_path / "b"))
+    result = pack(brain, "sub", {MemoryType.EPISODIC, MemoryType.PROVENANCE})
+    manifest = Manifest.decode(brain.blobs.get(result.digest))
+    assert manifest.config.mediaType == mt.PROJECTION_CONFIG and manifest.is_projection
+    projection = json.loads(brain.blobs.get(manifest.config.digest))
+    assert sorted(projection) == ["boltzmann", "modules", "source"]
+    assert sorted(projection["modules"]) == ["episodic", "provenance"]
+    assert projection["source"] == manifest.annotations[mt.SOURCE_SNAPSHOT] == "sha256:" + HEAD
+    assert [layer.mediaType for layer in manifest.layers] == [
+        mt.module_layer(MemoryType.EPISODIC), mt.module_layer(MemoryType.PROVENANCE), mt.HISTORY_LAYER
+    ]
+    assert json.loads(manifest.annotations[mt.SCHEMA_VERSIONS]) == {"episodic": [1], "provenance": [1]}
+    assert manifest.layers[-1].annotation(mt.SNAPSHOT_COUNT) == "10"  # the history stays complete
+
+
+@pytest.mark.parametrize(
+    ("modules", "error", "message"),
+    [
+        (set(), InvalidInputError, "at least one"),
+        ({MemoryType.SEMANTIC}, InvalidInputError, "must include canonical"),
+        ({MemoryType.CANONICAL, MemoryType.PROCEDURAL}, NotFoundError, "procedural"),
+    ],
+)
+def test_invalid_subsets_are_refused(tmp_path: Path, modules: set[MemoryType], error: type, message: str) -> None:
+    brain = small_brain(tmp_path / "b")
+    with pytest.raises(error, match=message):
+        pack(brain, "t", modules)
+    assert brain.layout.tags() == []
+
+
+def test_empty_brain_and_bad_tag_are_refused(tmp_path: Path) -> None:
+    brain = Brain.init(tmp_path / "b")
+    with pytest.raises(RefusedError, match="empty"):
+        pack(brain)
+    with pytest.raises(InvalidInputError, match="invalid tag"):
+        pack(small_brain(tmp_path / "c"), "no/slashes")
+
+
+def test_missing_content_blob_is_reported(tmp_path: Path) -> None:
+    brain = small_brain(tmp_path / "b")
+    block = next(iter(brain.module(MemoryType.CANONICAL).block_ids))
+    content = json.loads(brain.blobs.get(block))["payload"]["blob"]
+    (brain.blobs.directory / content[7:]).unlink()
+    with pytest.raises(NotFoundError, match="is not stored"):
+        pack(brain)
+
+
+def test_pack_waits_for_the_writer_lock(tmp_path: Path) -> None:
+    brain = small_brain(tmp_path / "b")
+    with WriterLock(brain.path), pytest.raises(LockTimeoutError):
+        pack(brain, lock_timeout=0.2)
+
+
+_BUILD_AND_PACK = """
+import sys
+from pathlib import Path
+from brain.brain import Brain
+from oci.pack import pack
+from tests.oci.test_pack import small_brain
+print(pack(small_brain(Path(sys.argv[1])), "v1").digest)
+"""
+
+
+def test_pack_is_deterministic_across_processes(tmp_path: Path) -> None:
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1767225600", "PYTHONHASHSEED": "random"}
+    root = Path(__file__).resolve().parents[2]
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", _BUILD_AND_PACK, str(tmp_path / name)],
+            cwd=root, env=env, capture_output=True, text=True, check=True,
+        ).stdout.strip()
+        for name in ("one", "two")
+    }
+    assert len(digests) == 1 and next(iter(digests)).startswith("sha256:")
