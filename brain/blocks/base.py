@@ -58,6 +58,15 @@ class Block(WireModel):
             self._block_id = BlockId.of(self.canonical_bytes())
         return self._block_id
 
+    def __eq__(self, other: object) -> bool:
+        # Identity is the canonical bytes; cached private state must not make equal blocks differ.
+        if not isinstance(other, Block):
+            return NotImplemented
+        return self.canonical_bytes() == other.canonical_bytes()
+
+    def __hash__(self) -> int:
+        return hash(self.block_id)
+
     @classmethod
     def decode(cls, data: bytes, expected: BlockId | None = None) -> Block:
         """Read stored block bytes with every §1.5 check, in order; raises `BlockDecodeError`.

@@ -55,6 +55,15 @@ class JcsDocument(WireModel):
             self._digest = OciDigest.of(self.to_bytes())
         return self._digest
 
+    def __eq__(self, other: object) -> bool:
+        # Identity is the document bytes; cached private state must not make equal documents differ.
+        if not isinstance(other, JcsDocument):
+            return NotImplemented
+        return type(self) is type(other) and self.to_bytes() == other.to_bytes()
+
+    def __hash__(self) -> int:
+        return hash(self.digest)
+
     def _adopt(self, stored: bytes, digest: OciDigest) -> None:
         """Remember verified stored bytes and their digest (decoder use only)."""
         self._bytes, self._digest = stored, digest

@@ -50,16 +50,18 @@ def payload_problems(memory_type: MemoryType, version: int, payload: Any) -> lis
     Beyond the registry: values must be `jcs/1`-serializable and an episodic range must not run backwards.
     """
     schema_of(memory_type, version)
-    problems = [
-        f"{_where(error.absolute_path)}: {error.message}"
-        for error in sorted(_validator(memory_type, version).iter_errors(payload), key=lambda e: list(map(str, e.absolute_path)))
-    ]
+    errors = sorted(_validator(memory_type, version).iter_errors(payload), key=lambda e: list(map(str, e.absolute_path)))
+    problems = [f"{_where(error.absolute_path)}: {error.message}" for error in errors]
     try:
         canonicalize(payload)
     except CanonicalFormError as e:
         problems.append(e.message)
     if not problems and memory_type is MemoryType.EPISODIC and payload.get("ended_at") is not None:
         problems.extend(_range_problems(payload["occurred_at"], payload["ended_at"]))
+    record = payload.get("record") if isinstance(payload, dict) else None
+    if memory_type is MemoryType.PROVENANCE and isinstance(record, dict) and "record_type" not in record:
+        # The registry gives record_type a default, but the protocol requires it on read (§3.5).
+        problems.append("payload.record: record_type is required")
     return problems
 
 
