@@ -120,3 +120,15 @@ def parse_reference(text: str, *, plain_http: bool = False) -> Reference:
         raise _bad(text, f"name longer than {_MAX_NAME} characters")
     reference = Reference(domain, path, tag, digest)
     return Reference(domain, path, tag, digest, plain_http or reference.is_loopback)
+
+
+def parse_registry(text: str, *, plain_http: bool = False) -> Reference:
+    """A registry host alone (`host[:port]`, as `brain login` takes it); the repository is empty."""
+    host = text.removeprefix("https://").removeprefix("http://").rstrip("/")
+    if _DOMAIN.fullmatch(host) is None or not ("." in host or ":" in host or host == "localhost"):
+        raise UsageError(
+            f"invalid registry host {text!r}: expected HOST[:PORT] with a dot, a port, or localhost",
+            hint="e.g. brain login ghcr.io, or brain login localhost:5000",
+        )
+    reference = Reference(host, "")
+    return Reference(host, "", plain_http=plain_http or reference.is_loopback)

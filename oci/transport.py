@@ -316,6 +316,16 @@ class RegistryClient:
         if sha.hexdigest() != digest.hex:
             raise self._lying(digest, f"sent bytes hashing to sha256:{sha.hexdigest()}")
 
+    def get_blob_bytes(self, digest: OciDigest, size: int, max_size: int = MAX_MANIFEST_BYTES) -> bytes:
+        """A small blob (a config) in memory, checked against `size` and `digest` like any download."""
+        if size > max_size:
+            raise UntrustedArtifactError(f"blob {digest} claims {size} bytes, more than the {max_size} allowed here")
+        response = self.request("GET", f"{self._repo_url}/blobs/{digest}", stream=True)
+        with response:
+            if response.status_code != 200:
+                raise self._unexpected(f"downloading blob {digest.short}", response)
+            return b"".join(self._verified(response, digest, size, None))
+
     def _lying(self, digest: OciDigest, why: str) -> UntrustedArtifactError:
         return UntrustedArtifactError(
             f"refused blob {digest} from {self.reference.registry}: it {why}",

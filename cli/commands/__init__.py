@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from cli.commands import init, log, ls, prove, show, status
+from cli.commands import fetch, inspect, login, pull, push
 
 COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     init.init,
@@ -16,4 +17,9 @@ COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     ls.ls,
     show.show,
     prove.prove,
+    push.push,
+    pull.pull,
+    fetch.fetch,
+    inspect.inspect,
+    login.login,
 ]

@@ -1,0 +1,33 @@
+"""`brain fetch REF`: download a remote brain's history and blocks without moving the head."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from cli.commands.pull import render
+from cli.context import cli_context
+from cli.options import JsonFlag
+from cli.transfer import PlainHttpFlag, blob_progress
+
+
+def fetch(
+    ctx: typer.Context,
+    reference: Annotated[str, typer.Argument(metavar="REF", help="HOST[:PORT]/REPOSITORY[:TAG][@DIGEST]")],
+    plain_http: PlainHttpFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Fetch a brain's history and blocks from a registry without moving the head."""
+    from oci.pull import open_or_init, pull
+    from oci.reference import parse_reference
+
+    context = cli_context(ctx)
+    ref = parse_reference(reference, plain_http=plain_http)
+    brain, created = open_or_init(context.brain_path)
+    output = context.output(as_json)
+    with blob_progress(output) as progress:
+        result = pull(brain, ref, fetch_only=True, progress=progress, lock_timeout=context.lock_timeout)
+    result = result.model_copy(update={"initialized": created})
+    output.message(f"{result.blobs_fetched} blob(s) downloaded ({result.bytes_fetched} bytes), {result.blobs_reused} already stored")
+    output.result(result, render)

@@ -1,0 +1,67 @@
+"""`brain pull REF`: download a remote brain artifact and install it (creating the brain if needed)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Annotated
+
+import typer
+from rich.console import RenderableType
+
+from brain.blocks.memory_type import MemoryType
+from brain.errors import InvalidInputError
+from cli.context import cli_context
+from cli.options import JsonFlag
+from cli.transfer import PlainHttpFlag, blob_progress
+
+ModuleOption = Annotated[
+    list[str] | None,
+    typer.Option("--module", "-m", metavar="TYPE", help="Install only this module (repeatable); provenance always comes along."),
+]
+
+
+def parse_modules(names: list[str] | None) -> set[MemoryType] | None:
+    """The memory types named by `--module` options, or None for all of them."""
+    if not names:
+        return None
+    chosen: set[MemoryType] = set()
+    for name in names:
+        try:
+            chosen.add(MemoryType(name))
+        except ValueError:
+            valid = ", ".join(t.value for t in MemoryType)
+            raise InvalidInputError(f"unknown module {name!r}", hint=f"use one of: {valid}") from None
+    return chosen
+
+
+def render(result) -> Iterable[RenderableType]:  # type: ignore[no-untyped-def]
+    """The lines `pull` and `fetch` print for people."""
+    yield f"{result.reference} {result.digest}"
+    yield f"snapshot {result.snapshot}" + ("" if result.head_moved else " (fetched, head not moved)")
+    if result.left_out:
+        yield "left out: " + ", ".join(str(t) for t in result.left_out)
+
+
+def pull(
+    ctx: typer.Context,
+    reference: Annotated[str, typer.Argument(metavar="REF", help="HOST[:PORT]/REPOSITORY[:TAG][@DIGEST]")],
+    module: ModuleOption = None,
+    force: Annotated[bool, typer.Option("--force", help="Move the head even if the local head is not in the pulled history.")] = False,
+    plain_http: PlainHttpFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Pull a brain from a registry into --brain (verified before the head moves)."""
+    from oci.pull import open_or_init
+    from oci.pull import pull as pull_artifact
+    from oci.reference import parse_reference
+
+    context = cli_context(ctx)
+    ref = parse_reference(reference, plain_http=plain_http)
+    modules = parse_modules(module)
+    brain, created = open_or_init(context.brain_path)
+    output = context.output(as_json)
+    with blob_progress(output) as progress:
+        result = pull_artifact(brain, ref, modules, force=force, progress=progress, lock_timeout=context.lock_timeout)
+    result = result.model_copy(update={"initialized": created})
+    output.message(f"{result.blobs_fetched} blob(s) downloaded ({result.bytes_fetched} bytes), {result.blobs_reused} already stored")
+    output.result(result, render)

@@ -1,0 +1,37 @@
+"""`brain push REF`: publish the packed artifact of REF's tag to a registry (packing it first if needed)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from cli.context import cli_context
+from cli.options import JsonFlag
+from cli.transfer import PlainHttpFlag, blob_progress
+
+
+def push(
+    ctx: typer.Context,
+    reference: Annotated[str, typer.Argument(metavar="REF", help="HOST[:PORT]/REPOSITORY[:TAG]")],
+    force: Annotated[bool, typer.Option("--force", help="Overwrite a remote tag that has diverged.")] = False,
+    plain_http: PlainHttpFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Push the brain to a registry; prints the manifest digest."""
+    from oci.push import push as push_artifact
+    from oci.reference import parse_reference
+
+    context = cli_context(ctx)
+    ref = parse_reference(reference, plain_http=plain_http)
+    brain = context.open_brain()
+    output = context.output(as_json)
+    with blob_progress(output) as progress:
+        result = push_artifact(brain, ref, force=force, progress=progress, lock_timeout=context.lock_timeout)
+    if result.packed:
+        output.message(f"packed the current snapshot as tag {result.tag}")
+    output.message(
+        f"pushed {result.reference}: {result.blobs_uploaded} blob(s) uploaded "
+        f"({result.bytes_uploaded} bytes), {result.blobs_present} already there"
+    )
+    output.result(result, lambda r: str(r.digest))

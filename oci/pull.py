@@ -1,0 +1,195 @@
+"""`brain pull` / `brain fetch`: bring a remote artifact into a brain, downloading only what is missing.
+
+One manifest request makes the plan (which blobs are new, which are already stored intact); missing
+blobs are streamed into the blob store with size and digest checked; then `oci.install` verifies every
+layer, block and annotation and moves the head last (or not at all for `fetch`). Blobs fetched for an
+artifact that install refuses are removed again; an interrupted pull keeps what it verified, so the next
+one resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from brain.blocks.memory_type import MODULE_ORDER, MemoryType
+from brain.brain import Brain
+from brain.errors import ConflictError, NotFoundError, UntrustedArtifactError, UsageError
+from brain.identity import OciDigest
+from brain.store import Head
+from oci import media_types as mt
+from oci.auth import resolve_credentials
+from oci.manifest import Descriptor, Manifest
+from oci.push import local_history
+from oci.reference import Reference
+from oci.transport import Progress, RegistryClient
+
+
+class PlannedBlob(BaseModel):
+    """One blob of the artifact and whether the local store already holds it intact."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    digest: OciDigest
+    size: int
+    media_type: str
+    memory_type: MemoryType | None = None
+    stored: bool
+
+
+class _Pulled(BaseModel):
+    """The artifact a pull is about and which of its modules it installs."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    reference: str
+    digest: OciDigest
+    snapshot: OciDigest
+    modules: list[MemoryType]
+    left_out: list[MemoryType]
+
+
+class PullPlan(_Pulled):
+    """What a pull will download and install, decided from the manifest alone."""
+
+    blobs: list[PlannedBlob]
+
+    @property
+    def missing(self) -> list[PlannedBlob]:
+        """The blobs to download."""
+        return [b for b in self.blobs if not b.stored]
+
+
+class PullResult(_Pulled):
+    """What `pull` or `fetch` did."""
+
+    blobs_fetched: int
+    blobs_reused: int
+    bytes_fetched: int
+    head_moved: bool
+    initialized: bool = False
+
+
+def open_or_init(path: Path) -> tuple[Brain, bool]:
+    """The brain at `path`, created first when `path` is missing or an empty directory."""
+    path = Path(path)
+    if not path.exists() or (path.is_dir() and not any(path.iterdir())):
+        return Brain.init(path), True
+    return Brain.open(path), False
+
+
+def select_modules(manifest: Manifest, wanted: set[MemoryType] | None) -> tuple[list[MemoryType], list[MemoryType]]:
+    """(modules to install, modules left out); provenance always comes along when the artifact has it."""
+    available = [t for t in MODULE_ORDER if any(mt.module_of_layer(layer.mediaType) is t for layer in manifest.layers)]
+    if wanted is None:
+        return available, []
+    unknown = sorted(str(t) for t in wanted if t not in available)
+    if unknown:
+        carried = ", ".join(str(t) for t in available) or "none"
+        raise NotFoundError(f"the artifact has no {', '.join(unknown)} module (it carries: {carried})")
+    chosen = set(wanted) | ({MemoryType.PROVENANCE} & set(available))
+    return [t for t in available if t in chosen], [t for t in available if t not in chosen]
+
+
+def _descriptors(manifest: Manifest, modules: list[MemoryType]) -> list[tuple[Descriptor, MemoryType | None]]:
+    chosen: list[tuple[Descriptor, MemoryType | None]] = [(manifest.config, None)]
+    for layer in manifest.layers:
+        memory_type = mt.module_of_layer(layer.mediaType)
+        if layer.mediaType == mt.VECTOR_INDEX_LAYER:
+            name = layer.annotation(mt.MEMORY_TYPE)
+            memory_type = MemoryType(name) if name in {str(t) for t in modules} else None
+            if memory_type is None:
+                continue
+        elif memory_type is not None and memory_type not in modules:
+            continue
+        chosen.append((layer, memory_type))
+    return chosen
+
+
+def plan_pull(brain: Brain, reference: Reference, digest: OciDigest, manifest: Manifest, wanted: set[MemoryType] | None) -> PullPlan:
+    """Decide which blobs to download (a stored blob counts only if it re-hashes to its name)."""
+    modules, left_out = select_modules(manifest, wanted)
+    blobs = [
+        PlannedBlob(
+            digest=d.digest, size=d.size, media_type=d.mediaType, memory_type=t,
+            stored=brain.blobs.has(d.digest) and brain.blobs.size(d.digest) == d.size and brain.blobs.verify_file(d.digest),
+        )
+        for d, t in _descriptors(manifest, modules)
+    ]
+    return PullPlan(
+        reference=str(reference), digest=digest, snapshot=manifest.source_snapshot or manifest.config.digest,
+        modules=modules, left_out=left_out, blobs=blobs,
+    )
+
+
+def _refuse_divergence(brain: Brain) -> Callable[[Head | None, OciDigest], None]:
+    """A head guard: the pulled snapshot must descend from the current head (else local work is dropped)."""
+
+    def guard(current: Head | None, incoming: OciDigest) -> None:
+        if current is None or current.snapshot in local_history(brain, incoming):
+            return
+        raise ConflictError(
+            f"the local head {current.snapshot.short} is not in the history of the pulled snapshot {incoming.short}",
+            hint="fetch it and reconcile, or pull with --force to move the head anyway (the old head stays retained)",
+        )
+
+    return guard
+
+
+def pull(
+    brain: Brain,
+    reference: Reference,
+    modules: set[MemoryType] | None = None,
+    *,
+    fetch_only: bool = False,
+    force: bool = False,
+    progress: Progress | None = None,
+    client: RegistryClient | None = None,
+    lock_timeout: float | None = None,
+) -> PullResult:
+    """Download what `reference`'s artifact adds and install it (moving the head unless `fetch_only`)."""
+    from oci.install import install_artifact
+
+    if fetch_only and modules is not None:
+        raise UsageError("fetch brings the whole artifact's history and blocks; --module applies to pull only")
+    client = client or RegistryClient(reference, resolve_credentials(reference.registry))
+    fetched = client.get_manifest(reference.manifest_reference)
+    manifest = Manifest.decode(fetched.data, what=f"manifest of {reference}")
+    plan = plan_pull(brain, reference, fetched.digest, manifest, modules)
+    added: list[OciDigest] = []
+    for blob in plan.missing:
+        client.fetch_blob(blob.digest, blob.size, brain.blobs, progress)
+        added.append(blob.digest)
+    brain.blobs.sync()
+    try:
+        outcome = install_artifact(
+            brain,
+            fetched.data,
+            lambda d: brain.blobs.path(d.digest),
+            None if modules is None else set(plan.modules),
+            reference=str(reference),
+            tag=reference.tag,
+            fetch_only=fetch_only,
+            lock_timeout=lock_timeout,
+            guard=None if force else _refuse_divergence(brain),
+        )
+    except UntrustedArtifactError:
+        # Blobs of a refused artifact do not stay; they are not named by anything.
+        for digest in added:
+            with contextlib.suppress(FileNotFoundError):
+                brain.blobs.path(digest).unlink()
+        raise
+    return PullResult(
+        reference=str(reference),
+        digest=fetched.digest,
+        snapshot=plan.snapshot,
+        modules=plan.modules,
+        left_out=plan.left_out,
+        blobs_fetched=len(added),
+        blobs_reused=len(plan.blobs) - len(added),
+        bytes_fetched=sum(b.size for b in plan.missing),
+        head_moved=outcome.head_moved,
+    )

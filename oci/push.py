@@ -1,0 +1,138 @@
+"""`brain push`: publish the packed artifact of a tag to a registry, sending only what it lacks.
+
+Order: check the remote tag (a clean 404 is the only "nothing there"; any other failure refuses), upload
+every blob the registry does not already hold (HEAD first, so an interrupted push resumes for free), and
+put the manifest last so the tag never names an incomplete artifact. A remote tag whose snapshot is not
+in the local history has diverged and is only overwritten with `force`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import BaseModel, ConfigDict
+
+from brain.brain import Brain
+from brain.errors import ConflictError, NotFoundError, UntrustedArtifactError, UsageError
+from brain.identity import OciDigest
+from oci.auth import resolve_credentials
+from oci.manifest import Descriptor, Manifest
+from oci.reference import Reference
+from oci.transport import Progress, RegistryClient
+
+
+class PushResult(BaseModel):
+    """What `push` did: the manifest digest now tagged remotely and how many blobs it had to send."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    reference: str
+    digest: OciDigest
+    size: int
+    tag: str
+    snapshot: OciDigest
+    packed: bool
+    blobs_uploaded: int
+    blobs_present: int
+    bytes_uploaded: int
+    replaced: OciDigest | None = None
+    forced: bool = False
+
+
+def local_history(brain: Brain, start: OciDigest) -> set[OciDigest]:
+    """Every stored snapshot reachable from `start` through all parents (including `start`)."""
+    seen: set[OciDigest] = set()
+    pending = [start]
+    while pending:
+        digest = pending.pop()
+        if digest in seen or not brain.blobs.has(digest):
+            continue
+        seen.add(digest)
+        pending.extend(brain.snapshot(digest).parent_digests)
+    return seen
+
+
+def local_artifact(brain: Brain, tag: str, *, lock_timeout: float | None = None) -> tuple[bytes, Manifest, bool]:
+    """The manifest bytes packed under `tag`, packing the current snapshot first if the tag is absent."""
+    packed = False
+    try:
+        entry = brain.layout.resolve_tag(tag)
+    except NotFoundError:
+        from oci.pack import pack
+
+        result = pack(brain, tag, lock_timeout=lock_timeout)
+        entry, packed = brain.layout.resolve_tag(result.tag or tag), True
+    data = brain.blobs.get(entry.digest)
+    return data, Manifest.decode(data, what=f"local manifest {entry.digest} (tag {tag})"), packed
+
+
+def artifact_snapshot(manifest: Manifest) -> OciDigest:
+    """The full snapshot an artifact was packed from: the source-snapshot annotation, else the config."""
+    return manifest.source_snapshot or manifest.config.digest
+
+
+def check_remote_tag(
+    client: RegistryClient, tag: str, local_digest: OciDigest, history: set[OciDigest], force: bool
+) -> OciDigest | None:
+    """The digest the remote tag names now (None if absent); raises `ConflictError` if it diverged."""
+    try:
+        remote = client.get_manifest(tag)
+    except NotFoundError:
+        return None
+    if remote.digest == local_digest or force:
+        return remote.digest
+    where = f"{client.reference.registry}/{client.reference.repository}:{tag}"
+    try:
+        snapshot = artifact_snapshot(Manifest.decode(remote.data, what=f"remote manifest {where}"))
+    except (UntrustedArtifactError, UsageError) as e:
+        raise ConflictError(
+            f"{where} holds something that is not a Boltzmann brain ({e.message})", hint="use another tag, or --force"
+        ) from None
+    if snapshot not in history:
+        raise ConflictError(
+            f"{where} holds snapshot {snapshot.short}, which is not in the local history: the tag has diverged",
+            hint="pull and reconcile first, or overwrite it with --force",
+        )
+    return remote.digest
+
+
+def push(
+    brain: Brain,
+    ref: Reference,
+    *,
+    force: bool = False,
+    progress: Progress | None = None,
+    client: RegistryClient | None = None,
+    lock_timeout: float | None = None,
+) -> PushResult:
+    """Publish the artifact tagged `ref.tag` (packing the current snapshot if needed) to `ref`."""
+    if ref.digest is not None:
+        raise UsageError(f"cannot push to {ref}: a push names a tag, not a digest", hint="drop the @sha256:... part")
+    tag = ref.tag_or_default
+    data, manifest, packed = local_artifact(brain, tag, lock_timeout=lock_timeout)
+    digest = OciDigest.of(data)
+    snapshot = artifact_snapshot(manifest)
+    client = client or RegistryClient(ref, resolve_credentials(ref.registry))
+    replaced = check_remote_tag(client, tag, digest, local_history(brain, snapshot), force)
+    uploaded = present = sent = 0
+    blobs: dict[OciDigest, Descriptor] = {d.digest: d for d in (*manifest.layers, manifest.config)}
+    for descriptor in blobs.values():
+        opener: Callable = lambda d=descriptor.digest: brain.blobs.open(d)  # noqa: E731 - bound per blob
+        if client.push_blob(descriptor.digest, descriptor.size, opener, progress):
+            uploaded, sent = uploaded + 1, sent + descriptor.size
+        else:
+            present += 1
+    client.put_manifest(tag, data)
+    return PushResult(
+        reference=str(ref),
+        digest=digest,
+        size=len(data),
+        tag=tag,
+        snapshot=snapshot,
+        packed=packed,
+        blobs_uploaded=uploaded,
+        blobs_present=present,
+        bytes_uploaded=sent,
+        replaced=None if replaced == digest else replaced,
+        forced=force and replaced is not None and replaced != digest,
+    )
