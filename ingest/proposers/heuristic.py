@@ -110,6 +110,19 @@ class _Scan:
         lines, self.paragraph = self.paragraph, []
         if not lines:
             return
+        last = lines[-1][1]
+        if last.endswith(":") and len(last) <= rules.MAX_LABEL_CHARS:
+            self.lead_in = rules.clean(last[:-1])
+        # A short unpunctuated line before a capitalized one is a title (common in PDF text): its own run.
+        run: list[tuple[int, str]] = []
+        for number, text in lines:
+            if run and text[0].isupper() and run[-1][1][-1] not in ".!?,;:" and len(run[-1][1].split()) < 8:
+                self.definitions(run)
+                run = []
+            run.append((number, text))
+        self.definitions(run)
+
+    def definitions(self, lines: list[tuple[int, str]]) -> None:
         text = " ".join(t for _, t in lines)
         if " is " not in text and " are " not in text and " mean" not in text and " refers to " not in text:
             return
@@ -162,6 +175,7 @@ class _Scan:
         if heading is not None:
             self.flush_paragraph()
             self.flush_list()
+            self.lead_in = None
             level, title = len(heading[1]), rules.clean(heading[2])
             if self.episode(title, number) or not title:
                 return
@@ -179,10 +193,8 @@ class _Scan:
         item = _ITEM.fullmatch(raw) if stripped[0] in "-*+•0123456789" else None
         if item is not None:
             if self.paragraph:
-                last = self.paragraph[-1][1]
+                self.lead_in = None
                 self.flush_paragraph()
-                if not self.items and last.endswith(":") and len(last) <= rules.MAX_LABEL_CHARS:
-                    self.lead_in = rules.clean(last[:-1])
             self.items.append(_Item(number, number, item[3].strip(), item[1] is None))
             return
         if self.items and raw[0].isspace() and not self.paragraph:
@@ -191,6 +203,7 @@ class _Scan:
             last_item.last = number
             return
         self.flush_list()
+        self.lead_in = None
         if self.episode(stripped, number):
             self.flush_paragraph()
             return

@@ -1,0 +1,172 @@
+"""The heuristic proposer: what it finds, where it says it found it, and what it leaves alone."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from brain.blocks import Block, MemoryType
+from brain.identity import BlockId, canonicalize
+from ingest.proposers.base import SourceText
+from ingest.proposers.candidates import Candidate, Task
+from ingest.proposers.heuristic import HeuristicProposer
+from ingest.proposers.rules import dated, definition, procedure_goal, sentences, term_item
+
+SOURCE = BlockId("5" * 64)
+ALL = ("episodic", "procedural", "semantic")
+
+DOC = """# Signals
+
+The Fourier transform is a linear operator that maps a signal
+to its spectrum. It is useful.
+The sampling rate is 44100 Hz.
+The Fourier transform is a different sentence with the same label.
+
+## How to compute a spectrum
+
+1. Sample the signal
+2. Apply the FFT
+   to the samples
+3. Read the magnitudes
+
+## Glossary
+
+- FFT: fast Fourier transform
+- **DFT**: discrete Fourier transform
+
+## Features
+
+- fast
+- small
+
+## Log
+
+- 2026-03-14 09:12 Deployed version 2
+2026-03-15T10:00:00+01:00 Seminar on spectra
+2026-02-30 Not a real day
+
+```
+The code block is a trap.
+2026-01-01 also a trap
+```
+"""
+
+
+def _propose(text: str, media_type: str = "text/markdown", types: tuple[str, ...] = ALL) -> list[Candidate]:
+    task = Task(source=SOURCE, allowed_memory_types=types, task_id="t")
+    result = HeuristicProposer().propose(task, SourceText.of(SOURCE, media_type, text))
+    assert result.usage is None and result.candidates.task_id == "t"
+    assert result.candidates.producer.to_json() == {"kind": "pipeline", "id": "brain/heuristic", "version": "1"}
+    return list(result.candidates.candidates)
+
+
+def _summary(candidates: list[Candidate]) -> list[tuple[str, str | None, dict]]:
+    return [(c.memory_type, c.locator, c.payload) for c in candidates]
+
+
+def test_markdown_document() -> None:
+    found = _summary(_propose(DOC))
+    assert found == [
+        ("semantic", "L3-L4", {"kind": "concept", "label": "Fourier transform",
+                               "statement": "The Fourier transform is a linear operator that maps a signal to its spectrum.",
+                               "subject": "Signals"}),
+        ("semantic", "L5", {"kind": "fact", "label": "sampling rate", "statement": "The sampling rate is 44100 Hz.",
+                            "subject": "Signals"}),
+        ("procedural", "L10-L13", {"label": "How to compute a spectrum", "goal": "compute a spectrum",
+                                   "steps": [{"action": "Sample the signal"}, {"action": "Apply the FFT to the samples"},
+                                             {"action": "Read the magnitudes"}], "subject": "Signals"}),
+        ("semantic", "L17", {"kind": "concept", "label": "FFT", "statement": "FFT: fast Fourier transform",
+                             "subject": "Glossary"}),
+        ("semantic", "L18", {"kind": "concept", "label": "DFT", "statement": "DFT: discrete Fourier transform",
+                             "subject": "Glossary"}),
+        ("episodic", "L27", {"summary": "Deployed version 2", "occurred_at": "2026-03-14T09:12:00Z", "context": "Log"}),
+        ("episodic", "L28", {"summary": "Seminar on spectra", "occurred_at": "2026-03-15T09:00:00Z", "context": "Log"}),
+    ]
+
+
+def test_every_candidate_builds_a_block_and_has_no_float() -> None:
+    for candidate in _propose(DOC):
+        assert candidate.evidence == (str(SOURCE),)
+        block = Block.from_payload(candidate.memory_type, candidate.payload | {"evidence": list(candidate.evidence)})
+        assert block.schema_version == 1
+        canonicalize(candidate.payload)
+
+
+def test_allowed_types_filter() -> None:
+    assert {c.memory_type for c in _propose(DOC, types=("episodic",))} == {"episodic"}
+
+
+def test_pdf_pages_give_page_locators() -> None:
+    text = "Title page\fIntro\nThe FFT is an algorithm that\nruns fast.\n\f\n2026-01-01 New year party"
+    found = _summary(_propose(text, "application/pdf"))
+    assert [(t, loc) for t, loc, _ in found] == [("semantic", "p.2 L2-L3"), ("episodic", "p.3 L2")]
+
+
+def test_procedures_need_two_items_a_label_and_a_cue_for_bullets() -> None:
+    assert _propose("1. only one step\n") == []
+    assert _propose("1. no heading\n2. no lead-in\n") == []
+    found = _propose("To deploy the app:\n\n1. build\n2. ship\n")
+    assert [c.payload for c in found] == [
+        {"label": "To deploy the app", "goal": "deploy the app", "steps": [{"action": "build"}, {"action": "ship"}]}
+    ]
+    assert _propose("## Installation\n\n- get python\n- pip install brain\n")[0].memory_type == "procedural"
+
+
+def test_dedupe_within_one_source_keeps_first() -> None:
+    found = _propose("Kubernetes is an orchestrator.\n\nKubernetes is a platform.\n")
+    assert [c.payload["statement"] for c in found] == ["Kubernetes is an orchestrator."]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("The Fourier transform is a linear operator.", ("concept", "Fourier transform")),
+        ("A monad means a monoid.", ("concept", "monad")),
+        ("Latency refers to delay.", ("concept", "Latency")),
+        ("The default port is 8080.", ("fact", "default port")),
+        ("It is a thing.", None),
+        ("This is the way.", None),
+        ("Python is great.", None),
+        ("running is a verb.", None),
+        ("Is the FFT a transform?", None),
+    ],
+)
+def test_definition_rule(sentence: str, expected: tuple[str, str] | None) -> None:
+    assert definition(sentence) == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("2026-03-14 deployed", ("2026-03-14T00:00:00Z", "deployed")),
+        ("2026-03-14 09:12 - standup", ("2026-03-14T09:12:00Z", "standup")),
+        ("2026-03-14T09:12:30.250Z: backup", ("2026-03-14T09:12:30Z", "backup")),
+        ("2026-03-14T00:30:00+01:00 midnight", ("2026-03-13T23:30:00Z", "midnight")),
+        ("[2026-03-14] release notes", ("2026-03-14T00:00:00Z", "release notes")),
+        ("2026-02-29 not a leap year", None),
+        ("2026-13-01 bad month", None),
+        ("2026-03-14 25:00 bad hour", None),
+        ("2026-03-14", None),
+        ("2026-03-14 1234", None),
+        ("20260314 compact", None),
+        ("v2026-03-14 prefixed", None),
+    ],
+)
+def test_dated_rule(line: str, expected: tuple[str, str] | None) -> None:
+    assert dated(line) == expected
+
+
+def test_small_rules() -> None:
+    assert term_item("Step 1: do it") is None
+    assert term_item("API — application programming interface") == ("API", "API — application programming interface")
+    assert procedure_goal("How to Build") == "Build"
+    assert sentences("One is a. Two! e.g.x") == [(0, 9), (10, 14), (15, 20)]
+
+
+def test_garbage_text_never_fails() -> None:
+    weird = "\x00\ufeff#\n# \n-\n1.\n```\n" + "é" * 1000 + "\n" + "2026-01-01\n" * 3 + "\f\f"
+    for media_type in ("text/plain", "application/pdf"):
+        for candidate in _propose(weird, media_type):
+            json.dumps(candidate.payload)
+    assert MemoryType.SEMANTIC.is_proposable
