@@ -6,8 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from brain.blocks.base import Block, BlockDecodeError
@@ -39,22 +38,47 @@ def read_block(blobs: BlobStore, block_id: BlockId, tombstones: frozenset[BlockI
         ) from None
 
 
-@dataclass(frozen=True, eq=False)
 class Module:
-    """One memory type's members at a snapshot, as committed to by `ref.root`."""
+    """One memory type's members at a snapshot, as committed to by `ref.root`.
 
-    memory_type: MemoryType
-    ref: ModuleRef
-    block_ids: tuple[BlockId, ...]
-    blobs: BlobStore = field(repr=False)
-    _members: frozenset[BlockId] = field(init=False, repr=False)
+    The member list is read from the composition on first use, so listing modules (e.g. `status`)
+    costs nothing beyond the snapshot.
+    """
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_members", frozenset(self.block_ids))
+    def __init__(
+        self,
+        memory_type: MemoryType,
+        ref: ModuleRef,
+        blobs: BlobStore,
+        block_ids: Iterable[BlockId] | None = None,
+        *,
+        load: Callable[[], Iterable[BlockId]] | None = None,
+    ) -> None:
+        if block_ids is None and load is None:
+            raise ValueError("Module needs block_ids or a loader")
+        self.memory_type = memory_type
+        self.ref = ref
+        self.blobs = blobs
+        self._block_ids = None if block_ids is None else tuple(block_ids)
+        self._load = load
+        self._members: frozenset[BlockId] | None = None
+
+    def __repr__(self) -> str:
+        return f"Module({self.memory_type.value}, root={self.ref.root}, block_count={self.ref.block_count})"
+
+    @property
+    def block_ids(self) -> tuple[BlockId, ...]:
+        """The members in ascending id order (reads and verifies the composition on first use)."""
+        if self._block_ids is None:
+            assert self._load is not None
+            self._block_ids = tuple(self._load())
+        return self._block_ids
 
     @property
     def members(self) -> frozenset[BlockId]:
         """The member ids as a set (membership tests are O(1))."""
+        if self._members is None:
+            self._members = frozenset(self.block_ids)
         return self._members
 
     @property
@@ -63,7 +87,7 @@ class Module:
         return frozenset(self.ref.tombstones or ())
 
     def __contains__(self, block_id: object) -> bool:
-        return block_id in self._members
+        return block_id in self.members
 
     def __len__(self) -> int:
         return len(self.block_ids)
@@ -73,7 +97,7 @@ class Module:
 
     def read(self, block_id: BlockId) -> Block:
         """Decode one member (refuses non-members and redacted members)."""
-        if block_id not in self._members:
+        if block_id not in self.members:
             raise NotFoundError(f"block {block_id} is not a member of the {self.memory_type} module")
         return read_block(self.blobs, block_id, self.tombstones)
 

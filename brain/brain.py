@@ -1,0 +1,221 @@
+"""The `Brain` facade: opens a brain directory and hands out reads, proofs, history and the writer.
+
+Thin on purpose: bytes live in `brain.store`, membership in `brain.module`, the ledger in `brain.ledger`
+and the write path in `brain.writer`. Reads never modify the directory; opening reads only `oci-layout`,
+and `snapshot()` reads only `head.json` and the snapshot blob, so `status` is cheap at any size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from brain.blocks.base import Block
+from brain.blocks.memory_type import MODULE_ORDER, MemoryType
+from brain.composition import Composition, ModuleRef
+from brain.errors import (
+    AmbiguousIdError,
+    BrainUnreadableError,
+    ConflictError,
+    IntegrityError,
+    InvalidInputError,
+    NotABrainError,
+    NotFoundError,
+)
+from brain.identity import BlockId, OciDigest
+from brain.ledger import Ledger
+from brain.merkle import InclusionProof
+from brain.module import Module, read_block
+from brain.snapshot import Snapshot
+from brain.store import BlobStore, Head, Layout, read_head
+from brain.store.head import head_path
+from brain.writer import Writer
+
+_HEX = frozenset("0123456789abcdef")
+_FIX = "restore the file from a copy of the brain or pull it again, then run `brain verify`"
+
+
+class Brain:
+    """A brain directory: an OCI image layout plus `boltzmann/head.json`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.blobs = BlobStore(self.path)
+        self.layout = Layout(self.path)
+        self._compositions: dict[OciDigest, Composition] = {}
+
+    @classmethod
+    def init(cls, path: Path) -> Brain:
+        """Create an empty brain at `path` (a missing or empty directory)."""
+        path = Path(path)
+        if (path / "oci-layout").exists():
+            raise ConflictError(f"{path} is already a brain", hint="open it instead, or choose another directory")
+        if path.exists() and (not path.is_dir() or any(path.iterdir())):
+            raise ConflictError(f"{path} exists and is not an empty directory", hint="choose a new or empty directory")
+        path.mkdir(parents=True, exist_ok=True)
+        Layout(path).create()
+        head_path(path).parent.mkdir(exist_ok=True)
+        return cls(path)
+
+    @classmethod
+    def open(cls, path: Path) -> Brain:
+        """Open an existing brain; raises `NotABrainError` if `path` is not one."""
+        path = Path(path)
+        if not path.is_dir():
+            raise NotABrainError(f"{path} is not a brain: no such directory", hint="create one with `brain init`")
+        Layout(path).check()
+        return cls(path)
+
+    # --- the current state -------------------------------------------------------------------------
+
+    def head(self) -> Head | None:
+        """The head pointer, or None for an empty brain."""
+        return read_head(self.path)
+
+    def snapshot_digest(self) -> OciDigest | None:
+        """The digest of the current snapshot, or None for an empty brain."""
+        head = self.head()
+        return None if head is None else head.snapshot
+
+    def snapshot(self, digest: OciDigest | None = None) -> Snapshot | None:
+        """The snapshot `digest` (default: the head's), verified; None for an empty brain."""
+        if digest is None:
+            digest = self.snapshot_digest()
+            if digest is None:
+                return None
+            return self._load_snapshot(digest, "the head pointer boltzmann/head.json")
+        return self._load_snapshot(digest, None)
+
+    def _load_snapshot(self, digest: OciDigest, named_by: str | None) -> Snapshot:
+        try:
+            data = self.blobs.get(digest)
+        except NotFoundError:
+            if named_by is None:
+                raise NotFoundError(f"snapshot {digest} is not stored in {self.path}") from None
+            raise BrainUnreadableError(
+                f"{named_by} names snapshot {digest}, which is not stored at {self.blobs.path(digest)}",
+                hint="restore the blob or point head.json at a stored snapshot",
+            ) from None
+        try:
+            return Snapshot.decode(data, digest)
+        except (IntegrityError, InvalidInputError) as e:
+            raise IntegrityError(
+                f"snapshot {digest} at {self.blobs.path(digest)} is unreadable: {e.message}", hint=_FIX
+            ) from None
+
+    def composition(self, ref: ModuleRef) -> Composition:
+        """The composition a module reference names, verified against its root, type and count."""
+        cached = self._compositions.get(ref.composition)
+        if cached is not None:
+            return cached
+        where = self.blobs.path(ref.composition)
+        try:
+            data = self.blobs.get(ref.composition)
+        except NotFoundError:
+            raise BrainUnreadableError(
+                f"the {ref.memory_type} module names composition {ref.composition}, which is not stored at {where}",
+                hint="restore the blob or pull the brain again",
+            ) from None
+        try:
+            composition = Composition.decode(data, ref.composition)
+        except (IntegrityError, InvalidInputError) as e:
+            raise IntegrityError(
+                f"composition {ref.composition} at {where} is unreadable: {e.message}", hint=_FIX
+            ) from None
+        problem = _ref_mismatch(ref, composition)
+        if problem is not None:
+            raise IntegrityError(f"composition {ref.composition} at {where} {problem}", hint=_FIX)
+        self._compositions[ref.composition] = composition
+        return composition
+
+    def modules(self, snapshot: Snapshot | OciDigest | None = None) -> dict[MemoryType, Module]:
+        """Every module of `snapshot` (default: the head), in module order; {} for an empty brain."""
+        snap = self._resolve_snapshot(snapshot)
+        if snap is None:
+            return {}
+        refs: Mapping[MemoryType, ModuleRef] = {MemoryType(k): v for k, v in snap.modules.items()}
+        return {t: self._module(refs[t]) for t in MODULE_ORDER if t in refs}
+
+    def module(self, memory_type: MemoryType, snapshot: Snapshot | OciDigest | None = None) -> Module:
+        """One module of `snapshot` (default: the head); raises `NotFoundError` if it is not installed."""
+        snap = self._resolve_snapshot(snapshot)
+        refs = {} if snap is None else {MemoryType(k): v for k, v in snap.modules.items()}
+        if memory_type not in refs:
+            raise NotFoundError(f"the brain at {self.path} has no {memory_type} module")
+        return self._module(refs[memory_type])
+
+    def _module(self, ref: ModuleRef) -> Module:
+        return Module(ref.memory_type, ref, self.blobs, load=lambda: self.composition(ref).block_ids)
+
+    def _resolve_snapshot(self, snapshot: Snapshot | OciDigest | None) -> Snapshot | None:
+        if isinstance(snapshot, Snapshot):
+            return snapshot
+        return self.snapshot(snapshot)
+
+    # --- blocks, proofs, history, ledger --------------------------------------------------------
+
+    def resolve(self, block_id: BlockId) -> Block:
+        """The stored block `block_id`, re-hashed and decoded (§1.5)."""
+        try:
+            return read_block(self.blobs, block_id)
+        except NotFoundError:
+            raise NotFoundError(f"block {block_id} is not stored in {self.path}") from None
+
+    def resolve_prefix(self, prefix: str) -> BlockId:
+        """The unique member id of the current modules starting with `prefix` (`sha256:` optional)."""
+        text = prefix.removeprefix("sha256:").lower()
+        if not text or not set(text) <= _HEX or len(text) > 64:
+            raise InvalidInputError(f"invalid block id prefix {prefix!r}: expected hex digits, optionally after 'sha256:'")
+        matches = sorted(
+            {i for module in self.modules().values() for i in module.block_ids if i.hex.startswith(text)}
+        )
+        if not matches:
+            raise NotFoundError(f"no block in the current snapshot starts with {prefix!r}")
+        if len(matches) > 1:
+            shown = ", ".join(m.short for m in matches[:5])
+            raise AmbiguousIdError(f"block id prefix {prefix!r} matches {len(matches)} blocks ({shown}); type more digits")
+        return matches[0]
+
+    def prove(self, block_id: BlockId, memory_type: MemoryType, snapshot: Snapshot | OciDigest | None = None) -> InclusionProof:
+        """An inclusion proof of `block_id` in the `memory_type` module's root."""
+        module = self.module(memory_type, snapshot)
+        if block_id not in module:
+            raise NotFoundError(f"block {block_id} is not a member of the {memory_type} module")
+        return self.composition(module.ref).prove(block_id)
+
+    def history(self, start: OciDigest | None = None) -> list[tuple[OciDigest, Snapshot]]:
+        """Snapshots from `start` (default: the head) back along first parents, while they are stored."""
+        digest = start if start is not None else self.snapshot_digest()
+        first = self.snapshot(start)
+        if digest is None or first is None:
+            return []
+        result = [(digest, first)]
+        seen = {digest}
+        parent = first.first_parent
+        # History before a partial pull is simply not stored: stop there quietly.
+        while parent is not None and parent not in seen and self.blobs.has(parent):
+            snapshot = self._load_snapshot(parent, None)
+            result.append((parent, snapshot))
+            seen.add(parent)
+            parent = snapshot.first_parent
+        return result
+
+    def ledger(self, snapshot: Snapshot | OciDigest | None = None) -> Ledger:
+        """The ledger of `snapshot` (default: the head)."""
+        return Ledger.of(self.modules(snapshot))
+
+    def writer(
+        self, actor: str, lock_timeout: float | None = None, on_wait: Callable[[str], None] | None = None
+    ) -> Writer:
+        """The only write path: a context manager holding the writer lock (see `Writer`)."""
+        return Writer(self, actor, lock_timeout=lock_timeout, on_wait=on_wait)
+
+
+def _ref_mismatch(ref: ModuleRef, composition: Composition) -> str | None:
+    if composition.memory_type != ref.memory_type:
+        return f"is a {composition.memory_type} composition, but the snapshot files it under {ref.memory_type}"
+    if composition.root != ref.root:
+        return f"has root {composition.root}, but the snapshot says {ref.root}"
+    if len(composition.block_ids) != ref.block_count:
+        return f"has {len(composition.block_ids)} members, but the snapshot says {ref.block_count}"
+    return None

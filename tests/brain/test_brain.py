@@ -1,0 +1,185 @@
+"""The `Brain` facade: init/open, reads, prefixes, proofs, history, ledger, and every kind of bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from brain.blocks import Actor, DerivationRecord, MemoryType, Producer, ProvenanceBlock, Relation
+from brain.brain import Brain
+from brain.errors import (
+    AmbiguousIdError,
+    BrainUnreadableError,
+    ConflictError,
+    IntegrityError,
+    InvalidInputError,
+    NotABrainError,
+    NotFoundError,
+)
+from brain.identity import BlockId, OciDigest, canonicalize
+from brain.module import Ledger
+from brain.store.head import head_path
+from tests.brain.brain_helpers import ACTOR, brain_with, canonical, fact, tree_digest
+
+C, S = MemoryType.CANONICAL, MemoryType.SEMANTIC
+
+
+def test_init_creates_an_empty_brain(tmp_path):
+    brain = Brain.init(tmp_path / "b")
+    assert (brain.path / "oci-layout").is_file() and (brain.path / "boltzmann").is_dir()
+    opened = Brain.open(brain.path)
+    assert opened.head() is None and opened.snapshot() is None and opened.snapshot_digest() is None
+    assert opened.modules() == {} and opened.history() == [] and opened.ledger().records == []
+
+
+def test_init_refuses_existing_brains_and_non_empty_dirs(tmp_path):
+    Brain.init(tmp_path / "b")
+    with pytest.raises(ConflictError, match="already a brain"):
+        Brain.init(tmp_path / "b")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("x")
+    with pytest.raises(ConflictError, match="not an empty directory"):
+        Brain.init(tmp_path / "other")
+    Brain.init(tmp_path / "empty-dir-is-fine")
+
+
+def test_open_refuses_what_is_not_a_brain(tmp_path):
+    with pytest.raises(NotABrainError, match="no such directory"):
+        Brain.open(tmp_path / "missing")
+    with pytest.raises(NotABrainError, match="oci-layout is missing"):
+        Brain.open(tmp_path)
+
+
+def test_resolve_module_prove_and_prefix(tmp_path):
+    texts = [f"text {n}" for n in range(20)]
+    brain = brain_with(tmp_path / "b", *texts)
+    module = brain.module(C)
+    one = canonical("text 0").block_id
+    assert brain.resolve(one).canonical_bytes() == canonical("text 0").canonical_bytes() and one in module and len(module) == 20
+    assert brain.prove(one, C).verify(module.ref.root)
+    assert brain.resolve_prefix(one.hex[:12]) == one
+    assert brain.resolve_prefix("sha256:" + one.hex[:12].upper()) == one
+    firsts = [i.hex[0] for i in module.block_ids]
+    shared = next(c for c in firsts if firsts.count(c) > 1)  # 20 ids over 16 digits: pigeonhole
+    with pytest.raises(AmbiguousIdError, match=f"matches {firsts.count(shared)} blocks"):
+        brain.resolve_prefix(shared)
+    absent = next(f"{n:02x}" for n in range(256) if not any(i.hex.startswith(f"{n:02x}") for i in module.block_ids))
+    with pytest.raises(NotFoundError):
+        brain.resolve_prefix(absent)
+    for bad in ("xyz", "", "sha256:"):
+        with pytest.raises(InvalidInputError):
+            brain.resolve_prefix(bad)
+    with pytest.raises(NotFoundError, match="no semantic module"):
+        brain.module(S)
+    with pytest.raises(NotFoundError, match="not a member"):
+        brain.prove(canonical("zzz").block_id, C)
+    with pytest.raises(NotFoundError, match="not stored"):
+        brain.resolve(canonical("zzz").block_id)
+
+
+def test_ledger_of_modules_builds_structural_and_evidence_edges(tmp_path):
+    brain = brain_with(tmp_path / "b", "src")
+    source = canonical("src").block_id
+    base = fact("base")
+    dependent = fact("dependent", relations=(Relation(predicate="refines", target=base.block_id),))
+    record = DerivationRecord(
+        actor=Actor(id=ACTOR, kind="human"),
+        at="2026-01-01T00:00:00Z",
+        block=base.block_id,
+        derived_from=(source,),
+        producer=Producer(kind="actor", id=ACTOR),
+    )
+    with brain.writer(ACTOR) as writer:
+        writer.add(base)
+        writer.add(dependent)
+        writer.add(ProvenanceBlock(record=record))
+        writer.commit()
+    ledger = Ledger.of(brain.modules())
+    assert ledger.closure(source) == {base.block_id, dependent.block_id}
+    assert ledger.evidence[base.block_id] == (source,)
+    assert brain.ledger().dependents[source] == {base.block_id}
+
+
+# --- bad input: each gives one clear line, and reading never changes the brain ---------------------
+
+
+def _damage_and_expect(brain, damage, error, *match):
+    damage(brain)
+    before = tree_digest(brain.path)
+    with pytest.raises(error) as info:
+        reopened = Brain.open(brain.path)
+        for module in reopened.modules().values():
+            list(module.blocks())
+        reopened.layout.tags()
+    message = str(info.value)
+    assert "\n" not in message
+    for fragment in match:
+        assert fragment in message
+    assert tree_digest(brain.path) == before
+
+
+def _block_file(brain):
+    return brain.blobs.path(canonical("one").block_id)
+
+
+def _snapshot_file(brain):
+    return brain.blobs.path(brain.snapshot_digest())
+
+
+def _composition_file(brain):
+    return brain.blobs.path(brain.snapshot().modules[C].composition)
+
+
+CASES = {
+    "truncated block": (lambda b: _block_file(b).write_bytes(_block_file(b).read_bytes()[:-5]), IntegrityError, "does not hash"),
+    "altered block": (lambda b: _block_file(b).write_bytes(_block_file(b).read_bytes().replace(b"plain", b"plane")), IntegrityError, "does not hash"),
+    "missing block": (lambda b: _block_file(b).unlink(), IntegrityError, "not stored"),
+    "truncated snapshot": (lambda b: _snapshot_file(b).write_bytes(b"{"), IntegrityError, "does not hash"),
+    "missing snapshot": (lambda b: _snapshot_file(b).unlink(), BrainUnreadableError, "head.json", "not stored"),
+    "missing composition": (lambda b: _composition_file(b).unlink(), BrainUnreadableError, "composition", "not stored"),
+    "empty head": (lambda b: head_path(b.path).write_bytes(b""), BrainUnreadableError, "head.json", "empty"),
+    "non-JSON head": (lambda b: head_path(b.path).write_bytes(b"snapshot: x"), BrainUnreadableError, "head.json"),
+    "missing index": (lambda b: (b.path / "index.json").unlink(), BrainUnreadableError, "index.json", "missing"),
+    "empty index": (lambda b: (b.path / "index.json").write_bytes(b""), BrainUnreadableError, "index.json", "empty"),
+    "non-JSON index": (lambda b: (b.path / "index.json").write_bytes(b"<xml/>"), BrainUnreadableError, "index.json"),
+    "not a brain": (lambda b: (b.path / "oci-layout").unlink(), NotABrainError, "oci-layout"),
+    "wrong layout version": (lambda b: (b.path / "oci-layout").write_text('{"imageLayoutVersion": "2.0.0"}'), NotABrainError, "2.0.0"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bad_input_is_one_clear_line_and_reads_change_nothing(tmp_path, case):
+    damage, error, *match = CASES[case]
+    brain = brain_with(tmp_path / "b", "one", "two")
+    _damage_and_expect(brain, damage, error, *match)
+
+
+def test_non_canonical_block_is_refused(tmp_path):
+    brain = brain_with(tmp_path / "b", "one")
+    pretty = json.dumps(json.loads(canonical("x").canonical_bytes()), indent=1).encode()
+    digest = brain.blobs.put(pretty)
+    before = tree_digest(brain.path)
+    with pytest.raises(IntegrityError, match=digest.hex):
+        brain.resolve(BlockId(digest.hex))
+    assert tree_digest(brain.path) == before
+
+
+def test_snapshot_naming_a_composition_of_the_wrong_root_is_refused(tmp_path):
+    brain = brain_with(tmp_path / "b", "one")
+    snapshot = json.loads(brain.blobs.get(brain.snapshot_digest()))
+    snapshot["modules"]["canonical"]["root"] = str(OciDigest.of(b"not the root"))
+    forged = brain.blobs.put(canonicalize(snapshot))
+    module = brain.modules(forged)[C]  # listing modules reads only the snapshot
+    with pytest.raises(IntegrityError, match="has root"):
+        module.block_ids
+
+
+def test_history_stops_quietly_at_a_missing_ancestor(tmp_path):
+    brain = brain_with(tmp_path / "b", "one")
+    first = brain.snapshot_digest()
+    with brain.writer(ACTOR) as writer:
+        writer.add(canonical("two"))
+        writer.commit()
+    brain.blobs.path(first).unlink()
+    assert len(brain.history()) == 1
