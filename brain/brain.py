@@ -7,6 +7,7 @@ and `snapshot()` reads only `head.json` and the snapshot blob, so `status` is ch
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -33,6 +34,10 @@ from brain.writer import Writer
 
 _HEX = frozenset("0123456789abcdef")
 _FIX = "restore the file from a copy of the brain or pull it again, then run `brain verify`"
+
+
+def _hex(block_id: BlockId) -> str:
+    return block_id.hex
 
 
 class Brain:
@@ -165,18 +170,29 @@ class Brain:
         """The unique member id of the current modules starting with `prefix` (`sha256:` optional)."""
         text = prefix.removeprefix("sha256:").lower()
         if not text or not set(text) <= _HEX or len(text) > 64:
-            raise InvalidInputError(f"invalid block id prefix {prefix!r}: expected hex digits, optionally after 'sha256:'")
-        matches = sorted(
-            {i for module in self.modules().values() for i in module.block_ids if i.hex.startswith(text)}
-        )
+            raise InvalidInputError(
+                f"invalid block id prefix {prefix!r}: expected hex digits, optionally after 'sha256:'"
+            )
+        found: set[BlockId] = set()
+        for module in self.modules().values():
+            ids = module.block_ids  # sorted, so the matches are one contiguous run
+            start = bisect.bisect_left(ids, text, key=_hex)
+            while start < len(ids) and ids[start].hex.startswith(text) and len(found) < 1000:
+                found.add(ids[start])
+                start += 1
+        matches = sorted(found)
         if not matches:
             raise NotFoundError(f"no block in the current snapshot starts with {prefix!r}")
         if len(matches) > 1:
             shown = ", ".join(m.short for m in matches[:5])
-            raise AmbiguousIdError(f"block id prefix {prefix!r} matches {len(matches)} blocks ({shown}); type more digits")
+            raise AmbiguousIdError(
+                f"block id prefix {prefix!r} matches {len(matches)} blocks ({shown}); type more digits"
+            )
         return matches[0]
 
-    def prove(self, block_id: BlockId, memory_type: MemoryType, snapshot: Snapshot | OciDigest | None = None) -> InclusionProof:
+    def prove(
+        self, block_id: BlockId, memory_type: MemoryType, snapshot: Snapshot | OciDigest | None = None
+    ) -> InclusionProof:
         """An inclusion proof of `block_id` in the `memory_type` module's root."""
         module = self.module(memory_type, snapshot)
         if block_id not in module:

@@ -128,7 +128,8 @@ class Ledger:
             self.normalizations[record.block] = record
         elif isinstance(record, DerivationRecord):
             self.derivations[record.block] = record
-            self.evidence[record.block] = tuple(dict.fromkeys((*self.evidence.get(record.block, ()), *record.derived_from)))
+            cited = (*self.evidence.get(record.block, ()), *record.derived_from)
+            self.evidence[record.block] = tuple(dict.fromkeys(cited))
             for source in record.derived_from:
                 self.dependents[source].add(record.block)
             self.producer[record.block] = record.producer

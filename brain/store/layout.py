@@ -115,7 +115,9 @@ class Layout:
             raise NotABrainError(f"{where} is not readable JSON: {e}") from None
         version = value.get("imageLayoutVersion") if isinstance(value, dict) else None
         if version != LAYOUT_VERSION:
-            raise NotABrainError(f"{where} declares imageLayoutVersion {version!r}; only {LAYOUT_VERSION!r} is supported")
+            raise NotABrainError(
+                f"{where} declares imageLayoutVersion {version!r}; only {LAYOUT_VERSION!r} is supported"
+            )
 
     def index(self) -> ImageIndex:
         """The parsed `index.json`; raises `BrainUnreadableError` if missing, empty or malformed."""

@@ -56,7 +56,8 @@ def test_resolve_module_prove_and_prefix(tmp_path):
     brain = brain_with(tmp_path / "b", *texts)
     module = brain.module(C)
     one = canonical("text 0").block_id
-    assert brain.resolve(one).canonical_bytes() == canonical("text 0").canonical_bytes() and one in module and len(module) == 20
+    assert brain.resolve(one).canonical_bytes() == canonical("text 0").canonical_bytes()
+    assert one in module and len(module) == 20
     assert brain.prove(one, C).verify(module.ref.root)
     assert brain.resolve_prefix(one.hex[:12]) == one
     assert brain.resolve_prefix("sha256:" + one.hex[:12].upper()) == one
@@ -131,20 +132,44 @@ def _composition_file(brain):
     return brain.blobs.path(brain.snapshot().modules[C].composition)
 
 
+def _edit(locate, transform):
+    def damage(brain):
+        path = locate(brain)
+        path.write_bytes(transform(path.read_bytes()))
+
+    return damage
+
+
+def _unlink(locate):
+    return lambda brain: locate(brain).unlink()
+
+
+def _head(brain):
+    return head_path(brain.path)
+
+
+def _index(brain):
+    return brain.path / "index.json"
+
+
+def _oci_layout(brain):
+    return brain.path / "oci-layout"
+
+
 CASES = {
-    "truncated block": (lambda b: _block_file(b).write_bytes(_block_file(b).read_bytes()[:-5]), IntegrityError, "does not hash"),
-    "altered block": (lambda b: _block_file(b).write_bytes(_block_file(b).read_bytes().replace(b"plain", b"plane")), IntegrityError, "does not hash"),
-    "missing block": (lambda b: _block_file(b).unlink(), IntegrityError, "not stored"),
-    "truncated snapshot": (lambda b: _snapshot_file(b).write_bytes(b"{"), IntegrityError, "does not hash"),
-    "missing snapshot": (lambda b: _snapshot_file(b).unlink(), BrainUnreadableError, "head.json", "not stored"),
-    "missing composition": (lambda b: _composition_file(b).unlink(), BrainUnreadableError, "composition", "not stored"),
-    "empty head": (lambda b: head_path(b.path).write_bytes(b""), BrainUnreadableError, "head.json", "empty"),
-    "non-JSON head": (lambda b: head_path(b.path).write_bytes(b"snapshot: x"), BrainUnreadableError, "head.json"),
-    "missing index": (lambda b: (b.path / "index.json").unlink(), BrainUnreadableError, "index.json", "missing"),
-    "empty index": (lambda b: (b.path / "index.json").write_bytes(b""), BrainUnreadableError, "index.json", "empty"),
-    "non-JSON index": (lambda b: (b.path / "index.json").write_bytes(b"<xml/>"), BrainUnreadableError, "index.json"),
-    "not a brain": (lambda b: (b.path / "oci-layout").unlink(), NotABrainError, "oci-layout"),
-    "wrong layout version": (lambda b: (b.path / "oci-layout").write_text('{"imageLayoutVersion": "2.0.0"}'), NotABrainError, "2.0.0"),
+    "truncated block": (_edit(_block_file, lambda b: b[:-5]), IntegrityError, "does not hash"),
+    "altered block": (_edit(_block_file, lambda b: b.replace(b"plain", b"plane")), IntegrityError, "does not hash"),
+    "missing block": (_unlink(_block_file), IntegrityError, "not stored"),
+    "truncated snapshot": (_edit(_snapshot_file, lambda b: b"{"), IntegrityError, "does not hash"),
+    "missing snapshot": (_unlink(_snapshot_file), BrainUnreadableError, "head.json", "not stored"),
+    "missing composition": (_unlink(_composition_file), BrainUnreadableError, "composition", "not stored"),
+    "empty head": (_edit(_head, lambda b: b""), BrainUnreadableError, "head.json", "empty"),
+    "non-JSON head": (_edit(_head, lambda b: b"snapshot: x"), BrainUnreadableError, "head.json"),
+    "missing index": (_unlink(_index), BrainUnreadableError, "index.json", "missing"),
+    "empty index": (_edit(_index, lambda b: b""), BrainUnreadableError, "index.json", "empty"),
+    "non-JSON index": (_edit(_index, lambda b: b"<xml/>"), BrainUnreadableError, "index.json"),
+    "not a brain": (_unlink(_oci_layout), NotABrainError, "oci-layout"),
+    "wrong layout version": (_edit(_oci_layout, lambda b: b'{"imageLayoutVersion": "2.0.0"}'), NotABrainError, "2.0.0"),
 }
 
 

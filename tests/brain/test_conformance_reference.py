@@ -53,7 +53,8 @@ def _check_snapshot(brain: Brain, digest: OciDigest) -> None:
             assert block.memory_type is memory_type
             assert BlockId.of(block.canonical_bytes()) == block.block_id
             assert block.block_id in module
-            assert Block.decode(brain.blobs.get(block.block_id), block.block_id).canonical_bytes() == block.canonical_bytes()
+            stored = brain.blobs.get(block.block_id)
+            assert Block.decode(stored, block.block_id).canonical_bytes() == block.canonical_bytes() == stored
         for block_id in module.block_ids[:3]:
             assert brain.prove(block_id, memory_type, digest).verify(ref.root)
 
