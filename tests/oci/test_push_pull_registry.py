@@ -24,7 +24,9 @@ from tests.registry import FaultyProxy, RegistryServer, require_tool, skopeo_raw
 pytestmark = pytest.mark.registry
 FAST = RetryPolicy(attempts=3, base_delay=0.01, max_delay=0.02, max_retry_after=0.1)
 ACTOR = "tester@example.org"
-REFERENCE_BRAIN = Path("/work/shared/fixtures/reference-brain")
+# CI clones the repository next to a copy of shared/; a developer's checkout sits in /work.
+_SHARED = [Path(__file__).resolve().parents[3] / "shared", Path("/work/shared")]
+REFERENCE_BRAIN = next((p for p in _SHARED if p.is_dir()), _SHARED[-1]) / "fixtures" / "reference-brain"
 V2_SNAPSHOT = "sha256:095450f76bbc09cdf261edba937a7cc312346096750fe07b49f532d6640e5904"
 V2_MANIFEST = "sha256:004f409811fb337ad94948e57b795f8969ae12adb54bfce8979d1269424a0727"
 
@@ -196,6 +198,8 @@ def reference_on_registry(registry: RegistryServer, tmp_path_factory: pytest.Tem
     skopeo = require_tool("skopeo")
     copy = tmp_path_factory.mktemp("fixture") / "reference-brain"
     shutil.copytree(REFERENCE_BRAIN, copy)
+    for path in [copy, *copy.rglob("*")]:
+        path.chmod(path.stat().st_mode | 0o200)  # shared/ may be read-only; skopeo and cleanup need write bits
     for tag in ("v1", "v2"):
         done = subprocess.run(
             [skopeo, "copy", "--preserve-digests", "--dest-tls-verify=false",

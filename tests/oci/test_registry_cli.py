@@ -1,0 +1,94 @@
+"""The registry commands through the real `brain` entry point: push/pull/fetch/inspect/login and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from brain.blocks import CanonicalBlock
+from brain.brain import Brain
+from tests.registry import RegistryServer
+
+pytestmark = pytest.mark.registry
+BRAIN_EXE = Path(sys.executable).with_name("brain")
+
+
+def run(tmp_path: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}
+    env.update({"NO_COLOR": "1", "DOCKER_CONFIG": str(tmp_path / "docker"), "HOME": str(tmp_path)})
+    return subprocess.run(
+        [str(BRAIN_EXE), *args], cwd=tmp_path, env=env, input=stdin,
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+
+
+def make_brain(path: Path, *texts: str) -> Brain:
+    brain = Brain.init(path)
+    with brain.writer("tester@example.org") as writer:
+        for text in texts:
+            data = text.encode()
+            writer.add(CanonicalBlock(blob=writer.put_blob(data), media_type="text/plain", size=len(data)))
+        writer.commit()
+    return brain
+
+
+def test_push_pull_fetch_inspect_commands(registry: RegistryServer, tmp_path: Path) -> None:
+    source = make_brain(tmp_path / "src", "cli one", "cli two")
+    ref = registry.ref("cli/brain:v1")
+    pushed = run(tmp_path, "--brain", "src", "push", ref, "--json")
+    assert pushed.returncode == 0, pushed.stderr
+    digest = json.loads(pushed.stdout)["digest"]
+    plain = run(tmp_path, "--brain", "src", "push", ref)
+    assert plain.returncode == 0 and plain.stdout.strip() == digest
+    assert "0 blob(s) uploaded" in plain.stderr
+
+    pulled = run(tmp_path, "--brain", "dest/nested", "pull", ref, "--json")
+    assert pulled.returncode == 0, pulled.stderr
+    body = json.loads(pulled.stdout)
+    assert body["digest"] == digest and body["initialized"] and body["head_moved"]
+    assert Brain.open(tmp_path / "dest" / "nested").snapshot_digest() == source.snapshot_digest()
+
+    fetched = run(tmp_path, "--brain", "fetched", "fetch", ref, "--json")
+    assert fetched.returncode == 0 and json.loads(fetched.stdout)["head_moved"] is False
+
+    inspected = run(tmp_path, "inspect", ref, "--json")
+    assert inspected.returncode == 0, inspected.stderr
+    assert json.loads(inspected.stdout)["modules"][0]["block_count"] == 2
+
+    missing = run(tmp_path, "--brain", "x", "pull", registry.ref("cli/brain:nope"))
+    assert missing.returncode == 4 and missing.stderr.startswith("error:")
+    unknown = run(tmp_path, "--brain", "y", "pull", ref, "--module", "semantic")
+    assert unknown.returncode == 4 and "semantic" in unknown.stderr
+    bad = run(tmp_path, "--brain", "src", "push", "no-host-here")
+    assert bad.returncode == 3
+
+
+def test_login_verifies_then_stores_and_never_echoes(auth_registry: RegistryServer, tmp_path: Path) -> None:
+    host = auth_registry.host
+    wrong = run(tmp_path, "login", host, "--username", auth_registry.username, "--password-stdin", stdin="not-the-password\n")
+    assert wrong.returncode == 7
+    assert "not-the-password" not in wrong.stdout + wrong.stderr
+    assert not (tmp_path / "docker" / "config.json").exists()
+
+    good = run(tmp_path, "login", host, "-u", auth_registry.username, "--password-stdin", "--json", stdin=auth_registry.password + "\n")
+    assert good.returncode == 0, good.stderr
+    assert auth_registry.password not in good.stdout + good.stderr
+    config = tmp_path / "docker" / "config.json"
+    assert stat.S_IMODE(config.stat().st_mode) == 0o600
+    assert host in json.loads(config.read_text())["auths"]
+
+    make_brain(tmp_path / "src", "behind a password")
+    ref = auth_registry.ref("private/brain:v1")
+    assert run(tmp_path, "--brain", "src", "push", ref).returncode == 0
+    pulled = run(tmp_path, "--brain", "dest", "pull", ref, "--json")
+    assert pulled.returncode == 0, pulled.stderr
+
+    config.unlink()
+    anonymous = run(tmp_path, "inspect", ref)
+    assert anonymous.returncode == 7 and "brain login" in anonymous.stderr
