@@ -1,0 +1,149 @@
+"""`verify_brain`: run every check on one snapshot of a brain and collect a `VerifyReport`.
+
+Order: history (head, retained, parents, compositions), member blocks (in parallel), the content blobs
+they name (in parallel), the ledger, the parent→child transitions, then `--deep` if asked. Damage is
+reported, never raised; only a brain whose head pointer cannot be read at all raises
+(`BrainUnreadableError`, exit 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from brain.identity import OciDigest
+from brain.store.blobs import BlobStore
+from brain.store.head import read_head
+from brain.verify.deep import Renormalizer, deep_problems
+from brain.verify.facts import BlockFacts, NamedBlob
+from brain.verify.history import History, HistoryWalker, ModuleState
+from brain.verify.integrity import blob_problems, block_problems, inspect_blobs, inspect_blocks
+from brain.verify.ledger_checks import LedgerIndex, ledger_problems
+from brain.verify.pool import PARALLEL_THRESHOLD, parallel_map
+from brain.verify.report import ModuleSummary, Problem, VerifyReport
+from brain.verify.resolvability import (
+    block_resolvability,
+    content_resolvability,
+    read_tombstoned_blobs,
+    tally,
+)
+from brain.verify.transitions import transition_problems
+
+if TYPE_CHECKING:
+    from brain.brain import Brain
+
+MODULE_RANK = {name: rank for rank, name in enumerate(("canonical", "episodic", "semantic", "procedural", "provenance"))}
+
+
+class _Run:
+    """State of one verification: the store, the facts read so far, and the report being filled."""
+
+    def __init__(self, root: Path, jobs: int | None, threshold: int) -> None:
+        self.root = Path(root)
+        self.blobs = BlobStore(self.root)
+        self.jobs = jobs
+        self.threshold = threshold
+        self.facts: dict[str, BlockFacts] = {}
+        self.blob_results: dict[str, tuple[str, int]] = {}
+
+    def read_facts(self, block_ids: Iterable[str]) -> Mapping[str, BlockFacts]:
+        """Facts of `block_ids`, reading (in parallel) only those not read before."""
+        wanted = list(block_ids)
+        todo = [b for b in wanted if b not in self.facts]
+        for facts in parallel_map(inspect_blocks, self.root, todo, self.jobs, self.threshold):
+            self.facts[facts.block_id] = facts
+        return {b: self.facts[b] for b in wanted}
+
+    def inspect_blobs(self, facts: Iterable[BlockFacts], skip: frozenset[str] = frozenset()) -> dict[str, tuple[str, int]]:
+        """`(state, length)` of every distinct content blob named by readable `facts`, except `skip`."""
+        digests = sorted({blob.digest for f in facts if f.ok for blob in f.blobs} - skip)
+        todo = [d for d in digests if d not in self.blob_results]
+        # Content blobs are fewer and larger than blocks, so a pool pays off sooner.
+        threshold = max(1, self.threshold // 8)
+        for digest, state, length in parallel_map(inspect_blobs, self.root, todo, self.jobs, threshold):
+            self.blob_results[digest] = (state, length)
+        return {d: self.blob_results[d] for d in digests}
+
+
+def verify_brain(
+    brain: Brain | Path,
+    *,
+    snapshot: OciDigest | None = None,
+    jobs: int | None = None,
+    renormalizer: Renormalizer | None = None,
+    parallel_threshold: int = PARALLEL_THRESHOLD,
+) -> VerifyReport:
+    """Check integrity, ledger consistency and resolvability of `snapshot` (default: the head).
+
+    `jobs` worker processes re-hash and decode blocks (default: all cores); `renormalizer` enables the
+    `--deep` re-run of normalization pipelines.
+    """
+    run = _Run(brain if isinstance(brain, Path) else brain.path, jobs, parallel_threshold)
+    head = read_head(run.root)
+    target = snapshot if snapshot is not None else (None if head is None else head.snapshot)
+    report = VerifyReport(snapshot=None if target is None else str(target))
+    if target is None:
+        return report
+    history = HistoryWalker(run.blobs).walk(head, target)
+    report.extend(history.problems)
+    report.snapshots_checked = len(history.snapshots)
+    report.partial_history = history.partial
+    if history.partial:
+        report.extend([Problem.of("history-partial", "; ".join(history.partial_reasons))])
+    states = history.modules.get(str(target))
+    if states is None:
+        return report
+    ordered = dict(sorted(states.items(), key=lambda item: MODULE_RANK.get(item[0], len(MODULE_RANK))))
+    _check_members(run, report, ordered)
+    members = {module: state.members or frozenset() for module, state in ordered.items()}
+    provenance = ordered.get("provenance")
+    index = LedgerIndex.of(list(run.read_facts(_readable(provenance)).values()))
+    report.extend(ledger_problems(members, run.facts, index, history.ever_members(), not history.partial))
+    report.extend(transition_problems(history, run.read_facts))
+    if renormalizer is not None and "canonical" in ordered:
+        canonical = [run.facts[b] for b in _readable(ordered["canonical"]) if b in run.facts]
+        states_of_blobs = {digest: state for digest, (state, _) in run.inspect_blobs(canonical).items()}
+        report.extend(deep_problems(canonical, index, states_of_blobs, renormalizer, run.blobs.directory))
+    return report
+
+
+def _readable(state: ModuleState | None) -> list[str]:
+    """Members whose bytes should be stored (tombstones excluded), sorted."""
+    if state is None or state.members is None:
+        return []
+    return sorted(state.members - state.tombstones)
+
+
+def _check_members(run: _Run, report: VerifyReport, states: dict[str, ModuleState]) -> None:
+    """Block and content integrity of every module, with resolvability counts."""
+    run.read_facts(b for state in states.values() for b in _readable(state))
+    tombstoned_blobs = read_tombstoned_blobs(run.root)
+    named: dict[str, list[tuple[NamedBlob, str]]] = {}
+    for module, state in states.items():
+        block_states: list[str] = []
+        for block_id in sorted(state.members or ()):
+            facts = run.facts.get(block_id)
+            block_states.append(block_resolvability(block_id, state.tombstones, facts))
+            if facts is None:
+                continue
+            report.extend(block_problems(module, facts, str(run.blobs.path(OciDigest.parse(block_id)))))
+            if facts.ok:
+                named.setdefault(module, []).extend((blob, block_id) for blob in facts.blobs)
+        report.modules[module] = ModuleSummary(
+            root=str(state.ref.root), block_count=state.ref.block_count, blocks=tally(block_states)
+        )
+    all_facts = [run.facts[b] for state in states.values() for b in _readable(state) if b in run.facts]
+    results = run.inspect_blobs(all_facts, tombstoned_blobs)
+    for module, pairs in named.items():
+        content_states: dict[str, str] = {}
+        for blob, owner in pairs:
+            result = results.get(blob.digest)
+            content_states.setdefault(blob.digest, content_resolvability(blob.digest, tombstoned_blobs, result and result[0]))
+            if result is not None:
+                where = str(run.blobs.path(OciDigest.parse(blob.digest)))
+                report.extend(blob_problems(module, blob, owner, result[0], result[1], where))
+        report.modules[module].content = tally(list(content_states.values()))
+
+
+__all__ = ["History", "verify_brain"]

@@ -1,0 +1,116 @@
+"""What the verifier keeps of a decoded block: small picklable facts, so workers can ship them back cheaply.
+
+Typed v1 models and later-version `GenericBlock`s (JSON bodies) are reduced to the same shape: the blobs a
+block names, its stated evidence, its links (relation targets, step uses) and, for provenance, its record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from brain.blocks import Block, GenericBlock, ProvenanceBlock
+from brain.blocks.canonical import CanonicalBlock
+
+# Block states after inspection; everything but OK is unresolvable.
+OK, MISSING, CORRUPT, INVALID = "ok", "missing", "corrupt", "invalid"
+
+
+@dataclass(frozen=True, slots=True)
+class NamedBlob:
+    """A content blob a block names: digest string, stated size, and its role for messages."""
+
+    digest: str
+    size: int
+    role: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecordFacts:
+    """The members of one provenance record the ledger checks need (digests as strings)."""
+
+    record_type: str
+    block: str | None = None
+    blocks: tuple[str, ...] = ()
+    derived_from: tuple[str, ...] = ()
+    supersedes: str | None = None
+    by_model: bool = False
+    memory_type: str | None = None
+    pipeline: str | None = None
+    pipeline_version: str | None = None
+    schema_version: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class BlockFacts:
+    """The outcome of reading one block: its state, and when readable what it names."""
+
+    block_id: str
+    state: str
+    detail: str = ""
+    memory_type: str | None = None
+    blobs: tuple[NamedBlob, ...] = ()
+    evidence: tuple[str, ...] | None = None
+    relations: tuple[str, ...] = ()
+    uses: tuple[str, ...] = ()
+    record: RecordFacts | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the block was stored, hashed to its id and decoded cleanly."""
+        return self.state == OK
+
+
+def facts_of(block: Block) -> BlockFacts:
+    """Reduce a decoded block to the facts the verifier checks."""
+    payload = block.body if isinstance(block, GenericBlock) else None
+    if isinstance(block, CanonicalBlock):
+        blobs = [NamedBlob(str(block.blob), block.size, "source")]
+        view = block.normalized_view
+        if view is not None:
+            blobs.append(NamedBlob(str(view.blob), view.size, "normalized view"))
+        return BlockFacts(str(block.block_id), OK, memory_type=block.memory_type.value, blobs=tuple(blobs))
+    if isinstance(block, ProvenanceBlock):
+        return BlockFacts(
+            str(block.block_id), OK, memory_type="provenance", record=_record_facts(block.record.to_json(), 1)
+        )
+    if payload is None:
+        payload = block.payload()
+    return _facts_of_payload(str(block.block_id), block.memory_type.value, block.schema_version, payload)
+
+
+def _facts_of_payload(block_id: str, memory_type: str, version: int, payload: dict[str, Any]) -> BlockFacts:
+    if memory_type == "provenance":
+        return BlockFacts(block_id, OK, memory_type=memory_type, record=_record_facts(payload["record"], version))
+    content = payload.get("content")
+    blobs = (NamedBlob(content["blob"], content["size"], "content"),) if content else ()
+    evidence = payload.get("evidence")
+    relations = tuple(r["target"] for r in payload.get("relations") or ())
+    uses = tuple(u for step in payload.get("steps") or () for u in step.get("uses") or ())
+    return BlockFacts(
+        block_id,
+        OK,
+        memory_type=memory_type,
+        blobs=blobs,
+        evidence=None if evidence is None else tuple(evidence),
+        relations=relations,
+        uses=uses,
+    )
+
+
+def _record_facts(record: dict[str, Any], version: int) -> RecordFacts:
+    producer = record.get("producer") or {}
+    # A v2 derivation names collaborators instead of a producer; one carrying a model counts as model-made.
+    by_model = producer.get("kind") == "model" or any("model" in c for c in record.get("assisted_by") or ())
+    return RecordFacts(
+        record_type=record["record_type"],
+        block=record.get("block"),
+        blocks=tuple(record.get("blocks") or ()),
+        derived_from=tuple(record.get("derived_from") or ()),
+        supersedes=record.get("supersedes"),
+        by_model=by_model,
+        memory_type=record.get("memory_type"),
+        pipeline=record.get("pipeline"),
+        pipeline_version=record.get("pipeline_version"),
+        schema_version=version,
+    )

@@ -1,0 +1,191 @@
+"""Ledger consistency at one snapshot (§3.7, §7.1): every member is explained by the records it needs.
+
+Pure logic over `BlockFacts`: derived members have a derivation citing canonical evidence that agrees with
+their payload, links resolve, canonical blocks are registered (and normalized views recorded), records name
+blocks that are or were members, and no model is credited with a canonical or provenance block.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from brain.verify.facts import BlockFacts, RecordFacts
+from brain.verify.report import Problem
+
+DERIVED_MODULES = ("episodic", "semantic", "procedural")
+PROTECTED_MODULES = ("canonical", "provenance")
+
+
+@dataclass
+class LedgerIndex:
+    """The records of one provenance composition, indexed by the block they are about."""
+
+    derivations: dict[str, list[tuple[str, RecordFacts]]] = field(default_factory=lambda: defaultdict(list))
+    validated: set[str] = field(default_factory=set)
+    registered: set[str] = field(default_factory=set)
+    normalizations: dict[str, list[tuple[str, RecordFacts]]] = field(default_factory=lambda: defaultdict(list))
+    # (record id, record) for supersession, demotion and removal records.
+    state_changes: list[tuple[str, RecordFacts]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, provenance: list[BlockFacts]) -> LedgerIndex:
+        """Index the readable records among `provenance` member facts."""
+        index = cls()
+        for facts in provenance:
+            record = facts.record
+            if not facts.ok or record is None:
+                continue
+            kind = record.record_type
+            if kind == "derivation" and record.block:
+                index.derivations[record.block].append((facts.block_id, record))
+            elif kind == "validation" and record.block:
+                index.validated.add(record.block)
+            elif kind == "registration" and record.block:
+                index.registered.add(record.block)
+            elif kind == "normalization" and record.block:
+                index.normalizations[record.block].append((facts.block_id, record))
+            elif kind in ("supersession", "demotion", "removal"):
+                index.state_changes.append((facts.block_id, record))
+        return index
+
+
+def ledger_problems(
+    members: Mapping[str, frozenset[str]],
+    facts: Mapping[str, BlockFacts],
+    index: LedgerIndex,
+    ever_members: frozenset[str],
+    history_complete: bool,
+) -> list[Problem]:
+    """Every ledger inconsistency of one snapshot; `ever_members` spans the whole walked history."""
+    problems: list[Problem] = []
+    canonical = members.get("canonical", frozenset())
+    everything = frozenset().union(*members.values()) if members else frozenset()
+    for module in DERIVED_MODULES:
+        for block_id in sorted(members.get(module, ())):
+            problems += _derived_problems(module, block_id, facts.get(block_id), index, canonical, everything)
+    for block_id in sorted(canonical):
+        problems += _canonical_problems(block_id, facts.get(block_id), index)
+    problems += _state_change_problems(index, ever_members, history_complete)
+    problems += _model_made_problems(members, index)
+    return problems
+
+
+def _derived_problems(
+    module: str,
+    block_id: str,
+    facts: BlockFacts | None,
+    index: LedgerIndex,
+    canonical: frozenset[str],
+    everything: frozenset[str],
+) -> list[Problem]:
+    problems: list[Problem] = []
+    derivations = index.derivations.get(block_id, [])
+    if not derivations:
+        problems.append(
+            Problem.of("derivation-missing", f"no derivation record names this {module} member", module=module, block=block_id)
+        )
+    if block_id not in index.validated:
+        problems.append(
+            Problem.of("validation-missing", f"no validation record names this {module} member", module=module, block=block_id)
+        )
+    for record_id, record in derivations:
+        for cited in record.derived_from:
+            if cited not in canonical:
+                problems.append(
+                    Problem.of(
+                        "evidence-not-found",
+                        f"derivation record for {block_id} cites {cited}, which is not a member of the canonical module",
+                        module="provenance",
+                        block=record_id,
+                    )
+                )
+    if facts is None or not facts.ok:
+        return problems
+    if facts.evidence is not None and derivations:
+        stated = set(facts.evidence)
+        if not any(stated == set(record.derived_from) for _, record in derivations):
+            cited = sorted({e for _, record in derivations for e in record.derived_from})
+            problems.append(
+                Problem.of(
+                    "evidence-mismatch",
+                    f"payload evidence {sorted(stated)} differs from the derivation record's {cited}",
+                    module=module,
+                    block=block_id,
+                )
+            )
+    for target in facts.relations:
+        if target not in everything:
+            problems.append(
+                Problem.of(
+                    "relation-target-not-found",
+                    f"relation target {target} is not a member of any module",
+                    module=module,
+                    block=block_id,
+                )
+            )
+    for target in facts.uses:
+        if target not in everything:
+            problems.append(
+                Problem.of(
+                    "step-use-not-found", f"a step uses {target}, which is not a member of any module", module=module, block=block_id
+                )
+            )
+    return problems
+
+
+def _canonical_problems(block_id: str, facts: BlockFacts | None, index: LedgerIndex) -> list[Problem]:
+    problems: list[Problem] = []
+    if block_id not in index.registered:
+        problems.append(
+            Problem.of("registration-missing", "no registration record names this canonical member", module="canonical", block=block_id)
+        )
+    has_view = facts is not None and facts.ok and any(b.role == "normalized view" for b in facts.blobs)
+    if has_view and block_id not in index.normalizations:
+        problems.append(
+            Problem.of(
+                "normalization-missing",
+                "the block has a normalized view but no normalization record names it",
+                module="canonical",
+                block=block_id,
+            )
+        )
+    return problems
+
+
+def _state_change_problems(index: LedgerIndex, ever_members: frozenset[str], history_complete: bool) -> list[Problem]:
+    # With history cut short, a block may have been a member of a snapshot that is not stored: undecidable.
+    if not history_complete:
+        return []
+    problems: list[Problem] = []
+    for record_id, record in index.state_changes:
+        named = [*record.blocks, *(b for b in (record.block, record.supersedes) if b)]
+        for block_id in named:
+            if block_id not in ever_members:
+                problems.append(
+                    Problem.of(
+                        "record-target-unknown",
+                        f"{record.record_type} record names {block_id}, which is not and never was a member",
+                        module="provenance",
+                        block=record_id,
+                    )
+                )
+    return problems
+
+
+def _model_made_problems(members: Mapping[str, frozenset[str]], index: LedgerIndex) -> list[Problem]:
+    problems: list[Problem] = []
+    for module in PROTECTED_MODULES:
+        for block_id in sorted(members.get(module, ())):
+            for record_id, record in index.derivations.get(block_id, []):
+                if record.by_model:
+                    problems.append(
+                        Problem.of(
+                            "model-derived-protected",
+                            f"derivation record {record_id} credits a model with this {module} block",
+                            module=module,
+                            block=block_id,
+                        )
+                    )
+    return problems

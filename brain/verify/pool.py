@@ -1,0 +1,50 @@
+"""Spreading per-item checks (block decode, blob re-hash) over worker processes.
+
+Workers are forked, so they inherit the imported code and need no pickled state beyond their chunk of
+work; each one opens the store by path. Small jobs run in-process, where forking would cost more than it
+saves.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+# Below this many items a pool costs more (fork + pickling) than it saves.
+PARALLEL_THRESHOLD = 4000
+
+
+def default_jobs() -> int:
+    """All cores: the default for `--jobs`."""
+    return os.cpu_count() or 1
+
+
+def _run_chunk(task: tuple[Callable[[Path, Sequence[T]], list[R]], Path, Sequence[T]]) -> list[R]:
+    function, root, chunk = task
+    return function(root, chunk)
+
+
+def parallel_map(
+    function: Callable[[Path, Sequence[T]], list[R]],
+    root: Path,
+    items: Sequence[T],
+    jobs: int | None = None,
+    threshold: int = PARALLEL_THRESHOLD,
+) -> Iterator[R]:
+    """`function(root, chunk)` over chunks of `items`, results in item order; `jobs` workers (default: all cores)."""
+    jobs = default_jobs() if jobs is None else max(1, jobs)
+    if jobs == 1 or len(items) < threshold or "fork" not in multiprocessing.get_all_start_methods():
+        yield from function(root, items)
+        return
+    # A few chunks per worker keeps them all busy to the end without paying per-item IPC.
+    size = max(1, -(-len(items) // (jobs * 4)))
+    chunks = [(function, root, items[i : i + size]) for i in range(0, len(items), size)]
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        for result in pool.imap(_run_chunk, chunks):
+            yield from result
