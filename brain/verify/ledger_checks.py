@@ -115,23 +115,12 @@ def _derived_problems(
                     block=block_id,
                 )
             )
-    for target in facts.relations:
+    links = [("relation-target-not-found", "relation target", t) for t in facts.relations]
+    links += [("step-use-not-found", "a step uses", t) for t in facts.uses]
+    for code, what, target in links:
         if target not in everything:
-            problems.append(
-                Problem.of(
-                    "relation-target-not-found",
-                    f"relation target {target} is not a member of any module",
-                    module=module,
-                    block=block_id,
-                )
-            )
-    for target in facts.uses:
-        if target not in everything:
-            problems.append(
-                Problem.of(
-                    "step-use-not-found", f"a step uses {target}, which is not a member of any module", module=module, block=block_id
-                )
-            )
+            detail = f"{what} {target}, which is not a member of any module"
+            problems.append(Problem.of(code, detail, module=module, block=block_id))
     return problems
 
 
