@@ -23,6 +23,7 @@ from cli.output import Output
 
 if TYPE_CHECKING:
     from brain.brain import Brain
+    from brain.writer import Writer
 
 DEFAULT_BRAIN_DIR = Path("brain")
 DEFAULT_LOCK_TIMEOUT = 10.0
@@ -45,6 +46,11 @@ class CliContext:
         from brain.brain import Brain
 
         return Brain.open(self.brain_path)
+
+    def writer(self, brain: Brain) -> Writer:
+        """The brain's writer as the validated actor, waiting `--lock-timeout` and saying so on stderr."""
+        notes = Output(quiet=self.quiet)
+        return brain.writer(self.actor(), lock_timeout=self.lock_timeout, on_wait=notes.message)
 
     def output(self, as_json: bool) -> Output:
         """The renderer for this command's results."""

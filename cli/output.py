@@ -20,7 +20,6 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict
 from rich import box
 from rich.console import Console, RenderableType
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -141,7 +140,7 @@ class _LineProgress:
 class _RichProgress:
     """Progress on a terminal stderr: a rich bar."""
 
-    def __init__(self, progress: Progress, description: str, total: int | None) -> None:
+    def __init__(self, progress: Any, description: str, total: int | None) -> None:
         self._progress = progress
         self._task = progress.add_task(description, total=total)
 
@@ -172,8 +171,15 @@ class Output:
                 return
             rendered = render(data)
             items = [rendered] if isinstance(rendered, (str, Text)) or not isinstance(rendered, Iterable) else rendered
-            for item in items:
-                self._stdout.print(item)
+            if self.is_terminal:
+                for item in items:
+                    self._stdout.print(item)
+                return
+            # In a pipe, render first and strip the padding rich adds to the last column.
+            with self._stdout.capture() as captured:
+                for item in items:
+                    self._stdout.print(item)
+            sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
 
     def message(self, text: str) -> None:
         """A note for people on stderr (suppressed by `--quiet`)."""
@@ -206,6 +212,8 @@ class Output:
             yield lines
             lines.finish()
             return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
         columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
         with Progress(*columns, console=self._stderr, transient=False) as bar:
             yield _RichProgress(bar, description, total)

@@ -7,7 +7,6 @@ from typing import Any
 
 import typer
 from rich.console import RenderableType
-from rich.json import JSON
 
 from brain.blocks.memory_type import MemoryType
 from brain.identity import BlockId
@@ -87,6 +86,8 @@ def ledger_of(block_id: BlockId, ledger: Ledger) -> BlockLedger:
 
 
 def _render(result: ShowResult, output: Output) -> Iterable[RenderableType]:
+    from rich.json import JSON  # only people need it; keep `--json` startup lean
+
     members = ", ".join(str(t) for t in result.member_of) or "none (not in the current snapshot)"
     yield f"block       {result.block_id}"
     yield f"type        {result.memory_type} v{result.schema_version}"
@@ -102,9 +103,17 @@ def _render(result: ShowResult, output: Output) -> Iterable[RenderableType]:
 
 
 def _describe(value: Any) -> str:
-    """A compact one-line rendering of a ledger value."""
+    """A compact one-line rendering of a ledger value (a record reads `verdict=validated, by X at T`)."""
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={_describe(v)}" for k, v in value.items() if k != "record_type")
-    return str(value)
+    if not isinstance(value, dict):
+        return str(value)
+    parts = [f"{k}={_describe(v)}" for k, v in value.items() if k not in _IMPLIED and not isinstance(v, (list, dict))]
+    actor = value.get("actor")
+    if isinstance(actor, dict):
+        parts.append(f"by {actor.get('id')} at {value.get('at')}")
+    return ", ".join(parts)
+
+
+# Record members a one-line summary leaves out: the block is the one shown, lists are long.
+_IMPLIED = frozenset({"record_type", "block", "actor", "at"})

@@ -1,7 +1,9 @@
-"""Run the real `brain` console script in a subprocess, on throwaway copies of the reference brain."""
+"""Run the real `brain` entry point (in-process or as the console script) on copies of the reference brain."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -14,6 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from brain.blocks import Block
+from brain.brain import Brain
+from brain.identity import BlockId
+from cli.main import main
 
 BRAIN_EXE = Path(sys.executable).with_name("brain")
 REFERENCE_BRAIN = Path("/work/shared/fixtures/reference-brain")
@@ -35,24 +42,48 @@ class Run:
 BrainRunner = Callable[..., Run]
 
 
+def _environment(env: dict[str, str] | None) -> dict[str, str]:
+    """The process environment without BRAIN_* settings, pinned clock and colours, plus `env`."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}
+    environment.update({"NO_COLOR": "1", "SOURCE_DATE_EPOCH": "1767225600"})
+    environment.update(env or {})
+    return environment
+
+
 @pytest.fixture
-def brain(tmp_path: Path) -> BrainRunner:
-    """Call as `brain("status", "--json", cwd=..., env={...})`; runs with a clean, pinned environment."""
+def brain_exe(tmp_path: Path) -> BrainRunner:
+    """The installed console script in a subprocess: `brain_exe("status", "--json", env={...})`."""
 
     def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> Run:
-        environment = {k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}
-        environment.update({"NO_COLOR": "1", "SOURCE_DATE_EPOCH": "1767225600"})
-        environment.update(env or {})
         done = subprocess.run(
             [str(BRAIN_EXE), *args],
             cwd=cwd or tmp_path,
-            env=environment,
+            env=_environment(env),
             capture_output=True,
             text=True,
             timeout=60,
             check=False,
         )
         return Run(done.returncode, done.stdout, done.stderr)
+
+    return run
+
+
+@pytest.fixture
+def brain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> BrainRunner:
+    """`cli.main.main` (what the console script calls) in this process: same exit codes, no startup cost."""
+
+    def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> Run:
+        with monkeypatch.context() as patch:
+            for name in [k for k in os.environ if k.startswith("BRAIN_")]:
+                patch.delenv(name)
+            for name, value in _environment(env).items():
+                patch.setenv(name, value)
+            patch.chdir(cwd or tmp_path)
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = main(list(args))
+        return Run(code, out.getvalue(), err.getvalue())
 
     return run
 
@@ -74,3 +105,23 @@ def assert_one_line_error(run: Run, code: int) -> None:
     assert lines and lines[0].startswith("error: "), run.stderr
     assert all(line.startswith("hint: ") for line in lines[1:]), run.stderr
     assert "Traceback" not in run.stderr
+
+
+# Two episodes whose block ids share the first four hex digits (found by search, pinned here).
+TWIN_PREFIX = "7b5a"
+
+
+@pytest.fixture
+def twin_brain(tmp_path: Path) -> tuple[Path, list[BlockId]]:
+    """A brain holding exactly two members whose ids both start with `TWIN_PREFIX`."""
+    twins = [
+        Block.from_payload("episodic", {"summary": f"event {i}", "occurred_at": "2026-01-01T00:00:00Z"})
+        for i in (514, 805)
+    ]
+    assert all(t.block_id.hex.startswith(TWIN_PREFIX) for t in twins)
+    target = tmp_path / "twins"
+    with Brain.init(target).writer("tester@example.org") as writer:
+        for block in twins:
+            writer.add(block)
+        writer.commit()
+    return target, [t.block_id for t in twins]

@@ -1,0 +1,40 @@
+"""Exit codes and the one-line error contract, through the installed console script in a subprocess."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from brain.brain import Brain
+from brain.identity import BlockId
+from cli.context import CliContext
+from tests.cli.conftest import TWIN_PREFIX, BrainRunner, assert_one_line_error
+
+
+def test_console_script_exit_codes(brain_exe: BrainRunner, reference_brain: Path, tmp_path: Path) -> None:
+    ref = ("--brain", str(reference_brain))
+    ok = brain_exe(*ref, "status", "--json")
+    assert ok.code == 0 and ok.json()["snapshot"].startswith("sha256:0954")
+    assert_one_line_error(brain_exe("--brain", str(tmp_path / "missing"), "status"), 2)
+    assert_one_line_error(brain_exe(*ref, "show", "deadbeef"), 4)
+    assert_one_line_error(brain_exe(*ref, "status", "--no-such-option"), 3)
+    (reference_brain / "boltzmann" / "head.json").write_text('{"boltzmann":')
+    assert_one_line_error(brain_exe(*ref, "show", "4c6d"), 2)
+
+
+def test_console_script_ambiguous_prefix(brain_exe: BrainRunner, twin_brain: tuple[Path, list[BlockId]]) -> None:
+    target, _ = twin_brain
+    assert_one_line_error(brain_exe("--brain", str(target), "prove", TWIN_PREFIX), 4)
+
+
+def test_a_bug_exits_70_with_one_line(brain: BrainRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    # No real code path is known to be buggy, so stand one in where a command meets the library.
+    def broken(self: CliContext) -> Brain:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(CliContext, "open_brain", broken)
+    run = brain("status")
+    assert run.code == 70 and run.stderr == "error: internal error: RuntimeError: boom (rerun with --debug)\n"
+    debug = brain("--debug", "status")
+    assert debug.code == 70 and "Traceback" in debug.stderr and "rerun" not in debug.stderr
