@@ -89,8 +89,8 @@ def _config_modules(check: _Check, manifest: Manifest) -> Mapping[str, ModuleRef
     return None
 
 
-def _check_module_layer(check: _Check, layer: Descriptor, memory_type: MemoryType, ref: ModuleRef) -> tuple[int, ...]:
-    """Unpack one module layer and compare its members with §6.3; returns its blocks' schema versions."""
+def _check_module_layer(check: _Check, layer: Descriptor, memory_type: MemoryType, ref: ModuleRef) -> tuple[int, ...] | None:
+    """Unpack one module layer and compare its members with §6.3; its blocks' schema versions, None if unreadable."""
     names: list[str] = []
     envelopes: dict[str, bytes] = {}
     composition_bytes: bytes | None = None
@@ -115,13 +115,13 @@ def _check_module_layer(check: _Check, layer: Descriptor, memory_type: MemoryTyp
                         envelopes[entry.name[len(BLOBS_PREFIX) :]] = bytes(kept)
     except BrainError as e:
         check.add("layer-unreadable", e.message, module=memory_type, block=layer.digest)
-        return ()
+        return None
     if composition_bytes is None:
         check.add("layer-member-missing", f"{what} has no composition.json", module=memory_type, block=layer.digest)
-        return ()
+        return None
     if OciDigest.of(composition_bytes) != ref.composition:
         check.add("layer-composition-mismatch", f"{what}: composition.json is not composition {ref.composition}", module=memory_type)
-        return ()
+        return None
     composition = Composition.decode(composition_bytes, ref.composition)
     tombstones = tombstones_of(ref)
     required: set[str] = set()
@@ -206,6 +206,7 @@ def verify_artifact(brain: Brain, tag_or_digest: str) -> list[Problem]:
     if order != sorted(order, key=list(MemoryType).index) or len(history) != 1 or manifest.layers[-1].mediaType != mt.HISTORY_LAYER:
         check.add("layer-order", "layers are not one per module in module order followed by exactly one history layer")
     versions: dict[str, list[int]] = {}
+    complete = refs is not None
     installed = {} if refs is None else {MemoryType(k): v for k, v in refs.items()}
     for memory_type in sorted(set(installed) | set(module_layers), key=list(MemoryType).index):
         layer = module_layers.get(memory_type)
@@ -220,11 +221,12 @@ def verify_artifact(brain: Brain, tag_or_digest: str) -> list[Problem]:
         for key, value in module_annotations(ref).items():
             if layer.annotation(key) != value:
                 check.add("annotation-mismatch", f"{key} is {layer.annotation(key)!r}, the config says {value!r}", module=memory_type, block=layer.digest)
-        if check.blob(layer, f"{memory_type} layer", "layer"):
-            found = _check_module_layer(check, layer, memory_type, ref)
-            if found:
-                versions[str(memory_type)] = list(found)
-    if refs is not None and manifest.annotations.get(mt.SCHEMA_VERSIONS) != canonicalize(versions).decode():
+        found = _check_module_layer(check, layer, memory_type, ref) if check.blob(layer, f"{memory_type} layer", "layer") else None
+        if found is None:
+            complete = False  # schema versions cannot be recomputed from an unreadable layer
+        elif found:
+            versions[str(memory_type)] = list(found)
+    if complete and manifest.annotations.get(mt.SCHEMA_VERSIONS) != canonicalize(versions).decode():
         check.add("annotation-mismatch", f"schema-versions is {manifest.annotations.get(mt.SCHEMA_VERSIONS)!r}, the layers hold {canonicalize(versions).decode()}")
     for layer in manifest.layers:
         if layer.mediaType == mt.VECTOR_INDEX_LAYER:
