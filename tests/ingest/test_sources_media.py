@@ -54,3 +54,10 @@ def test_read_head_reads_at_most_8_kib(tmp_path: Path) -> None:
     assert len(read_head(path)) == 8192
     path.write_bytes(b"abc")
     assert read_head(path) == b"abc"
+
+
+@pytest.mark.parametrize("name", ["latin1.txt", "junk.txt"])
+def test_bad_fixtures_are_registered_as_bytes(name: str) -> None:
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "bad" / name
+    guess = sniff(path, read_head(path))
+    assert (guess.media_type, guess.note) == ("application/octet-stream", "binary-content")

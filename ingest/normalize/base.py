@@ -1,0 +1,103 @@
+"""What a normalization pipeline is, what it returns, and how it fails.
+
+A pipeline turns a source file into a deterministic UTF-8 text view: the same input bytes and the same
+`version` give byte-identical output in any process. `version` therefore names every library whose
+behaviour shapes the output (`unicodedata`'s Unicode version decides NFC; pypdf decides PDF text), so a
+`normalization` record says exactly what produced a view, and `brain verify --deep` can re-run it.
+
+Shared text rules (all pipelines): strict UTF-8 input; a leading UTF-8 BOM is dropped (an encoding
+marker, not content; the original blob keeps it); CRLF and lone CR become LF; the result is NFC. A text
+file over `MAX_TEXT_BYTES` is not read at all (`too-large`): normalization holds the whole text in
+memory, and NFC cannot be applied chunk by chunk without care at every boundary.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from brain.errors import BrainError
+
+MAX_TEXT_BYTES = 64 << 20
+UNICODE_TAG = f"unicode-{unicodedata.unidata_version}"
+PYTHON_TAG = f"py{sys.version_info.major}.{sys.version_info.minor}"
+VIEW_MEDIA_TYPE = "text/plain"
+
+# Failure codes (stable; reported per source, never fatal to a whole ingest run).
+DECODE_ERROR = "decode-error"
+TOO_LARGE = "too-large"
+UNREADABLE = "unreadable"
+VANISHED = "vanished"
+NO_TEXT = "no-text"
+PDF_ENCRYPTED = "pdf-encrypted"
+PDF_BROKEN = "pdf-broken"
+TIMEOUT = "timeout"
+MEMORY = "memory"
+
+
+class NormalizationError(BrainError):
+    """A pipeline could not produce a view of one source; the source is registered without one."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        self.code = code
+        self.detail = detail
+        super().__init__(f"normalization failed ({code}): {detail}")
+
+
+@dataclass(frozen=True)
+class NormalizedOutput:
+    """The view bytes (UTF-8) and their media type."""
+
+    data: bytes
+    media_type: str = VIEW_MEDIA_TYPE
+
+
+@runtime_checkable
+class Pipeline(Protocol):
+    """A deterministic source-to-text transform, named and versioned for the `normalization` record."""
+
+    name: str
+    version: str
+
+    def accepts(self, media_type: str) -> bool:
+        """True if this pipeline can normalize sources of `media_type`."""
+        ...
+
+    def normalize(self, source_path: Path) -> NormalizedOutput:
+        """The view of the file at `source_path`; raises `NormalizationError` with a code."""
+        ...
+
+
+def read_limited(path: Path, limit: int = MAX_TEXT_BYTES) -> bytes:
+    """All bytes of `path`, refusing (before reading) a file larger than `limit`."""
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > limit:
+                raise NormalizationError(TOO_LARGE, f"{size} bytes exceeds the {limit}-byte text limit")
+            data = handle.read(limit + 1)
+    except FileNotFoundError:
+        raise NormalizationError(VANISHED, f"{path} was deleted before it could be normalized") from None
+    except OSError as e:
+        raise NormalizationError(UNREADABLE, f"{path}: {e.strerror or e}") from None
+    if len(data) > limit:  # it grew while we read it
+        raise NormalizationError(TOO_LARGE, f"more than {limit} bytes exceeds the text limit")
+    return data
+
+
+def decode_utf8(data: bytes) -> str:
+    """Strict UTF-8 without a leading BOM; a decode failure names the byte offset."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise NormalizationError(DECODE_ERROR, f"invalid UTF-8 at byte {e.start}: {e.reason}") from None
+
+
+def text_view(text: str) -> bytes:
+    """The shared final step: LF line endings, NFC, UTF-8."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return unicodedata.normalize("NFC", text).encode("utf-8")

@@ -1,0 +1,39 @@
+"""`text-nfc`: Markdown and plain text, decoded as strict UTF-8, LF line endings, NFC.
+
+An ASCII file with LF endings is its own view (identical bytes, so the blob is shared, as in the
+protocol's sample brain). Version `1+unicode-<unidata_version>`: NFC tables change between Unicode
+versions, so a Python with another Unicode database is another pipeline version.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ingest.normalize.base import (
+    MAX_TEXT_BYTES,
+    UNICODE_TAG,
+    NormalizedOutput,
+    decode_utf8,
+    read_limited,
+    text_view,
+)
+
+ACCEPTED = frozenset({"text/plain", "text/markdown"})
+
+
+class TextNfc:
+    """The `text-nfc` pipeline."""
+
+    name = "text-nfc"
+    version = f"1+{UNICODE_TAG}"
+
+    def __init__(self, max_bytes: int = MAX_TEXT_BYTES) -> None:
+        self.max_bytes = max_bytes
+
+    def accepts(self, media_type: str) -> bool:
+        """Plain text and Markdown."""
+        return media_type in ACCEPTED
+
+    def normalize(self, source_path: Path) -> NormalizedOutput:
+        """The NFC, LF-terminated UTF-8 text of `source_path`."""
+        return NormalizedOutput(text_view(decode_utf8(read_limited(source_path, self.max_bytes))))
