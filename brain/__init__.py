@@ -1,5 +1,6 @@
 """brain: build, verify and publish Boltzmann Protocol v1 brains; the protocol core and its one store."""
 
+from brain.brain import Brain
 from brain.blocks import (
     CanonicalBlock,
     EpisodicBlock,
@@ -13,6 +14,7 @@ from brain.identity import BlockId, MerkleRoot, OciDigest, utc_timestamp
 
 __all__ = [
     "BlockId",
+    "Brain",
     "CanonicalBlock",
     "EpisodicBlock",
     "MemoryType",
