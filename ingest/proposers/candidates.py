@@ -131,6 +131,9 @@ def candidate_set_from_json(document: Any, task: Task | None = None) -> Candidat
     """Check an already-decoded answer's shape (and its task id against `task`)."""
     if not isinstance(document, dict):
         raise ProposerError("proposer-garbage", "answer is not a JSON object")
+    missing = [key for key in ("schema_version", "candidates") if key not in document]
+    if missing:
+        raise ProposerError("proposer-garbage", f"answer lacks {' and '.join(missing)}")
     try:
         answer = CandidateSet.model_validate(document)
     except ValidationError as e:
