@@ -9,6 +9,7 @@ import typer
 
 from cli.commands import init, log, ls, prove, show, status
 from cli.commands import fetch, inspect, login, pull, push
+from cli.commands import pack, tags
 
 COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     init.init,
@@ -17,6 +18,8 @@ COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     ls.ls,
     show.show,
     prove.prove,
+    pack.pack,
+    tags.tags,
     push.push,
     pull.pull,
     fetch.fetch,
