@@ -47,7 +47,10 @@ def log(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     output.result(entries, lambda e: _render(e, output))
 
 
-def _render(entries: Sequence[LogEntry], output: Output) -> RenderableType:
+def _render(entries: Sequence[LogEntry], output: Output) -> list[RenderableType]:
+    if not entries:
+        output.message("no snapshots yet: the brain is empty")
+        return []
     table = output.table("snapshot", "created", "parent", *(str(t) for t in MODULE_ORDER))
     for entry in entries:
         parent = entry.parent.short if entry.parent is not None else "-"
@@ -55,4 +58,4 @@ def _render(entries: Sequence[LogEntry], output: Output) -> RenderableType:
             parent += f" +{len(entry.parents) - 1}"
         counts = (str(entry.modules.get(str(t), "-")) for t in MODULE_ORDER)
         table.add_row(entry.snapshot.short, entry.created_at, parent, *counts)
-    return table
+    return [table]

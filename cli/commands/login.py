@@ -41,12 +41,14 @@ def login(
 ) -> None:
     """Log in to a registry (verified against it, then saved to Docker's config.json)."""
     from oci.auth import login as verify_and_store
+    from oci.reference import parse_registry
 
+    registry = parse_registry(host, plain_http=plain_http).registry
     if username is None:
         if not sys.stdin.isatty() or password_stdin:
             raise UsageError("no username given", hint="pass --username NAME")
         username = input("Username: ").strip()
     password = _read_password(password_stdin)
     path = verify_and_store(host, username, password, plain_http=plain_http)
-    result = LoginResult(registry=host, username=username, config=str(path))
+    result = LoginResult(registry=registry, username=username, config=str(path))
     cli_context(ctx).output(as_json).result(result, lambda r: f"Logged in to {r.registry} as {r.username} ({r.config})")

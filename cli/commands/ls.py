@@ -86,8 +86,11 @@ def _one_line(text: str, limit: int = 100) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _render(rows: Sequence[Member], output: Output) -> RenderableType:
+def _render(rows: Sequence[Member], output: Output) -> list[RenderableType]:
+    if not rows:
+        output.message("no members")
+        return []
     table = output.table("id", "type", "title", "")
     for row in rows:
         table.add_row(row.block_id.short, str(row.memory_type), row.title, "" if row.accessible else "(inaccessible)")
-    return table
+    return [table]

@@ -28,6 +28,11 @@ def push(
     output = context.output(as_json)
     with blob_progress(output) as progress:
         result = push_artifact(brain, ref, force=force, progress=progress, lock_timeout=context.lock_timeout)
+    if result.stale:
+        output.warning(
+            f"tag {result.tag} was packed from snapshot {result.snapshot.short}, not the current head "
+            f"{result.head.short}; run `brain pack --tag {result.tag}` to publish the head"
+        )
     if result.packed:
         output.message(f"packed the current snapshot as tag {result.tag}")
     output.message(

@@ -20,6 +20,7 @@ class BlockLedger(Result):
     """The ledger's views of one block; records appear as their wire JSON."""
 
     accessible: bool
+    removed: bool
     evidence: list[BlockId]
     dependents: list[BlockId]
     locator: str | None
@@ -71,6 +72,7 @@ def ledger_of(block_id: BlockId, ledger: Ledger) -> BlockLedger:
 
     return BlockLedger(
         accessible=ledger.is_accessible(block_id),
+        removed=block_id in ledger.removed,
         evidence=list(ledger.evidence.get(block_id, ())),
         dependents=sorted({*ledger.dependents.get(block_id, ()), *ledger.structural_dependents.get(block_id, ())}),
         locator=ledger.locators.get(block_id),
@@ -93,9 +95,11 @@ def _render(result: ShowResult, output: Output) -> Iterable[RenderableType]:
     yield f"type        {result.memory_type} v{result.schema_version}"
     yield f"member of   {members}"
     yield f"accessible  {'yes' if result.ledger.accessible else 'no'}"
+    if result.ledger.removed:
+        yield "removed     yes (a removal record names it)"
     yield JSON.from_data(result.payload, indent=2, highlight=output.is_terminal)
     table = output.table("ledger", "")
-    for name, value in result.ledger.model_dump(mode="json", exclude={"accessible"}).items():
+    for name, value in result.ledger.model_dump(mode="json", exclude={"accessible", "removed"}).items():
         if value not in (None, []):
             table.add_row(name.replace("_", " "), _describe(value))
     if table.row_count:

@@ -38,3 +38,12 @@ def test_a_bug_exits_70_with_one_line(brain: BrainRunner, monkeypatch: pytest.Mo
     assert run.code == 70 and run.stderr == "error: internal error: RuntimeError: boom (rerun with --debug)\n"
     debug = brain("--debug", "status")
     assert debug.code == 70 and "Traceback" in debug.stderr and "rerun" not in debug.stderr
+
+
+def test_interrupt_exits_130(brain: BrainRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(self: CliContext) -> Brain:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(CliContext, "open_brain", interrupted)
+    run = brain("log")
+    assert run.code == 130 and "Traceback" not in run.stderr

@@ -46,6 +46,9 @@ def test_empty_brain(brain: BrainRunner, tmp_path: Path) -> None:
     assert brain("--brain", str(target), "status", "--json").json() == {"snapshot": None, "modules": {}}
     assert brain("--brain", str(target), "log", "--json").json() == []
     assert brain("--brain", str(target), "ls", "--json").json() == []
+    people = brain("--brain", str(target), "ls")
+    assert (people.code, people.stdout, people.stderr) == (0, "", "no members\n")
+    assert brain("--quiet", "--brain", str(target), "log").stderr == ""
     assert_one_line_error(brain("--brain", str(target), "init"), 5)
 
 
@@ -154,3 +157,12 @@ def test_corrupt_head_is_unreadable(brain: BrainRunner, reference_brain: Path) -
 def test_debug_shows_the_traceback(brain: BrainRunner, tmp_path: Path) -> None:
     run = brain("--debug", "--brain", str(tmp_path / "missing"), "status")
     assert run.code == 2 and "Traceback" in run.stderr and run.stderr.splitlines()[-2].startswith("error: ")
+
+
+def test_show_a_dropped_block_by_full_id(brain: BrainRunner, reference_brain: Path) -> None:
+    # "heat equation" was dropped in the last step: still stored, no longer a member, so only its full id finds it.
+    dropped = "sha256:85753ad9c7d593b4a6f1a86a0de7e1fe0712704b863e52e23ac9de612eb3cd61"
+    shown = brain("--brain", str(reference_brain), "show", dropped, "--json").json()
+    assert shown["member_of"] == [] and shown["ledger"]["removed"] is True
+    assert_one_line_error(brain("--brain", str(reference_brain), "show", dropped[7:17]), 4)
+    assert_one_line_error(brain("--brain", str(reference_brain), "prove", dropped), 4)
