@@ -9,7 +9,9 @@ Racy entries: a file modified within `RACY_WINDOW_NS` of being recorded could ch
 mtime moving (coarse filesystem clocks), so such an entry never counts as a hit (git's "racy clean" rule).
 
 The file is a cache: if it is missing, unreadable or from another format, the index starts empty and
-`discarded` says why; the worst case is re-hashing. Callers save it while holding the brain's writer lock.
+`discarded` says why; the worst case is re-hashing. Load and save it while holding the brain's writer
+lock (two runs would otherwise drop each other's entries). A hit says the file is unchanged since it was
+registered, not that its block is still a member of the current snapshot: callers check membership.
 Format: `{"format": "brain.fingerprints/1", "entries": {path: [size, mtime_ns, blake3, sha256, block,
 media_type, pipeline, pipeline_version, recorded_ns]}}`; rows stay lists until looked up, so loading
 10,000 entries is one `json.loads`.
