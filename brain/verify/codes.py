@@ -35,7 +35,7 @@ PROBLEM_CODES: dict[str, CodeInfo] = {
         _W, "head.json's `retained` list does not start with the head snapshot", "commit once more, or rewrite head.json"
     ),
     "snapshot-missing": CodeInfo(
-        _E, "a snapshot the head names (current, retained, or a parent of a retained one) is not stored", _RESTORE
+        _E, "the checked snapshot, or one the head retains, is not stored", _RESTORE
     ),
     "snapshot-corrupt": CodeInfo(_E, "a stored snapshot document does not hash to its digest", _RESTORE),
     "snapshot-invalid": CodeInfo(
@@ -140,14 +140,10 @@ PROBLEM_CODES: dict[str, CodeInfo] = {
     "pipeline-not-installed": CodeInfo(
         _W, "the recorded normalization pipeline is not installed, so it was not re-run", "install the pipeline"
     ),
-    # --tag: a packed artifact (§6).
-    "artifact-invalid": CodeInfo(
-        _E, "a packed artifact (manifest, config or layer) does not match what it claims", "pack the tag again"
-    ),
 }
 
 
 def severity_of(code: str) -> Severity:
-    """The severity of a known code; an unknown code (e.g. from an artifact check) counts as an error."""
+    """The severity of a known code; any other code (the artifact checks of `oci`) counts as an error."""
     info = PROBLEM_CODES.get(code)
     return Severity.ERROR if info is None else info.severity

@@ -16,7 +16,7 @@ from brain.identity import OciDigest
 from brain.store.blobs import BlobStore
 from brain.store.head import read_head
 from brain.verify.deep import Renormalizer, deep_problems
-from brain.verify.facts import BlockFacts, NamedBlob
+from brain.verify.facts import OK, BlockFacts, NamedBlob
 from brain.verify.history import History, HistoryWalker, ModuleState
 from brain.verify.integrity import blob_problems, block_problems, inspect_blobs, inspect_blocks
 from brain.verify.ledger_checks import LedgerIndex, ledger_problems
@@ -96,10 +96,15 @@ def verify_brain(
         return report
     ordered = dict(sorted(states.items(), key=lambda item: MODULE_RANK.get(item[0], len(MODULE_RANK))))
     _check_members(run, report, ordered)
-    members = {module: state.members or frozenset() for module, state in ordered.items()}
+    members = {module: state.members for module, state in ordered.items()}
     provenance = ordered.get("provenance")
-    index = LedgerIndex.of(list(run.read_facts(_readable(provenance)).values()))
-    report.extend(ledger_problems(members, run.facts, index, history.ever_members(), not history.partial))
+    records = list(run.read_facts(_readable(provenance)).values())
+    index = LedgerIndex.of(records)
+    ledger_complete = all(f.ok for f in records) and not (provenance is not None and provenance.tombstones)
+    decidable = not history.partial and all(
+        state.members is not None for states_at in history.modules.values() for state in states_at.values()
+    )
+    report.extend(ledger_problems(members, run.facts, index, history.ever_members(), decidable, ledger_complete))
     report.extend(transition_problems(history, run.read_facts))
     if renormalizer is not None and "canonical" in ordered:
         canonical = [run.facts[b] for b in _readable(ordered["canonical"]) if b in run.facts]
@@ -139,8 +144,10 @@ def _check_members(run: _Run, report: VerifyReport, states: dict[str, ModuleStat
         content_states: dict[str, str] = {}
         for blob, owner in pairs:
             result = results.get(blob.digest)
+            first = blob.digest not in content_states
             content_states.setdefault(blob.digest, content_resolvability(blob.digest, tombstoned_blobs, result and result[0]))
-            if result is not None:
+            # A missing or corrupt blob is reported once; each stated size is compared on its own.
+            if result is not None and (first or result[0] == OK):
                 where = str(run.blobs.path(OciDigest.parse(blob.digest)))
                 report.extend(blob_problems(module, blob, owner, result[0], result[1], where))
         report.modules[module].content = tally(list(content_states.values()))

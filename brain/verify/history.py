@@ -78,6 +78,7 @@ class HistoryWalker:
         self._checked_refs: set[tuple[str, str, str, int, tuple[str, ...]]] = set()
         # Roots are recomputed once per composition; every reference to it is compared against the cache.
         self._roots: dict[str, str] = {}
+        self._types: dict[str, str] = {}
 
     def walk(self, head: Head | None, target: OciDigest) -> History:
         """Check `target`, its ancestors and (when it is the head) every retained snapshot."""
@@ -184,16 +185,8 @@ class HistoryWalker:
         except IntegrityError as e:
             history.problems.append(Problem.of("composition-invalid", f"{where}: {e.message}", module=module, block=str(ref.composition)))
             return None
-        if composition.memory_type.value != module:
-            history.problems.append(
-                Problem.of(
-                    "memory-type-mismatch",
-                    f"{where}: the {module} module's composition is a {composition.memory_type} composition",
-                    module=module,
-                    block=str(ref.composition),
-                )
-            )
         self._roots[str(ref.composition)] = str(composition.root)
+        self._types[str(ref.composition)] = composition.memory_type.value
         return frozenset(str(b) for b in composition.block_ids)
 
     def _check_ref(self, history: History, module: str, ref: ModuleRef, members: frozenset[str], snapshot: str) -> None:
@@ -203,6 +196,16 @@ class HistoryWalker:
         self._checked_refs.add(key)
         where = f"module reference in snapshot {_short(snapshot)}"
         composition = str(ref.composition)
+        kind = self._types.get(composition)
+        if kind is not None and kind != module:
+            history.problems.append(
+                Problem.of(
+                    "memory-type-mismatch",
+                    f"{where} names a {kind} composition for the {module} module",
+                    module=module,
+                    block=composition,
+                )
+            )
         root = self._roots.get(composition)
         if root is not None and root != str(ref.root):
             history.problems.append(

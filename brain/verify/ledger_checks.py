@@ -52,21 +52,32 @@ class LedgerIndex:
 
 
 def ledger_problems(
-    members: Mapping[str, frozenset[str]],
+    members: Mapping[str, frozenset[str] | None],
     facts: Mapping[str, BlockFacts],
     index: LedgerIndex,
     ever_members: frozenset[str],
     history_complete: bool,
+    ledger_complete: bool,
 ) -> list[Problem]:
-    """Every ledger inconsistency of one snapshot; `ever_members` spans the whole walked history."""
-    problems: list[Problem] = []
+    """Every ledger inconsistency of one snapshot.
+
+    A module whose composition is unusable is None in `members`: checks needing it are undecidable and
+    skipped. `ledger_complete` is False when some provenance member cannot be read, so a record said to be
+    missing might be in it; `ever_members` spans the walked history, complete iff `history_complete`.
+    """
+    if "provenance" in members and members["provenance"] is None:
+        return []
     canonical = members.get("canonical", frozenset())
-    everything = frozenset().union(*members.values()) if members else frozenset()
+    known = [m for m in members.values() if m is not None]
+    everything = frozenset().union(*known) if len(known) == len(members) else None
+    problems: list[Problem] = []
     for module in DERIVED_MODULES:
-        for block_id in sorted(members.get(module, ())):
-            problems += _derived_problems(module, block_id, facts.get(block_id), index, canonical, everything)
-    for block_id in sorted(canonical):
-        problems += _canonical_problems(block_id, facts.get(block_id), index)
+        for block_id in sorted(members.get(module) or ()):
+            found = _derived_problems(module, block_id, facts.get(block_id), index, canonical, everything)
+            problems += [p for p in found if ledger_complete or not p.code.endswith("-missing")]
+    if ledger_complete:
+        for block_id in sorted(canonical or ()):
+            problems += _canonical_problems(block_id, facts.get(block_id), index)
     problems += _state_change_problems(index, ever_members, history_complete)
     problems += _model_made_problems(members, index)
     return problems
@@ -77,8 +88,8 @@ def _derived_problems(
     block_id: str,
     facts: BlockFacts | None,
     index: LedgerIndex,
-    canonical: frozenset[str],
-    everything: frozenset[str],
+    canonical: frozenset[str] | None,
+    everything: frozenset[str] | None,
 ) -> list[Problem]:
     problems: list[Problem] = []
     derivations = index.derivations.get(block_id, [])
@@ -92,7 +103,7 @@ def _derived_problems(
         )
     for record_id, record in derivations:
         for cited in record.derived_from:
-            if cited not in canonical:
+            if canonical is not None and cited not in canonical:
                 problems.append(
                     Problem.of(
                         "evidence-not-found",
@@ -118,7 +129,7 @@ def _derived_problems(
     links = [("relation-target-not-found", "relation target", t) for t in facts.relations]
     links += [("step-use-not-found", "a step uses", t) for t in facts.uses]
     for code, what, target in links:
-        if target not in everything:
+        if everything is not None and target not in everything:
             detail = f"{what} {target}, which is not a member of any module"
             problems.append(Problem.of(code, detail, module=module, block=block_id))
     return problems
@@ -163,10 +174,10 @@ def _state_change_problems(index: LedgerIndex, ever_members: frozenset[str], his
     return problems
 
 
-def _model_made_problems(members: Mapping[str, frozenset[str]], index: LedgerIndex) -> list[Problem]:
+def _model_made_problems(members: Mapping[str, frozenset[str] | None], index: LedgerIndex) -> list[Problem]:
     problems: list[Problem] = []
     for module in PROTECTED_MODULES:
-        for block_id in sorted(members.get(module, ())):
+        for block_id in sorted(members.get(module) or ()):
             for record_id, record in index.derivations.get(block_id, []):
                 if record.by_model:
                     problems.append(
