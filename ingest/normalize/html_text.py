@@ -50,6 +50,7 @@ class _Lines:
         self.lines: list[str] = []
         self.current = ""
         self.gap = 0
+        self.marker = False  # `current` holds only a list or heading marker, waiting for its text
 
     def _open_line(self) -> None:
         if not self.current and self.lines and self.gap >= 2 and self.lines[-1] != "":
@@ -62,6 +63,7 @@ class _Lines:
         if words:
             self._open_line()
             self.current += words
+            self.marker = False
 
     def raw(self, text: str) -> None:
         """Preformatted text: spaces kept, each newline ends a line (blank lines kept)."""
@@ -69,6 +71,7 @@ class _Lines:
         if first:
             self._open_line()
             self.current += first
+        self.marker = False
         for line in rest:
             self.lines.append(self.current.rstrip(" \t"))
             self.current = line
@@ -76,8 +79,14 @@ class _Lines:
     def prefix(self, marker: str) -> None:
         self._open_line()
         self.current = marker
+        self.marker = True
 
-    def end(self, gap: int) -> None:
+    def end(self, gap: int, *, drop_marker: bool = False) -> None:
+        """End the current line; a bare marker survives (`<li><p>x`) unless its element closes empty."""
+        if self.marker:
+            if not drop_marker:
+                return
+            self.current, self.marker = "", False
         line = self.current.rstrip(" \t")
         if line.strip():
             self.lines.append(line)
@@ -85,7 +94,7 @@ class _Lines:
         self.gap = max(self.gap, gap)
 
     def result(self) -> str:
-        self.end(0)
+        self.end(0, drop_marker=True)
         while self.lines and not self.lines[-1].strip():
             self.lines.pop()
         while self.lines and not self.lines[0].strip():
@@ -137,13 +146,13 @@ class _Extractor(HTMLParser):
         elif tag in ("ul", "ol"):
             if self.lists:
                 self.lists.pop()
-            self.out.end(2 if not self.lists else 1)
+            self.out.end(2 if not self.lists else 1, drop_marker=True)
         elif tag in _HEADINGS or tag in _PARAGRAPH:
             if tag == "pre" and self.pre:
                 self.pre -= 1
-            self.out.end(2)
+            self.out.end(2, drop_marker=tag in _HEADINGS)
         elif tag in _LINE:
-            self.out.end(1)
+            self.out.end(1, drop_marker=tag == "li")
 
     def handle_data(self, data: str) -> None:
         if self.dropped:
