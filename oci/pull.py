@@ -160,11 +160,11 @@ def pull(
     manifest = Manifest.decode(fetched.data, what=f"manifest of {reference}")
     plan = plan_pull(brain, reference, fetched.digest, manifest, modules)
     added: list[OciDigest] = []
-    for blob in plan.missing:
-        client.fetch_blob(blob.digest, blob.size, brain.blobs, progress)
-        added.append(blob.digest)
-    brain.blobs.sync()
     try:
+        for blob in plan.missing:
+            client.fetch_blob(blob.digest, blob.size, brain.blobs, progress)
+            added.append(blob.digest)
+        brain.blobs.sync()
         outcome = install_artifact(
             brain,
             fetched.data,
@@ -177,7 +177,7 @@ def pull(
             guard=None if force else _refuse_divergence(brain),
         )
     except UntrustedArtifactError:
-        # Blobs of a refused artifact do not stay; they are not named by anything.
+        # Nothing a refused artifact brought stays (an interrupted pull, by contrast, keeps its verified blobs).
         for digest in added:
             with contextlib.suppress(FileNotFoundError):
                 brain.blobs.path(digest).unlink()

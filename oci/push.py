@@ -37,6 +37,12 @@ class PushResult(BaseModel):
     bytes_uploaded: int
     replaced: OciDigest | None = None
     forced: bool = False
+    head: OciDigest | None = None
+
+    @property
+    def stale(self) -> bool:
+        """True when the pushed artifact was packed from an older snapshot than the current head."""
+        return self.head is not None and self.head != self.snapshot
 
 
 def local_history(brain: Brain, start: OciDigest) -> set[OciDigest]:
@@ -135,4 +141,5 @@ def push(
         bytes_uploaded=sent,
         replaced=None if replaced == digest else replaced,
         forced=force and replaced is not None and replaced != digest,
+        head=brain.snapshot_digest(),
     )

@@ -68,6 +68,13 @@ def test_push_pull_fetch_inspect_commands(registry: RegistryServer, tmp_path: Pa
     bad = run(tmp_path, "--brain", "src", "push", "no-host-here")
     assert bad.returncode == 3
 
+    with source.writer("tester@example.org") as writer:
+        writer.add(CanonicalBlock(blob=writer.put_blob(b"later"), media_type="text/plain", size=5))
+        writer.commit()
+    stale = run(tmp_path, "--brain", "src", "push", ref)
+    assert stale.returncode == 0 and stale.stdout.strip() == digest
+    assert "brain pack --tag v1" in stale.stderr
+
 
 def test_login_verifies_then_stores_and_never_echoes(auth_registry: RegistryServer, tmp_path: Path) -> None:
     host = auth_registry.host
