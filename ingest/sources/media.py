@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from ingest.sources.problems import BINARY_CONTENT
+from ingest.sources.problems import BINARY_CONTENT, SourceProblem
 
 HEAD_SIZE = 8192
 OCTET_STREAM = "application/octet-stream"
@@ -64,6 +64,12 @@ class MediaGuess(BaseModel):
     media_type: str
     note: str | None = None
     detail: str | None = None
+
+    def problem(self, relpath: str) -> SourceProblem | None:
+        """The note as a reportable `SourceProblem` (kind `note`) for the source at `relpath`, if any."""
+        if self.note is None:
+            return None
+        return SourceProblem(relpath=relpath, code=self.note, detail=self.detail or self.note)
 
 
 def read_head(path: Path, size: int = HEAD_SIZE) -> bytes:

@@ -41,6 +41,9 @@ def test_text_named_binary_is_octet_stream_with_a_note(head: bytes) -> None:
     assert guess.media_type == "application/octet-stream"
     assert guess.note == "binary-content"
     assert guess.detail is not None and "text/plain" in guess.detail
+    problem = guess.problem("junk.txt")
+    assert problem is not None and (problem.code, problem.kind) == ("binary-content", "note")
+    assert sniff(Path("ok.txt"), b"fine").problem("ok.txt") is None
 
 
 def test_multibyte_character_cut_at_the_head_boundary_is_still_text() -> None:
