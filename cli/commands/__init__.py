@@ -10,10 +10,12 @@ import typer
 from cli.commands import init, log, ls, prove, show, status
 from cli.commands import fetch, inspect, login, pull, push
 from cli.commands import pack, tags
+from cli.commands import verify
 
 COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     init.init,
     status.status,
+    verify.verify,
     log.log,
     ls.ls,
     show.show,

@@ -12,7 +12,7 @@ from brain.brain import Brain
 from brain.errors import NotFoundError
 from brain.identity import OciDigest
 from brain.verify import PROBLEM_CODES, Problem, Severity, VerifyReport, verify_brain
-from verify_damage import HEAD, MARKDOWN_BLOB, MARKDOWN_BLOCK, V1_CONFIG, blob_path, copy_brain, reference_source
+from tests.brain.verify_damage import HEAD, MARKDOWN_BLOB, MARKDOWN_BLOCK, V1_CONFIG, blob_path, copy_brain, reference_source
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "problem-codes.md"
 

@@ -9,7 +9,7 @@ import pytest
 
 from brain.errors import BrainUnreadableError
 from brain.verify import Severity, VerifyReport, verify_brain
-from verify_damage import (
+from tests.brain.verify_damage import (
     CANONICAL_COMPOSITION,
     DROPPED_SEMANTIC_BLOCK,
     EPISODE_BLOCK,

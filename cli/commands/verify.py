@@ -1,0 +1,144 @@
+"""`brain verify`: integrity, ledger consistency and resolvability, with exact diagnostics (exit 1 on errors).
+
+The core checks are `brain.verify.verify_brain`; `--deep` hands it the installed normalization pipelines
+of `ingest`, and `--tag` adds `oci.artifact.verify_artifact` and checks the snapshot the artifact packs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import RenderableType
+from rich.text import Text
+
+from brain.errors import BrainError, ProblemsFoundError
+from brain.identity import OciDigest
+from brain.verify import ModuleSummary, Problem, Severity, VerifyReport, verify_brain
+from cli.context import cli_context
+from cli.options import JsonFlag
+from cli.output import Output, Result
+
+if TYPE_CHECKING:
+    from brain.brain import Brain
+
+_STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+class VerifyResult(Result):
+    """The `--json` document: ok, snapshot, modules, problems, then history and artifact details."""
+
+    ok: bool
+    snapshot: str | None
+    modules: dict[str, ModuleSummary]
+    problems: list[Problem]
+    partial_history: bool
+    snapshots_checked: int
+    artifact: str | None = None
+
+
+class InstalledPipelines:
+    """The `--deep` renormalizer: the normalization pipelines `ingest` installs."""
+
+    def installed_version(self, pipeline: str) -> str | None:
+        """The installed version of `pipeline`, or None."""
+        from ingest.normalize import installed_pipelines
+
+        return installed_pipelines().get(pipeline)
+
+    def normalize(self, pipeline: str, source: Path) -> bytes:
+        """The view bytes of the file at `source`."""
+        from ingest.normalize import get_pipeline
+
+        return get_pipeline(pipeline).normalize(source).data
+
+
+def verify(
+    ctx: typer.Context,
+    deep: Annotated[
+        bool, typer.Option("--deep", help="Also re-run each recorded normalization pipeline and compare bytes.")
+    ] = False,
+    tag: Annotated[
+        str | None, typer.Option("--tag", metavar="TAG", help="Check the packed artifact a tag (or manifest digest) names.")
+    ] = None,
+    snapshot: Annotated[
+        str | None, typer.Option("--snapshot", metavar="DIGEST", help="Check this snapshot instead of the head.")
+    ] = None,
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", "-j", min=1, metavar="N", help="Worker processes (default: all cores).")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Check integrity, ledger consistency and resolvability; exit 1 if problems are found."""
+    context = cli_context(ctx)
+    brain = context.open_brain()
+    target = None if snapshot is None else OciDigest.parse(snapshot)
+    artifact_problems: list[Problem] = []
+    manifest = None
+    if tag is not None:
+        manifest, artifact_problems, packed = _check_artifact(brain, tag)
+        if target is None:
+            target = packed
+    if tag is not None and target is None:
+        # The artifact's snapshot is unreadable or not stored here: only the artifact findings count.
+        report = VerifyReport(snapshot=None)
+    else:
+        renormalizer = InstalledPipelines() if deep else None
+        report = verify_brain(brain, snapshot=target, jobs=jobs, renormalizer=renormalizer)
+    report.extend(artifact_problems)
+    result = VerifyResult(artifact=manifest, **report.model_dump(include=set(VerifyResult.model_fields) - {"artifact"}))
+    output = context.output(as_json)
+    output.result(result, lambda r: _render(r, output))
+    if not result.ok:
+        errors = report.count(Severity.ERROR)
+        raise ProblemsFoundError(
+            f"{errors} problem{'s' if errors != 1 else ''} found in {brain.path}",
+            hint="see docs/problem-codes.md for what each code means and what to do",
+        )
+
+
+def _check_artifact(brain: Brain, tag: str) -> tuple[str, list[Problem], OciDigest | None]:
+    """The manifest digest, the artifact's problems, and the snapshot it packs when that is stored here."""
+    from oci.artifact import resolve_manifest, verify_artifact
+    from oci.manifest import Manifest
+
+    digest = resolve_manifest(brain, tag)
+    problems = verify_artifact(brain, tag)
+    try:
+        manifest = Manifest.decode(brain.blobs.get(digest))
+    except BrainError:
+        return str(digest), problems, None  # verify_artifact already says why
+    packed = manifest.source_snapshot if manifest.is_projection else manifest.config.digest
+    if packed is None or not brain.blobs.has(OciDigest.parse(str(packed))):
+        return str(digest), problems, None
+    return str(digest), problems, OciDigest.parse(str(packed))
+
+
+def _render(result: VerifyResult, output: Output) -> Iterable[RenderableType]:
+    if result.artifact is not None:
+        yield f"artifact  {result.artifact}"
+    if result.snapshot is None and result.artifact is None:
+        yield "snapshot  none (empty brain)"
+    elif result.snapshot is not None:
+        history = " (partial history)" if result.partial_history else ""
+        yield f"snapshot  {result.snapshot}  ({result.snapshots_checked} in history checked){history}"
+    if result.modules:
+        table = output.table("module", "blocks", "resolvable", "tombstoned", "missing", "content ok/tomb/miss", "root")
+        for name, module in result.modules.items():
+            b, c = module.blocks, module.content
+            table.add_row(
+                name, str(module.block_count), str(b.resolvable), str(b.tombstoned), str(b.missing),
+                f"{c.resolvable}/{c.tombstoned}/{c.missing}", module.root,
+            )
+        yield table
+    groups: dict[str | None, list[Problem]] = {}
+    for problem in result.problems:
+        groups.setdefault(problem.module, []).append(problem)
+    for module, problems in groups.items():
+        yield Text(f"{module or 'brain'}:", style="bold")
+        for p in problems:
+            yield Text.assemble("  ", (f"{p.severity.value:<7}", _STYLES[p.severity]), f" {p.code}  {p.block or '-'}")
+            yield Text(f"           {p.detail}")
+    yield Text("ok" if result.ok else "problems found", style="bold green" if result.ok else "bold red")
