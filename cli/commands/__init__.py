@@ -11,6 +11,7 @@ from cli.commands import init, log, ls, prove, show, status
 from cli.commands import fetch, inspect, login, pull, push
 from cli.commands import pack, tags
 from cli.commands import verify
+from cli.commands import proposers
 
 COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     init.init,
@@ -27,4 +28,5 @@ COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     fetch.fetch,
     inspect.inspect,
     login.login,
+    proposers.proposers,
 ]
