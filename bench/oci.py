@@ -15,7 +15,7 @@ SECTIONS = ("oci_pack.py", "oci_transfer.py")
 def main() -> None:
     """Run every section; exit non-zero if any missed its targets."""
     here = Path(__file__).resolve().parent
-    failed = [name for name in SECTIONS if subprocess.run([sys.executable, str(here / name), *sys.argv[1:]]).returncode != 0]
+    failed = [name for name in SECTIONS if subprocess.run([sys.executable, str(here / name)]).returncode != 0]
     if failed:
         sys.exit(f"missed targets: {', '.join(failed)}")
 
