@@ -28,7 +28,7 @@ CACHE_DIR = Path("boltzmann") / "cache" / "proposals"
 
 
 def cache_key(proposer: Proposer, task: Task) -> str:
-    """The hex BLAKE3 key of asking `proposer` to do `task`; raises `InvalidInputError` if parameters are not JCS-able."""
+    """The hex BLAKE3 key of asking `proposer` to do `task`; `InvalidInputError` if parameters are not JCS-able."""
     material = {
         "format": CACHE_FORMAT,
         "proposer": {

@@ -174,7 +174,8 @@ def _judge(
     memory_type = _MEMORY_TYPES.get(candidate.memory_type)
     if memory_type not in task.allowed_memory_types:
         allowed = ", ".join(task.allowed_memory_types)
-        issues.append(Issue("memory-type-not-allowed", f"{candidate.memory_type!r} is not allowed (task allows {allowed})"))
+        detail = f"{candidate.memory_type!r} is not allowed (task allows {allowed})"
+        issues.append(Issue("memory-type-not-allowed", detail))
     cited = list(dict.fromkeys(candidate.evidence))
     for cited_id in cited:
         if cited_id != str(task.source):
@@ -206,7 +207,8 @@ def _judge(
     if memory_type is MemoryType.SEMANTIC:
         for target in _relation_targets(payload):
             if not batch.anywhere(target):
-                issues.append(Issue("relation-target-not-found", f"relation target {target} is not a member of any module"))
+                detail = f"relation target {target} is not a member of any module"
+                issues.append(Issue("relation-target-not-found", detail))
     issues.extend(_content_issues(payload.get("content"), batch.context.blob_size))
     if memory_type is MemoryType.SEMANTIC and block is not None and block.schema_version == 3:
         issues.append(Issue("catalog-declaration-not-allowed", "catalog structure (semantic v3) cannot be proposed"))
@@ -239,7 +241,8 @@ def _content_issues(content: Any, blob_size: Callable[[OciDigest], int | None] |
     issues = []
     media_type = content.get("media_type")
     if isinstance(media_type, str) and _BARE_MEDIA_TYPE.fullmatch(media_type) is None:
-        issues.append(Issue("content-mismatch", f"content media type {media_type!r} is not a bare lowercase type/subtype"))
+        detail = f"content media type {media_type!r} is not a bare lowercase type/subtype"
+        issues.append(Issue("content-mismatch", detail))
     blob, size = content.get("blob"), content.get("size")
     if blob_size is not None and is_digest_string(blob) and isinstance(size, int) and not isinstance(size, bool):
         stored = blob_size(OciDigest.parse(blob))

@@ -31,7 +31,9 @@ def _closed(required: dict[str, Any], optional: dict[str, Any] | None = None) ->
     }
 
 
-_PRODUCER = _closed({"kind": {"type": "string", "enum": ["model", "pipeline", "batch", "actor"]}, "id": STRING}, {"version": STRING})
+_PRODUCER = _closed(
+    {"kind": {"type": "string", "enum": ["model", "pipeline", "batch", "actor"]}, "id": STRING}, {"version": STRING}
+)
 _RELATION = _closed({"predicate": STRING, "target": DIGEST})
 _STEP = _closed(
     {"action": STRING},

@@ -137,7 +137,8 @@ def candidate_set_from_json(document: Any, task: Task | None = None) -> Candidat
     try:
         answer = CandidateSet.model_validate(document)
     except ValidationError as e:
-        raise ProposerError("proposer-garbage", f"answer does not follow boltzmann.candidates/v1: {_first(e)}") from None
+        detail = f"answer does not follow boltzmann.candidates/v1: {_first(e)}"
+        raise ProposerError("proposer-garbage", detail) from None
     if task is not None and answer.task_id is not None and answer.task_id != task.task_id:
         raise ProposerError("proposer-garbage", f"answer is for task {answer.task_id!r}, not {task.task_id!r}")
     return answer

@@ -41,7 +41,9 @@ class ExecProposer:
     version = "1"
     model: str | None = None
 
-    def __init__(self, command: str, *, timeout: float = DEFAULT_TIMEOUT, max_output_bytes: int = MAX_ANSWER_BYTES) -> None:
+    def __init__(
+        self, command: str, *, timeout: float = DEFAULT_TIMEOUT, max_output_bytes: int = MAX_ANSWER_BYTES
+    ) -> None:
         try:
             argv = shlex.split(command)
         except ValueError as e:

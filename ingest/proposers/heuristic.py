@@ -77,7 +77,9 @@ class _Scan:
     def subject(self) -> str | None:
         return self.headings[-1][1] if self.headings else None
 
-    def emit(self, memory_type: MemoryType, key: tuple[str, ...], payload: dict[str, Any], lines: tuple[int, int]) -> None:
+    def emit(
+        self, memory_type: MemoryType, key: tuple[str, ...], payload: dict[str, Any], lines: tuple[int, int]
+    ) -> None:
         if memory_type not in self.allowed or key in self.seen or len(self.out) >= MAX_CANDIDATES_PER_SOURCE:
             return
         self.seen.add(key)
@@ -86,7 +88,9 @@ class _Scan:
         if self.page is not None:
             locator = f"p.{self.page} {locator}"
         self.out.append(
-            Candidate(memory_type=memory_type.value, payload=payload, evidence=(str(self.source.block_id),), locator=locator)
+            Candidate(
+                memory_type=memory_type.value, payload=payload, evidence=(str(self.source.block_id),), locator=locator
+            )
         )
 
     def semantic(self, kind: str, label: str, statement: str, lines: tuple[int, int]) -> None:

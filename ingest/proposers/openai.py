@@ -120,7 +120,9 @@ class OpenAIProposer:
         """Propose for many sources with at most `concurrency` requests in flight, in job order."""
         return propose_many(self.propose, jobs, self.concurrency)
 
-    def _ask(self, task: Task, schema: dict[str, Any], text: str, part: tuple[int, int]) -> tuple[CandidateSet, TokenUsage | None]:
+    def _ask(
+        self, task: Task, schema: dict[str, Any], text: str, part: tuple[int, int]
+    ) -> tuple[CandidateSet, TokenUsage | None]:
         where = f" (part {part[0]} of {part[1]})" if part[1] > 1 else ""
         request: dict[str, Any] = {
             "model": self.model,
@@ -161,17 +163,20 @@ class OpenAIProposer:
                 return call()
             except openai.APIStatusError as e:
                 retry = e.status_code in RETRYABLE_STATUS
-                failure = ProposerError("proposer-http", self._scrub(f"{self.base_url} answered HTTP {e.status_code}: {e.message}"))
+                detail = f"{self.base_url} answered HTTP {e.status_code}: {e.message}"
+                failure = ProposerError("proposer-http", self._scrub(detail))
                 wait = _retry_after(e.response.headers)
             except openai.APITimeoutError:
                 retry, wait = True, None
                 failure = ProposerError("proposer-timeout", f"{self.base_url} did not answer within {self.timeout:g} s")
             except openai.APIConnectionError as e:
                 retry, wait = True, None
-                failure = ProposerError("proposer-http", self._scrub(f"cannot reach {self.base_url}: {e.__cause__ or e}"))
+                detail = f"cannot reach {self.base_url}: {e.__cause__ or e}"
+                failure = ProposerError("proposer-http", self._scrub(detail))
             except (openai.APIError, ValueError) as e:
                 # The client raises bare JSON/validation errors for a body it cannot decode.
-                raise ProposerError("proposer-garbage", self._scrub(f"unreadable response from {self.base_url}: {e}")) from None
+                detail = f"unreadable response from {self.base_url}: {e}"
+                raise ProposerError("proposer-garbage", self._scrub(detail)) from None
             if not retry or attempt == self.max_retries:
                 raise failure
             time.sleep(self._delay(attempt, wait))
