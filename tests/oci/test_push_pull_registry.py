@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from brain.blocks import CanonicalBlock
+from brain.blocks import Actor, CanonicalBlock, ProvenanceBlock, RegistrationRecord
 from brain.blocks.memory_type import MemoryType
 from brain.brain import Brain
 from brain.errors import ConflictError, NotFoundError, RemoteError, UntrustedArtifactError
-from brain.identity import OciDigest
+from brain.identity import OciDigest, utc_timestamp
+from brain.verify import verify_brain
 from oci.inspect import inspect
 from oci.pull import open_or_init, pull
 from oci.push import push
@@ -32,11 +33,14 @@ V2_MANIFEST = "sha256:004f409811fb337ad94948e57b795f8969ae12adb54bfce8979d126942
 
 
 def commit_texts(brain: Brain, *texts: str) -> OciDigest:
-    """One commit adding a canonical block (and its source bytes) per text."""
+    """One commit registering a canonical block (its source bytes and a registration record) per text."""
     with brain.writer(ACTOR) as writer:
         for text in texts:
             data = text.encode()
-            writer.add(CanonicalBlock(blob=writer.put_blob(data), media_type="text/plain", size=len(data)))
+            block = CanonicalBlock(blob=writer.put_blob(data), media_type="text/plain", size=len(data))
+            writer.add(block)
+            record = RegistrationRecord(actor=Actor(id=ACTOR, kind="human"), at=utc_timestamp(), block=block.block_id)
+            writer.add(ProvenanceBlock(record=record))
         digest = writer.commit()
     assert digest is not None
     return digest
@@ -58,6 +62,8 @@ def assert_same_brain(pulled: Brain, original_snapshot: OciDigest, original_memb
     for module in pulled.modules().values():
         for block_id in module.block_ids:
             pulled.resolve(block_id)  # re-hashed and decoded
+    report = verify_brain(pulled, jobs=1)
+    assert report.ok, report.problems
 
 
 def test_push_pull_round_trip_and_unchanged_repush(registry: RegistryServer, tmp_path: Path) -> None:
@@ -67,20 +73,20 @@ def test_push_pull_round_trip_and_unchanged_repush(registry: RegistryServer, tmp
     calls: list = []
     client, ref = client_for(registry.host, "roundtrip/brain:v1", calls)
     result = push(brain, ref, client=client)
-    assert result.packed and result.blobs_uploaded == 3 and result.snapshot == snapshot
+    assert result.packed and result.blobs_uploaded == 4 and result.snapshot == snapshot
     assert skopeo_raw_manifest(registry.ref("roundtrip/brain:v1")) == brain.blobs.get(result.digest)
 
     calls.clear()
     again = push(brain, ref, client=client)
-    assert again.digest == result.digest and again.blobs_uploaded == 0 and again.blobs_present == 3
+    assert again.digest == result.digest and again.blobs_uploaded == 0 and again.blobs_present == 4
     methods = [m for m, _, _ in calls]
-    assert methods == ["GET", "HEAD", "HEAD", "HEAD", "PUT"]  # tag check, existence checks, manifest
+    assert methods == ["GET", "HEAD", "HEAD", "HEAD", "HEAD", "PUT"]  # tag check, existence checks, manifest
     assert "/manifests/" in calls[-1][1]
 
     target, created = open_or_init(tmp_path / "pulled" / "new")
     assert created
     pulled = pull(target, ref, client=client_for(registry.host, "roundtrip/brain:v1")[0])
-    assert pulled.head_moved and pulled.blobs_fetched == 3 and pulled.digest == result.digest
+    assert pulled.head_moved and pulled.blobs_fetched == 4 and pulled.digest == result.digest
     assert_same_brain(target, snapshot, member_ids(brain))
     head = target.head()
     assert head is not None and head.origin is not None and head.origin.partial is False
@@ -157,7 +163,7 @@ def test_interrupted_pull_resumes_without_refetching(registry: RegistryServer, f
     calls: list = []
     direct, _ = client_for(registry.host, "resume/brain:v1", calls)
     result = pull(target, ref, client=direct)
-    assert result.blobs_fetched == 1 and result.blobs_reused == 2
+    assert result.blobs_fetched == 1 and result.blobs_reused == 3
     assert [u.rsplit("/", 1)[1] for m, u, _ in calls if m == "GET" and "/blobs/" in u] == [history_digest]
 
 
@@ -171,7 +177,7 @@ def test_selective_pull_and_unknown_module(registry: RegistryServer, tmp_path: P
         pull(target, ref, {MemoryType.SEMANTIC}, client=client)
     assert target.snapshot_digest() is None
     result = pull(target, ref, {MemoryType.CANONICAL}, client=client)
-    assert result.modules == [MemoryType.CANONICAL] and result.head_moved
+    assert result.modules == [MemoryType.CANONICAL, MemoryType.PROVENANCE] and result.head_moved
 
 
 def test_fetch_does_not_move_head_and_inspect_reads_manifest_only(registry: RegistryServer, tmp_path: Path) -> None:
@@ -185,7 +191,7 @@ def test_fetch_does_not_move_head_and_inspect_reads_manifest_only(registry: Regi
     described = inspect(ref, client=client)
     assert [m for m, _, _ in calls] == ["GET", "GET"]
     assert described.digest == pushed.digest and described.snapshot == snapshot and described.history_length == 2
-    assert [(m.memory_type, m.block_count) for m in described.modules] == [(MemoryType.CANONICAL, 3)]
+    assert [(m.memory_type, m.block_count) for m in described.modules] == [(MemoryType.CANONICAL, 3), (MemoryType.PROVENANCE, 3)]
     target = Brain.init(tmp_path / "target")
     result = pull(target, ref, fetch_only=True, client=client)
     assert not result.head_moved and target.snapshot_digest() is None
