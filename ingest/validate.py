@@ -230,9 +230,9 @@ def _relation_targets(payload: dict[str, Any]) -> list[BlockId]:
     relations = payload.get("relations")
     if not isinstance(relations, list):
         return []
-    targets = [r.get("target") for r in relations if isinstance(r, dict)]
     # Malformed targets are the `schema` check's business.
-    return [BlockId.parse(t) for t in dict.fromkeys(targets) if is_digest_string(t)]
+    targets = [r["target"] for r in relations if isinstance(r, dict) and is_digest_string(r.get("target"))]
+    return [BlockId.parse(t) for t in dict.fromkeys(targets)]
 
 
 def _content_issues(content: Any, blob_size: Callable[[OciDigest], int | None] | None) -> list[Issue]:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from brain.blocks import Block, MemoryType
+from brain.blocks import Block
 from brain.identity import BlockId, canonicalize
 from ingest.proposers.base import SourceText
 from ingest.proposers.candidates import Candidate, Task
@@ -168,5 +168,22 @@ def test_garbage_text_never_fails() -> None:
     weird = "\x00\ufeff#\n# \n-\n1.\n```\n" + "é" * 1000 + "\n" + "2026-01-01\n" * 3 + "\f\f"
     for media_type in ("text/plain", "application/pdf"):
         for candidate in _propose(weird, media_type):
-            json.dumps(candidate.payload)
-    assert MemoryType.SEMANTIC.is_proposable
+            Block.from_payload(candidate.memory_type, candidate.payload | {"evidence": list(candidate.evidence)})
+
+
+_LINES = st.sampled_from(
+    ["# Steps", "## How to run", "1. do it", "- FFT: fast", "The X is a y.", "2026-03-14 09:12 met", "", "```",
+     "Intro", "  continued", "To start:", "[2026-02-29] bad", "===", "---", "\f", "It is a trap."]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_LINES | st.text(max_size=40), max_size=30), st.sampled_from(["text/markdown", "application/pdf"]))
+def test_every_candidate_of_any_text_is_a_valid_block(lines: list[str], media_type: str) -> None:
+    candidates = _propose("\n".join(lines), media_type)
+    keys = set()
+    for candidate in candidates:
+        block = Block.from_payload(candidate.memory_type, candidate.payload | {"evidence": list(candidate.evidence)})
+        assert block.schema_version == 1 and candidate.locator
+        keys.add(block.block_id)
+    assert len(keys) == len(candidates)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from brain.blocks import Block, MemoryType, Verdict
 from brain.identity import BlockId
@@ -213,3 +215,25 @@ def test_verdict_rules() -> None:
 def test_context_build_indexes_statements() -> None:
     context = _context()
     assert context.statements[("FFT", "signals", "concept")] == (("FFT is fast.", HELD.block_id),)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-10, 10) | st.floats(allow_nan=False) | st.text(max_size=5)
+    | st.sampled_from([str(SOURCE.block_id), str(HELD.block_id), "concept", "relation", "scheme"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["kind", "label", "statement", "subject", "evidence", "relations", "target", "predicate",
+                         "content", "blob", "media_type", "size", "summary", "occurred_at", "steps", "goal"]),
+        inner, max_size=5),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(["semantic", "procedural", "episodic", "canonical", "x"]),
+    st.dictionaries(st.sampled_from(["kind", "label", "statement", "subject", "evidence", "relations", "content",
+                                     "summary", "occurred_at", "steps", "goal", "scheme"]), _JSON, max_size=6),
+)
+def test_gate_never_crashes_on_any_payload(memory_type: str, payload: dict[str, Any]) -> None:
+    [result] = _run(_candidate(payload, memory_type), context=_context(blob_size=lambda d: 1))
+    assert isinstance(result, ValidatedCandidate) or result.issues
