@@ -1,7 +1,7 @@
 """Wall time of the `brain` console script: startup, and read commands on the reference brain and on a
 larger brain built through the real Writer (medians; no target is set, this tracks regressions).
 
-Usage: python bench/cli.py [blocks] [runs]
+Usage: python bench/cli_read.py [blocks] [runs]
 """
 
 from __future__ import annotations

@@ -42,8 +42,11 @@ def ls(
     brain = context.open_brain()
     modules = brain.modules()
     if wanted is not None and wanted not in modules:
-        modules = {wanted: brain.module(wanted)}  # raises NotFoundError naming the missing module
-    ledger = brain.ledger()
+        brain.module(wanted)  # raises NotFoundError naming the missing module
+    # Accessibility and origins come from provenance records alone; skipping the structural edges
+    # (which would read every semantic and procedural block a second time) keeps ls to one pass.
+    provenance = modules.get(MemoryType.PROVENANCE)
+    ledger = Ledger.of({} if provenance is None else {MemoryType.PROVENANCE: provenance})
     members = [
         Member(
             block_id=block.block_id,
