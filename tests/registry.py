@@ -172,6 +172,8 @@ class FaultyProxy:
 
     upstream: str
     hook: Hook | None = None
+    # Like `hook` but also sees the request headers (for authentication tests); runs first.
+    gate: Callable[[str, str, dict[str, str]], "tuple[int, dict[str, str], bytes] | None"] | None = None
     requests_seen: list[tuple[str, str]] = field(default_factory=list)
     host: str = ""
 
@@ -189,11 +191,16 @@ class FaultyProxy:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 proxy.requests_seen.append((self.command, self.path))
+                answer = proxy.gate(self.command, self.path, dict(self.headers.items())) if proxy.gate else None
+                if answer is not None:
+                    self._reply(*answer)
+                    return
                 action = proxy.hook(self.command, self.path) if proxy.hook else None
                 if isinstance(action, tuple):
                     self._reply(*action)
                     return
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("content-length", "connection")}
+                drop = ("content-length", "connection", "authorization")
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in drop}
                 upstream = requests.request(
                     self.command, f"http://{proxy.upstream}{self.path}", headers=headers, data=body,
                     allow_redirects=False, timeout=30,
@@ -218,7 +225,7 @@ class FaultyProxy:
 
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.host = f"127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
     def stop(self) -> None:

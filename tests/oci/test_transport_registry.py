@@ -165,3 +165,49 @@ def test_basic_auth_registry(auth_registry: RegistryServer) -> None:
     good.ping()
     digest = _push_bytes(good, b"authenticated bytes")
     assert good.blob_size(digest) == len(b"authenticated bytes")
+
+
+def test_bearer_token_flow_through_oras(registry: RegistryServer, faulty_proxy: FaultyProxy) -> None:
+    """A token-auth registry: 401 Bearer challenge, token from the realm with basic creds, then access."""
+    import base64
+
+    good_basic = "Basic " + base64.b64encode(b"alice:s3cret").decode()
+    issued: list[str] = []
+
+    def token_gate(method: str, path: str, headers: dict[str, str]):
+        if path.startswith("/token"):
+            if headers.get("Authorization") != good_basic:
+                return 401, {}, b'{"errors":[{"code":"UNAUTHORIZED"}]}'
+            issued.append(path)
+            return 200, {"Content-Type": "application/json"}, b'{"token":"tok-123"}'
+        if headers.get("Authorization") != "Bearer tok-123":
+            challenge = f'Bearer realm="http://{faulty_proxy.host}/token",service="test",scope="repository:transport/bearer:pull,push"'
+            return 401, {"Www-Authenticate": challenge}, b'{"errors":[{"code":"UNAUTHORIZED"}]}'
+        return None
+
+    faulty_proxy.gate = token_gate
+    ref = parse_reference(f"{faulty_proxy.host}/transport/bearer")
+    client = RegistryClient(ref, Credentials("alice", "s3cret"), retry=FAST)
+    digest = _push_bytes(client, b"behind a token")
+    assert client.blob_size(digest) == len(b"behind a token")
+    assert len(issued) == 1 and "scope=repository" in issued[0]
+    with pytest.raises(RemoteError, match="401") as caught:
+        RegistryClient(ref, Credentials("alice", "wrong"), retry=FAST).ping()
+    assert "wrong" not in str(caught.value)
+
+
+def test_a_silent_server_times_out_and_is_retried() -> None:
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)  # accepts connections (kernel backlog) but never answers
+    try:
+        host = f"127.0.0.1:{listener.getsockname()[1]}"
+        client = RegistryClient(parse_reference(f"{host}/transport/silent"), retry=FAST, timeout=(1.0, 0.3))
+        started = time.monotonic()
+        with pytest.raises(RemoteError, match="unreachable: ReadTimeout"):
+            client.ping()
+        assert time.monotonic() - started < 5
+    finally:
+        listener.close()
