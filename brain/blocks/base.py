@@ -92,8 +92,8 @@ class Block(WireModel):
 
     def _adopt(self, stored: bytes, block_id: BlockId) -> None:
         """Remember verified stored bytes and their id (decoder use only)."""
-        self._canonical = stored
-        self._block_id = block_id
+        # Straight into the private store: pydantic's __setattr__ is a measurable share of a decode.
+        self.__pydantic_private__.update(_canonical=stored, _block_id=block_id)  # type: ignore[union-attr]
 
 
 class TypedBlock(Block):

@@ -18,6 +18,7 @@ from brain.blocks.schemas import REGISTERED_VERSIONS, payload_problems, select_s
 from brain.blocks.semantic import SemanticBlock
 from brain.errors import InvalidInputError
 from brain.identity import BlockId, canonicalize
+from brain.identity.jcs import canonicalize_parsed
 
 TYPED_V1: dict[MemoryType, type[TypedBlock]] = {
     MemoryType.CANONICAL: CanonicalBlock,
@@ -59,7 +60,12 @@ def decode_block(data: bytes, expected: BlockId | None = None) -> Block:
             block = GenericBlock(memory_type=memory_type, schema_version=version, payload=payload)
     except ValidationError as e:
         raise BlockDecodeError(f"invalid {memory_type} v{version} payload: {_first_error(e)}") from None
-    if block.canonical_bytes() != data:
+    # Step 9 without re-serializing the model: the parsed envelope must already be in JCS form, and the
+    # model must hold exactly the parsed payload (nothing dropped, such as an explicit null, or coerced).
+    canonical = canonicalize_parsed(envelope)
+    if canonical != data:
+        raise BlockDecodeError(_canonical_difference(canonical, data))
+    if block.payload() != payload:
         raise BlockDecodeError(_canonical_difference(block.canonical_bytes(), data))
     block._adopt(data, actual)
     return block

@@ -24,10 +24,15 @@ _FOUR_BYTE_LEAD = re.compile(rb"[\xf0-\xf4]")
 def canonicalize(value: Any) -> bytes:
     """The JCS bytes of `value`; refuses floats, unsafe integers, non-string keys and lone surrogates."""
     _check_value(value, "$")
+    return canonicalize_parsed(value)
+
+
+def canonicalize_parsed(value: Any) -> bytes:
+    """The JCS bytes of a value `parse_strict` returned (already free of what JCS refuses): no re-check walk."""
     try:
         # Fast path: for checked values, sorted-key json.dumps is byte-identical to JCS except for key order
         # around characters above U+FFFF (UTF-16 vs code-point order); any 4-byte UTF-8 sequence defers to rfc8785.
-        fast = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
+        fast = _ENCODER.encode(value).encode("utf-8")
         if _FOUR_BYTE_LEAD.search(fast) is None:
             return fast
         return rfc8785.dumps(value)
@@ -100,6 +105,13 @@ def _refuse_lone_surrogates(value: Any) -> None:
             _refuse_lone_surrogates(item)
 
 
+# Built once: constructing a decoder per call costs as much as parsing a small block.
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_unique_keys, parse_float=_refuse_float, parse_int=_checked_int, parse_constant=_refuse_constant
+)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
 def parse_strict(data: bytes) -> Any:
     """Parse RFC 8259 JSON the way the protocol reads: strict UTF-8, no BOM, no duplicate keys,
     no NaN/Infinity, no lone surrogates, no floats, integers within ±(2^53−1)."""
@@ -113,13 +125,7 @@ def parse_strict(data: bytes) -> Any:
     except UnicodeDecodeError as e:
         raise CanonicalFormError(f"not valid UTF-8 at byte {e.start}") from None
     try:
-        value = json.loads(
-            text,
-            object_pairs_hook=_unique_keys,
-            parse_float=_refuse_float,
-            parse_int=_checked_int,
-            parse_constant=_refuse_constant,
-        )
+        value = _DECODER.decode(text)
     except json.JSONDecodeError as e:
         raise CanonicalFormError(f"not JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
     except RecursionError:

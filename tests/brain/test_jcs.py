@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from brain.errors import CanonicalFormError
 from brain.identity import MAX_SAFE_INTEGER, canonicalize, is_canonical, parse_strict
+from brain.identity.jcs import canonicalize_parsed
 
 
 @pytest.mark.parametrize(
@@ -118,3 +119,4 @@ def test_parse_then_canonicalize_is_a_fixed_point(value: object) -> None:
     data = canonicalize(value)
     assert parse_strict(data) == value
     assert canonicalize(parse_strict(data)) == data and is_canonical(data)
+    assert canonicalize_parsed(parse_strict(data)) == data
