@@ -70,15 +70,30 @@ def _candidate(memory_type: str) -> dict[str, Any]:
     )
 
 
-def candidates_json_schema(memory_types: tuple[str, ...] = ("episodic", "procedural", "semantic")) -> dict[str, Any]:
-    """The answer schema, narrowed to candidates of `memory_types` (a task's allowed types)."""
-    return _closed(
+def candidates_json_schema(
+    memory_types: tuple[str, ...] = ("episodic", "procedural", "semantic"), *, constraints: bool = True
+) -> dict[str, Any]:
+    """The answer schema, narrowed to candidates of `memory_types` (a task's allowed types).
+
+    Without `constraints`, `pattern` and `minItems` are left out: the most portable structured-output subset
+    (some OpenAI-compatible servers refuse them); the gate enforces both anyway.
+    """
+    schema = _closed(
         {
             "schema_version": {"type": "string", "enum": ["boltzmann.candidates/v1"]},
             "candidates": {"type": "array", "items": {"anyOf": [_candidate(t) for t in sorted(memory_types)]}},
         },
         {"task_id": STRING, "producer": _PRODUCER},
     )
+    return schema if constraints else _without_constraints(schema)
+
+
+def _without_constraints(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _without_constraints(v) for k, v in schema.items() if k not in ("pattern", "minItems")}
+    if isinstance(schema, list):
+        return [_without_constraints(v) for v in schema]
+    return schema
 
 
 CANDIDATES_JSON_SCHEMA: dict[str, Any] = candidates_json_schema()

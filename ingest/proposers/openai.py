@@ -1,7 +1,7 @@
 """`openai`: any OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, vLLM, llama.cpp) as a proposer.
 
 Requests use structured output (`response_format` json_schema, `strict: true`) with the answer schema
-narrowed to the task's allowed types. The answer is parsed as hostile input like any other; the producer
+narrowed to the task's allowed types, in its most portable form (no `pattern`/`minItems`). The answer is parsed as hostile input like any other; the producer
 it names is replaced by `{"kind": "model", "id": <model>}` (a model cannot vouch for itself).
 
 Retries are ours, not the client's (`max_retries=0`), so the policy is explicit and tested: 429, 5xx,
@@ -106,7 +106,7 @@ class OpenAIProposer:
     def propose(self, task: Task, source: SourceText) -> ProposalResult:
         """Ask the model about one source (in chunks when long); raises `ProposerError`."""
         chunks = split_text(source.text, self.max_input_chars)
-        schema = candidates_json_schema(tuple(m.value for m in task.allowed_memory_types))
+        schema = candidates_json_schema(tuple(m.value for m in task.allowed_memory_types), constraints=False)
         candidates, usages = [], []
         for index, chunk in enumerate(chunks):
             answer, usage = self._ask(task, schema, chunk, (index + 1, len(chunks)))
