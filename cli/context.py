@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from brain.brain import Brain
 from brain.errors import InvalidInputError, UsageError
 from brain.identity import actor_id_problem, validate_actor_id
 from cli.output import Output
 
 if TYPE_CHECKING:
-    from brain.brain import Brain
     from brain.writer import Writer
 
 DEFAULT_BRAIN_DIR = Path("brain")
@@ -43,8 +43,6 @@ class CliContext:
 
     def open_brain(self) -> Brain:
         """Open the brain at `--brain` for reading (raises `NotABrainError` when there is none)."""
-        from brain.brain import Brain
-
         return Brain.open(self.brain_path)
 
     def writer(self, brain: Brain) -> Writer:

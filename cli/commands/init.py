@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from brain.brain import Brain
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Result
@@ -17,8 +18,6 @@ class InitResult(Result):
 
 def init(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Create an empty brain at --brain (refuses an existing one)."""
-    from brain.brain import Brain
-
     context = cli_context(ctx)
     Brain.init(context.brain_path)
     result = InitResult(brain=str(context.brain_path))

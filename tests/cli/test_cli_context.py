@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from brain.errors import InvalidInputError, UsageError
+from brain.brain import Brain
+from brain.errors import InvalidInputError, LockTimeoutError, UsageError
 from brain.identity import actor_id_problem
 from cli.context import CliContext, resolve_actor
 
@@ -61,3 +62,17 @@ def test_actor_is_resolved_lazily_once(no_git_identity: Path, monkeypatch: pytes
     with pytest.raises(UsageError):
         context.actor()
     assert CliContext(actor_option="org/curator").actor() == "org/curator"
+
+
+def test_writer_uses_actor_and_lock_timeout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    brain = Brain.init(tmp_path / "b")
+    context = CliContext(actor_option="curator@example.org", lock_timeout=0.2)
+    with brain.writer("holder@example.org"):
+        with pytest.raises(LockTimeoutError, match="gave up after 0.2s"):
+            with context.writer(brain):
+                pass
+    assert capsys.readouterr().err.startswith("waiting for writer pid")
+    with context.writer(brain) as writer:
+        assert writer.actor == "curator@example.org"
+    with pytest.raises(InvalidInputError):
+        CliContext(actor_option="Curator@example.org").writer(brain)
