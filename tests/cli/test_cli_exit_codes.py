@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from brain.brain import Brain
 from brain.identity import BlockId
 from cli.context import CliContext
-from tests.cli.conftest import TWIN_PREFIX, BrainRunner, assert_one_line_error
+from tests.cli.conftest import BRAIN_EXE, TWIN_PREFIX, BrainRunner, assert_one_line_error
 
 
 def test_console_script_exit_codes(brain_exe: BrainRunner, reference_brain: Path, tmp_path: Path) -> None:
@@ -47,3 +48,15 @@ def test_interrupt_exits_130(brain: BrainRunner, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(CliContext, "open_brain", interrupted)
     run = brain("log")
     assert run.code == 130 and "Traceback" not in run.stderr
+
+
+def test_closed_stdout_exits_141_quietly(reference_brain: Path) -> None:
+    process = subprocess.Popen(
+        [str(BRAIN_EXE), "--brain", str(reference_brain), "ls", "--all"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader is gone before the first byte, like `brain ls | true`
+    assert process.wait(timeout=60) == 141
+    assert process.stderr.read() == b""
