@@ -101,6 +101,9 @@ class _Scan:
 
     def episode(self, text: str, line: int) -> bool:
         found = rules.dated(text)
+        if found is None and text[:1].isdigit():
+            day = next((d for _, t in reversed(self.headings) if (d := rules.date_in(t)) is not None), None)
+            found = rules.clock_line(text, day) if day is not None else None
         if found is None:
             return False
         occurred_at, summary = found
@@ -156,16 +159,19 @@ class _Scan:
             elif not item.ordered and (term := rules.term_item(item.text)) is not None:
                 claimed = True
                 self.semantic("concept", term[0], term[1], (item.first, item.last))
-        label = lead_in or self.subject
-        if claimed or len(items) < 2 or label is None or not (ordered or rules.looks_procedural(label)):
+        announced = lead_in or self.subject
+        if claimed or len(items) < 2 or announced is None or not (ordered or rules.looks_procedural(announced)):
             return
+        # "## Steps" under "# Deploying Lumen" is the procedure "Deploying Lumen".
+        titles = [title for _, title in self.headings if not rules.is_generic_title(title)]
+        label = lead_in if lead_in is not None else titles[-1] if titles else announced
         payload: dict[str, Any] = {
             "label": label,
             "goal": rules.procedure_goal(label),
             "steps": [{"action": rules.clean(item.text)} for item in items],
         }
         # The subject is the heading the procedure sits under (its parent heading when it is the label).
-        subjects = [title for _, title in self.headings if title != label]
+        subjects = [title for title in titles if title != label]
         if subjects:
             payload["subject"] = subjects[-1]
         self.emit(MemoryType.PROCEDURAL, ("procedural", label), payload, (items[0].first, items[-1].last))

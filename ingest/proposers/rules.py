@@ -24,7 +24,7 @@ _DEFINITION = re.compile(
     re.DOTALL,
 )
 _ARTICLE_START = re.compile(r"(?:a|an|the)\s", re.IGNORECASE)
-_TERM_ITEM = re.compile(r"(?P<label>[^:]{1,80}?)\s*(?::|\s[—–]\s)\s*(?P<definition>\S.*)")
+_TERM_ITEM = re.compile(r"(?P<label>[^:]{1,80}?)\s*(?::\s|\s[—–]\s)\s*(?P<definition>\S.*)")
 _NOT_A_TERM = re.compile(r"(?:step|phase|stage|note|tip|warning|caution|example|todo|see|e\.g|i\.e)\b", re.I)
 _DATED = re.compile(
     r"[\[(]?(?P<y>[0-9]{4})-(?P<mo>[0-9]{2})-(?P<d>[0-9]{2})"
@@ -32,6 +32,9 @@ _DATED = re.compile(
     r"(?P<tz>Z|[+-][0-9]{2}:?[0-9]{2})?)?[\])]?"
     r"(?=$|[\s:,;|)\]–—-])"
 )
+_CLOCK = re.compile(r"(?P<h>[0-9]{1,2}):(?P<mi>[0-9]{2})(?::(?P<s>[0-9]{2}))?(?:\s*(?:UTC|Z))?(?=$|[\s:,;|)\]–—-])")
+_DATE_IN_TEXT = re.compile(r"(?<![0-9])([0-9]{4})-([0-9]{2})-([0-9]{2})(?![0-9])")
+_GENERIC_TITLE = re.compile(r"(?:steps|procedure|process|checklist|instructions|how[ -]to|usage)", re.IGNORECASE)
 _SUMMARY_LEAD = re.compile(r"[\s:,;|\-–—)\]]+")
 _SENTENCE = re.compile(r"(?:[^.!?]|[.!?](?!\s|$))+[.!?]?")
 _PROCEDURE_CUE = re.compile(
@@ -91,7 +94,7 @@ def term_item(item: str) -> tuple[str, str] | None:
     if match is None:
         return None
     label = clean(match["label"])
-    if not label or len(label.split()) > 6 or _NOT_A_TERM.match(label) or label[-1] in ".!?":
+    if not any(c.isalpha() for c in label) or len(label.split()) > 6 or _NOT_A_TERM.match(label) or label[-1] in ".!?":
         return None
     statement = clean(item)
     if len(statement) > MAX_STATEMENT_CHARS or not any(c.isalnum() for c in match["definition"]):
@@ -127,6 +130,37 @@ def dated(line: str) -> tuple[str, str] | None:
     if not any(c.isalpha() for c in summary) or len(summary) > MAX_STATEMENT_CHARS:
         return None
     return f"{moment.year:04d}-{moment:%m-%dT%H:%M:%S}Z", summary
+
+
+def date_in(text: str) -> str | None:
+    """The first valid `YYYY-MM-DD` date mentioned anywhere in `text` (e.g. a heading), as given."""
+    for match in _DATE_IN_TEXT.finditer(text):
+        if _valid_date(int(match[1]), int(match[2]), int(match[3])):
+            return match[0]
+    return None
+
+
+def clock_line(line: str, date: str) -> tuple[str, str] | None:
+    """`(occurred_at, summary)` for a time-only line ("09:12 the deploy started") on a known `date` (UTC)."""
+    if not line or not line[0].isdigit():
+        return None
+    match = _CLOCK.match(line)
+    if match is None:
+        return None
+    return dated(f"{date}T{int(match['h']):02d}:{match['mi']}:{match['s'] or '00'}Z{line[match.end():]}")
+
+
+def _valid_date(year: int, month: int, day: int) -> bool:
+    try:
+        datetime(year, month, day)
+    except ValueError:
+        return False
+    return True
+
+
+def is_generic_title(title: str) -> bool:
+    """Headings like "Steps" or "Checklist" that name a list, not what it achieves."""
+    return _GENERIC_TITLE.fullmatch(title.strip().rstrip(":")) is not None
 
 
 def procedure_goal(label: str) -> str:

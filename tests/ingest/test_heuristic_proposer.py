@@ -113,6 +113,19 @@ def test_procedures_need_two_items_a_label_and_a_cue_for_bullets() -> None:
     assert _propose("## Installation\n\n- get python\n- pip install brain\n")[0].memory_type == "procedural"
 
 
+def test_generic_step_headings_take_the_section_title() -> None:
+    text = "# Deploying Lumen\n\n## Steps\n\n1. drain a shard\n2. replace the image\n"
+    [procedure] = _propose(text)
+    assert procedure.payload["label"] == "Deploying Lumen" and "subject" not in procedure.payload
+
+
+def test_time_only_lines_take_the_date_of_a_heading() -> None:
+    text = "# Incident on 2026-03-14\n\n## Timeline\n\n- 09:12 deploy started\n- 9:15:30 UTC alert fired\n- 25:00 no\n"
+    found = [(c.payload["occurred_at"], c.payload["summary"]) for c in _propose(text)]
+    assert found == [("2026-03-14T09:12:00Z", "deploy started"), ("2026-03-14T09:15:30Z", "alert fired")]
+    assert _propose("# Timeline\n\n09:12 deploy started\n") == []
+
+
 def test_dedupe_within_one_source_keeps_first() -> None:
     found = _propose("Kubernetes is an orchestrator.\n\nKubernetes is a platform.\n")
     assert [c.payload["statement"] for c in found] == ["Kubernetes is an orchestrator."]
@@ -159,6 +172,7 @@ def test_dated_rule(line: str, expected: tuple[str, str] | None) -> None:
 
 def test_small_rules() -> None:
     assert term_item("Step 1: do it") is None
+    assert term_item("09:12 the deploy started") is None
     assert term_item("API — application programming interface") == ("API", "API — application programming interface")
     assert procedure_goal("How to Build") == "Build"
     assert sentences("One is a. Two! e.g.x") == [(0, 9), (10, 14), (15, 20)]
