@@ -69,7 +69,9 @@ def realistic_block(i: int, rnd: random.Random) -> Block:
     target = BlockId.of(f"block {i}".encode())
     kind = i % 10
     if kind == 0:
-        return CanonicalBlock(blob=OciDigest.of(f"bytes {i}".encode()), media_type="text/markdown", size=rnd.randrange(10**6))
+        return CanonicalBlock(
+            blob=OciDigest.of(f"bytes {i}".encode()), media_type="text/markdown", size=rnd.randrange(10**6)
+        )
     if kind in (1, 2):
         return SemanticBlock(
             kind="fact",
@@ -87,14 +89,22 @@ def realistic_block(i: int, rnd: random.Random) -> Block:
             evidence=evidence,
         )
     if kind == 4:
-        return EpisodicBlock(summary=f"Seminar {i} derived the heat equation", occurred_at=AT, participants=("alex",), evidence=evidence)
+        return EpisodicBlock(
+            summary=f"Seminar {i} derived the heat equation", occurred_at=AT, participants=("alex",), evidence=evidence
+        )
     if kind in (5, 6):
         return ProvenanceBlock(record=RegistrationRecord(actor=ACTOR, at=AT, block=target, license="CC-BY-4.0"))
     if kind in (7, 8):
         return ProvenanceBlock(
-            record=DerivationRecord(actor=ACTOR, at=AT, block=target, derived_from=evidence, producer=PRODUCER, locator=f"L{i}")
+            record=DerivationRecord(
+                actor=ACTOR, at=AT, block=target, derived_from=evidence, producer=PRODUCER, locator=f"L{i}"
+            )
         )
-    return ProvenanceBlock(record=ValidationRecord(actor=ACTOR, at=AT, block=target, verdict="validated", checks=("evidence-found", "schema")))
+    return ProvenanceBlock(
+        record=ValidationRecord(
+            actor=ACTOR, at=AT, block=target, verdict="validated", checks=("evidence-found", "schema")
+        )
+    )
 
 
 def bench_merkle(count: int) -> None:
@@ -118,7 +128,11 @@ def bench_decode(count: int) -> None:
             for name in names:
                 Block.decode((directory / name).read_bytes(), BlockId(name))
 
-        report(f"read + Block.decode + re-hash of {len(names):,} blocks", median_seconds(decode_all), 10.0 * count / 100_000)
+        report(
+            f"read + Block.decode + re-hash of {len(names):,} blocks",
+            median_seconds(decode_all),
+            10.0 * count / 100_000,
+        )
 
 
 # ==== 3. open a 100k-block brain + status (owner: store/Brain engineer) ====================================

@@ -1,6 +1,5 @@
 """brain: build, verify and publish Boltzmann Protocol v1 brains; the protocol core and its one store."""
 
-from brain.brain import Brain
 from brain.blocks import (
     CanonicalBlock,
     EpisodicBlock,
@@ -10,6 +9,7 @@ from brain.blocks import (
     SemanticKind,
     Step,
 )
+from brain.brain import Brain
 from brain.identity import BlockId, MerkleRoot, OciDigest, utc_timestamp
 
 __all__ = [

@@ -7,8 +7,8 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, ValidationError, model_validator
 
-from brain.blocks.fields import NonEmptyText, Text, Timestamp, WireModel
 from brain.blocks.document import JcsDocument, check_boltzmann, read_json_object
+from brain.blocks.fields import NonEmptyText, Text, Timestamp, WireModel
 from brain.composition import DocumentDecodeError, ModuleRef
 from brain.identity import MAX_SAFE_INTEGER, OciDigest, canonicalize
 
@@ -145,7 +145,9 @@ class Snapshot(_Document):
             raise SnapshotDecodeError("snapshot has both parent and parents")
         parents = document.get("parents")
         if isinstance(parents, list) and len(parents) < 2:
-            raise SnapshotDecodeError(f"snapshot parents has {len(parents)} entries; it needs two or more (one is parent)")
+            raise SnapshotDecodeError(
+                f"snapshot parents has {len(parents)} entries; it needs two or more (one is parent)"
+            )
         for required in ("created_at", "modules"):
             if required not in document:
                 raise SnapshotDecodeError(f"snapshot has no {required}")

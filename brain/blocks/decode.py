@@ -103,5 +103,5 @@ def _canonical_difference(canonical: bytes, stored: bytes) -> str:
     at = next((i for i, (a, b) in pairs if a != b), min(len(canonical), len(stored)))
     return (
         f"not in canonical jcs/1 form: re-serialization differs from the stored bytes at byte {at} "
-        f"(stored {stored[at:at + 16]!r}, canonical {canonical[at:at + 16]!r})"
+        f"(stored {stored[at : at + 16]!r}, canonical {canonical[at : at + 16]!r})"
     )

@@ -50,7 +50,9 @@ def payload_problems(memory_type: MemoryType, version: int, payload: Any) -> lis
     Beyond the registry: values must be `jcs/1`-serializable and an episodic range must not run backwards.
     """
     schema_of(memory_type, version)
-    errors = sorted(_validator(memory_type, version).iter_errors(payload), key=lambda e: list(map(str, e.absolute_path)))
+    errors = sorted(
+        _validator(memory_type, version).iter_errors(payload), key=lambda e: list(map(str, e.absolute_path))
+    )
     problems = [f"{_where(error.absolute_path)}: {error.message}" for error in errors]
     try:
         canonicalize(payload)

@@ -11,7 +11,14 @@ from pydantic import Field, StringConstraints
 from brain.blocks.fields import WireModel
 from brain.errors import NotFoundError
 from brain.identity import MAX_SAFE_INTEGER, BlockId, MerkleRoot
-from brain.merkle.tree import leaf_hash, leaf_hashes_of_sorted_hex, member_hexes, node_hash, root_of_nodes, sorted_distinct
+from brain.merkle.tree import (
+    leaf_hash,
+    leaf_hashes_of_sorted_hex,
+    member_hexes,
+    node_hash,
+    root_of_nodes,
+    sorted_distinct,
+)
 
 HexHash = Annotated[str, StringConstraints(strict=True, pattern=r"^[0-9a-f]{64}$")]
 
@@ -57,7 +64,9 @@ def inclusion_proof_of_sorted_hex(hexes: Sequence[str], target: BlockId) -> Incl
     if index == len(hexes) or hexes[index] != target.hex:
         raise NotFoundError(f"{target} is not a member of the set ({len(hexes)} block ids)")
     path = _audit_path(leaf_hashes_of_sorted_hex(hexes), index)
-    return InclusionProof(block_id=target, leaf_index=index, tree_size=len(hexes), audit_path=tuple(p.hex() for p in path))
+    return InclusionProof(
+        block_id=target, leaf_index=index, tree_size=len(hexes), audit_path=tuple(p.hex() for p in path)
+    )
 
 
 def _audit_path(leaves: list[bytes], index: int) -> list[bytes]:

@@ -53,9 +53,18 @@ def test_spec_example_canonical_block_bytes_and_id() -> None:
 @pytest.mark.parametrize(
     ("payload", "expected"),
     [
-        ({"kind": "fact", "label": "x", "statement": "y"}, "3f2965b3dc09e2af1260904ec8967a9e4e67b3c6b8053083f6e8896d3f29ce7d"),
-        ({"kind": "fact", "label": "x", "statement": "y", "subject": None}, "3f2965b3dc09e2af1260904ec8967a9e4e67b3c6b8053083f6e8896d3f29ce7d"),
-        ({"aliases": [], "kind": "fact", "label": "x", "statement": "y"}, "e5b8c8921cafb29b105da807b81a633de9a71a886230e109a4e24f2530feae83"),
+        (
+            {"kind": "fact", "label": "x", "statement": "y"},
+            "3f2965b3dc09e2af1260904ec8967a9e4e67b3c6b8053083f6e8896d3f29ce7d",
+        ),
+        (
+            {"kind": "fact", "label": "x", "statement": "y", "subject": None},
+            "3f2965b3dc09e2af1260904ec8967a9e4e67b3c6b8053083f6e8896d3f29ce7d",
+        ),
+        (
+            {"aliases": [], "kind": "fact", "label": "x", "statement": "y"},
+            "e5b8c8921cafb29b105da807b81a633de9a71a886230e109a4e24f2530feae83",
+        ),
     ],
 )
 def test_spec_optional_and_empty_list_ids(payload: dict, expected: str) -> None:
@@ -140,7 +149,13 @@ def test_digest_fields_accept_the_right_kind_only() -> None:
     view = NormalizedView(blob=BLOB, media_type="text/plain", size=1)
     assert CanonicalBlock(blob=BLOB, media_type="text/plain", size=1, normalized_view=view).payload()["normalized_view"]
     with pytest.raises(ValidationError):
-        SemanticBlock(kind="fact", label="x", statement="y", relations=(Relation(predicate="p", target=BLOB),), evidence=(OciDigest.parse(ID_A),))
+        SemanticBlock(
+            kind="fact",
+            label="x",
+            statement="y",
+            relations=(Relation(predicate="p", target=BLOB),),
+            evidence=(OciDigest.parse(ID_A),),
+        )
 
 
 @pytest.mark.parametrize(
@@ -160,7 +175,10 @@ def test_digest_fields_accept_the_right_kind_only() -> None:
 )
 def test_episodic_timestamps(occurred_at: str, ended_at: str | None, ok: bool) -> None:
     if ok:
-        assert EpisodicBlock(summary="s", occurred_at=occurred_at, ended_at=ended_at).payload()["occurred_at"] == occurred_at
+        assert (
+            EpisodicBlock(summary="s", occurred_at=occurred_at, ended_at=ended_at).payload()["occurred_at"]
+            == occurred_at
+        )
     else:
         with pytest.raises(ValidationError):
             EpisodicBlock(summary="s", occurred_at=occurred_at, ended_at=ended_at)
@@ -185,7 +203,9 @@ def test_provenance_records_and_actor_ids_read_leniently() -> None:
     with pytest.raises(ValidationError):
         ValidationRecord(actor=ACTOR, at=AT, block=ID_A, verdict=Verdict.VALIDATED, checks=())
     with pytest.raises(ValidationError):
-        RemovalRecord(actor=ACTOR, at=AT, blocks=(ID_A,), mechanism=RemovalMechanism.DROP, memory_type="semantic", reason="")
+        RemovalRecord(
+            actor=ACTOR, at=AT, blocks=(ID_A,), mechanism=RemovalMechanism.DROP, memory_type="semantic", reason=""
+        )
     removal = RemovalRecord(
         actor=ACTOR, at=AT, blocks=(ID_A,), mechanism="tombstone", memory_type="canonical", reason="redacted"
     )
@@ -217,7 +237,14 @@ COLLABORATOR = {"id": "acme/helper", "kind": "agent", "model": "acme/model-1"}
         ("procedural", {"label": "l", "goal": "g", "steps": [{"action": "a"}], "content": CONTENT}, 2),
         (
             "provenance",
-            {"record": {"record_type": "registration", "actor": {"id": "a@b.org", "kind": "human"}, "at": AT, "block": ID_A}},
+            {
+                "record": {
+                    "record_type": "registration",
+                    "actor": {"id": "a@b.org", "kind": "human"},
+                    "at": AT,
+                    "block": ID_A,
+                }
+            },
             1,
         ),
         (
@@ -257,7 +284,13 @@ def test_from_payload_refusals_name_the_problem() -> None:
 
 
 def test_provenance_record_type_is_required_even_where_the_registry_defaults_it() -> None:
-    record = {"actor": {"id": "a@b.org", "kind": "human"}, "at": AT, "block": ID_A, "origin": "x", "assisted_by": [COLLABORATOR]}
+    record = {
+        "actor": {"id": "a@b.org", "kind": "human"},
+        "at": AT,
+        "block": ID_A,
+        "origin": "x",
+        "assisted_by": [COLLABORATOR],
+    }
     problems = payload_problems(MemoryType.PROVENANCE, 2, {"record": record})
     assert problems == ["payload.record: record_type is required"]
     assert select_schema_version(MemoryType.PROVENANCE, {"record": record}) is None

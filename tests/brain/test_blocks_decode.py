@@ -75,7 +75,10 @@ def test_hash_mismatch_is_checked_first(data: bytes, message: str) -> None:
         (_mutate(b'"sha256:e038', b'"sha256:E038'), "payload.blob"),
         (_mutate(b',"size":62', b',"size":62,"normalized_view":null'), "canonical jcs/1 form"),
         (_mutate(b'"size":62', b'"size" : 62'), "canonical jcs/1 form"),
-        (_mutate(b'"media_type":"application/pdf","size":62', b'"size":62,"media_type":"application/pdf"'), "canonical"),
+        (
+            _mutate(b'"media_type":"application/pdf","size":62', b'"size":62,"media_type":"application/pdf"'),
+            "canonical",
+        ),
         (_mutate(b'"application/pdf"', b'"application\\/pdf"'), "canonical jcs/1 form"),
         (_mutate(b'"application/pdf"', b'"\\u0061pplication/pdf"'), "canonical jcs/1 form"),
         (GOOD + b"\n", "canonical jcs/1 form"),
@@ -89,8 +92,13 @@ def test_refusals(data: bytes, message: str) -> None:
 
 def _envelope(memory_type: str, payload: bytes, version: int = 1) -> bytes:
     return (
-        b'{"boltzmann":1,"memory_type":"' + memory_type.encode() + b'","payload":' + payload
-        + b',"schema_version":' + str(version).encode() + b',"serialization":"jcs/1"}'
+        b'{"boltzmann":1,"memory_type":"'
+        + memory_type.encode()
+        + b'","payload":'
+        + payload
+        + b',"schema_version":'
+        + str(version).encode()
+        + b',"serialization":"jcs/1"}'
     )
 
 
@@ -98,10 +106,26 @@ def _envelope(memory_type: str, payload: bytes, version: int = 1) -> bytes:
     ("data", "message"),
     [
         (_envelope("semantic", b"[]"), "payload must be a JSON object"),
-        (_envelope("episodic", b'{"ended_at":"2026-01-01T00:00:00Z","occurred_at":"2026-01-02T00:00:00Z","summary":"s"}'), "before"),
-        (_envelope("provenance", b'{"record":{"actor":{"id":"a@b.org","kind":"human"},"at":"2026-01-01T00:00:00Z","block":"sha256:' + b"0" * 64 + b'"}}'), "record_type|tag"),
+        (
+            _envelope(
+                "episodic", b'{"ended_at":"2026-01-01T00:00:00Z","occurred_at":"2026-01-02T00:00:00Z","summary":"s"}'
+            ),
+            "before",
+        ),
+        (
+            _envelope(
+                "provenance",
+                b'{"record":{"actor":{"id":"a@b.org","kind":"human"},"at":"2026-01-01T00:00:00Z","block":"sha256:'
+                + b"0" * 64
+                + b'"}}',
+            ),
+            "record_type|tag",
+        ),
         (_envelope("semantic", b'{"kind":"fact","label":"x","statement":"y"}', 2), None),
-        (_envelope("semantic", b'{"kind":"fact","label":"x","statement":"y","subject":null}', 2), "canonical jcs/1 form"),
+        (
+            _envelope("semantic", b'{"kind":"fact","label":"x","statement":"y","subject":null}', 2),
+            "canonical jcs/1 form",
+        ),
         (_envelope("semantic", b'{"kind":"fact","label":"x"}', 2), "semantic v2 payload"),
         (_envelope("procedural", b'{"goal":"g","label":"l","steps":[]}'), "payload.steps"),
     ],

@@ -37,7 +37,9 @@ def test_spec_composition_bytes_digest_and_root() -> None:
 @pytest.mark.parametrize("ids", [[], [A], [A, B, C]])
 def test_hand_built_bytes_equal_the_jcs_serializer(memory_type: MemoryType, ids: list[BlockId]) -> None:
     composition = Composition.of(memory_type, ids)
-    assert composition.to_bytes() == canonicalize(composition.to_json() | {"boltzmann": 1, "layout": "rfc6962-sorted/1"})
+    assert composition.to_bytes() == canonicalize(
+        composition.to_json() | {"boltzmann": 1, "layout": "rfc6962-sorted/1"}
+    )
     assert Composition(memory_type=memory_type, block_ids=composition.block_ids) == composition
 
 
@@ -89,7 +91,13 @@ def _spec_with(old: bytes, new: bytes) -> bytes:
         (_spec_with(b'"sha256:4c6d', b'"sha512:4c6d'), "malformed id"),
         (_spec_with(b'"sha256:4c6d5c10', b'"sha256:4c6d5c1'), "malformed id"),
         (_spec_with(b'"block_ids":[', b'"block_ids":[1,'), "malformed id"),
-        (_spec_with(b'"block_ids":["sha256:4c6d5c10a1b47195a77dff1dac2ab6ab40578a293a842d43cd1ba6ff8fa448ea",', b'"block_ids":['), None),
+        (
+            _spec_with(
+                b'"block_ids":["sha256:4c6d5c10a1b47195a77dff1dac2ab6ab40578a293a842d43cd1ba6ff8fa448ea",',
+                b'"block_ids":[',
+            ),
+            None,
+        ),
         (
             _spec_with(
                 b'"sha256:4c6d5c10a1b47195a77dff1dac2ab6ab40578a293a842d43cd1ba6ff8fa448ea",',
@@ -145,4 +153,6 @@ def test_module_ref_rules() -> None:
         with pytest.raises(ValidationError):
             ModuleRef(**(base | bad))
     with pytest.raises(ValidationError):
-        ModuleRef(**(base | {"root": MerkleRoot.parse(str(SPEC_ROOT)), "composition": MerkleRoot.parse(str(SPEC_ROOT))}))
+        ModuleRef(
+            **(base | {"root": MerkleRoot.parse(str(SPEC_ROOT)), "composition": MerkleRoot.parse(str(SPEC_ROOT))})
+        )

@@ -33,7 +33,15 @@ def test_digest_round_trip_and_accessors() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["sha256:" + HEX.upper(), HEX, "sha512:" + HEX, "sha256:" + HEX[:-1], "sha256:" + HEX + "0", " sha256:" + HEX, "sha256:" + HEX + "\n"],
+    [
+        "sha256:" + HEX.upper(),
+        HEX,
+        "sha512:" + HEX,
+        "sha256:" + HEX[:-1],
+        "sha256:" + HEX + "0",
+        " sha256:" + HEX,
+        "sha256:" + HEX + "\n",
+    ],
 )
 def test_malformed_digests_are_refused(text: str) -> None:
     assert not is_digest_string(text)

@@ -24,7 +24,7 @@ from brain.identity.jcs import canonicalize_parsed
         ({"s": "\x1f\x0b é/"}, '{"s":"\\u001f\\u000b é/"}'.encode()),
         ({"n": [0, -1, MAX_SAFE_INTEGER]}, b'{"n":[0,-1,9007199254740991]}'),
         ({"n": -MAX_SAFE_INTEGER}, b'{"n":-9007199254740991}'),
-        ({"e": "\b\t\n\f\r\"\\"}, b'{"e":"\\b\\t\\n\\f\\r\\"\\\\"}'),
+        ({"e": '\b\t\n\f\r"\\'}, b'{"e":"\\b\\t\\n\\f\\r\\"\\\\"}'),
         ({"raw": "\x7f\u2028\u2029\ufeff"}, '{"raw":"\x7f\u2028\u2029\ufeff"}'.encode()),
         ({"t": True, "f": False, "z": None, "l": [], "o": {}}, b'{"f":false,"l":[],"o":{},"t":true,"z":null}'),
         ([3, 1, 2], b"[3,1,2]"),  # arrays keep their order
@@ -40,7 +40,20 @@ def test_confirmed_outputs(value: object, expected: bytes) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    [1.0, 0.5, {"x": [1.5]}, 2**53, -(2**53), {1: "a"}, "\ud800", {"k": "\udfff"}, {"\ud800": 1}, object(), {1, 2}, b"x"],
+    [
+        1.0,
+        0.5,
+        {"x": [1.5]},
+        2**53,
+        -(2**53),
+        {1: "a"},
+        "\ud800",
+        {"k": "\udfff"},
+        {"\ud800": 1},
+        object(),
+        {1, 2},
+        b"x",
+    ],
 )
 def test_canonicalize_refusals(value: object) -> None:
     with pytest.raises(CanonicalFormError):
@@ -88,7 +101,22 @@ def test_parse_strict_takes_bytes_only() -> None:
 # Keys and strings mixing ASCII, BMP characters near the surrogate range, and astral characters: exactly
 # where code-point and UTF-16 ordering disagree.
 _chars = st.sampled_from(
-    ["a", "B", "z", "\x00", "\x1f", "\x7f", "é", "\u2028", "\ud7ff", "\ue000", "\uff5e", "\uffff", "\U00010000", "\U0001f600"]
+    [
+        "a",
+        "B",
+        "z",
+        "\x00",
+        "\x1f",
+        "\x7f",
+        "é",
+        "\u2028",
+        "\ud7ff",
+        "\ue000",
+        "\uff5e",
+        "\uffff",
+        "\U00010000",
+        "\U0001f600",
+    ]
 )
 _text = st.lists(_chars, max_size=6).map("".join) | st.text(st.characters(exclude_categories=["Cs"]), max_size=8)
 _ints = st.integers(min_value=-MAX_SAFE_INTEGER, max_value=MAX_SAFE_INTEGER)

@@ -54,7 +54,9 @@ def test_worked_example_root_in_any_order() -> None:
 
 def test_worked_example_single_leaf_and_empty() -> None:
     assert merkle_root([A]) == MerkleRoot(L2)
-    assert merkle_root([]) == EMPTY_ROOT == MerkleRoot("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    assert (
+        merkle_root([]) == EMPTY_ROOT == MerkleRoot("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    )
     assert merkle_root_of_sorted_raw([]) == EMPTY_ROOT
 
 

@@ -85,7 +85,10 @@ PARENT = b'"parent":"' + str(P1).encode() + b'"'
         (SPEC_ROOT_SNAPSHOT[:-1], "not strict JSON"),
         (b"[]", "JSON object"),
         (_with(b'"boltzmann":1', b'"boltzmann":2'), "boltzmann must be 1"),
-        (_with(b"}}}", b'}},' + PARENT + b',"parents":["' + str(P1).encode() + b'","' + str(P2).encode() + b'"]}'), "both"),
+        (
+            _with(b"}}}", b"}}," + PARENT + b',"parents":["' + str(P1).encode() + b'","' + str(P2).encode() + b'"]}'),
+            "both",
+        ),
         (_with(b"}}}", b'}},"parent":null}'), "null"),
         (_with(b"}}}", b'}},"parents":[]}'), "parents has 0 entries"),
         (_with(b"}}}", b'}},"parents":["' + str(P1).encode() + b'"]}'), "parents has 1 entries"),
@@ -96,7 +99,7 @@ PARENT = b'"parent":"' + str(P1).encode() + b'"'
         (_with(b'"block_count":1', b'"block_count":"1"'), "block_count"),
         (_with(b'"memory_type":"canonical"', b'"memory_type":"semantic"'), "holds a reference"),
         (SPEC_ROOT_SNAPSHOT + b"\n", "canonical jcs/1 form"),
-        (_with(b'"boltzmann":1,', b"") , "boltzmann must be 1"),
+        (_with(b'"boltzmann":1,', b""), "boltzmann must be 1"),
     ],
 )
 def test_decode_refusals(data: bytes, message: str) -> None:
