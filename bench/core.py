@@ -76,7 +76,7 @@ def realistic_block(i: int, rnd: random.Random) -> Block:
         return SemanticBlock(
             kind="fact",
             label=f"fact {i}",
-            statement=f"Statement number {i}: the Fourier transform of a Gaussian is a Gaussian (variant {rnd.random()}).",
+            statement=f"Statement {i}: the Fourier transform of a Gaussian is a Gaussian (variant {rnd.random()}).",
             subject="signals",
             evidence=evidence,
             aliases=(f"alias {i}",),

@@ -121,7 +121,8 @@ class Composition(JcsDocument):
         if document.keys() != _COMPOSITION_KEYS:
             missing, extra = sorted(_COMPOSITION_KEYS - document.keys()), sorted(document.keys() - _COMPOSITION_KEYS)
             raise CompositionDecodeError(
-                f"composition keys must be exactly {sorted(_COMPOSITION_KEYS)} (missing: {missing}; unexpected: {extra})"
+                f"composition keys must be exactly {sorted(_COMPOSITION_KEYS)} "
+                f"(missing: {missing}; unexpected: {extra})"
             )
         check_boltzmann(document, "composition", CompositionDecodeError)
         memory_type = _MEMORY_TYPES.get(document["memory_type"]) if isinstance(document["memory_type"], str) else None
