@@ -17,8 +17,12 @@ PlainHttpFlag = Annotated[
 ]
 
 
+# Small blobs finish before a bar is worth drawing; they would only add lines to a log.
+MIN_BAR_BYTES = 1 << 20
+
+
 class BlobProgress:
-    """Turns the library's `(digest, done, total)` callbacks into one progress bar per blob, in turn."""
+    """Turns the library's `(digest, done, total)` callbacks into one progress bar per large blob, in turn."""
 
     def __init__(self, output: Output, stack: ExitStack) -> None:
         self._output = output
@@ -29,6 +33,8 @@ class BlobProgress:
         self._sink: ProgressSink | None = None
 
     def __call__(self, digest: OciDigest, done: int, total: int) -> None:
+        if total < MIN_BAR_BYTES:
+            return
         if digest != self._current:
             self.close()
             self._stack = self._outer.enter_context(ExitStack())

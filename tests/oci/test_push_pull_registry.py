@@ -239,3 +239,26 @@ def test_reference_fixture_selective_canonical(reference_on_registry: str, tmp_p
     assert set(result.left_out) == {MemoryType.EPISODIC, MemoryType.SEMANTIC, MemoryType.PROCEDURAL}
     head = target.head()
     assert head is not None and head.origin is not None and head.origin.partial
+
+
+def test_interrupted_push_resends_nothing_complete(registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path) -> None:
+    brain = Brain.init(tmp_path / "b")
+    commit_texts(brain, "push resume one", "push resume two")
+    uploads = {"count": 0}
+
+    def fail_after_two_uploads(method: str, path: str):
+        if method == "POST" and "/blobs/uploads/" in path:
+            uploads["count"] += 1
+            if uploads["count"] > 2:
+                return 500, {}, b"disk full"
+        return None
+
+    faulty_proxy.hook = fail_after_two_uploads
+    proxied, proxied_ref = client_for(faulty_proxy.host, "pushresume/brain:v1")
+    with pytest.raises(RemoteError):
+        push(brain, proxied_ref, client=proxied)
+    calls: list = []
+    client, ref = client_for(registry.host, "pushresume/brain:v1", calls)
+    result = push(brain, ref, client=client)
+    assert result.blobs_present == 2 and result.blobs_uploaded == 2
+    assert sum(1 for m, _, _ in calls if m == "POST") == 2
