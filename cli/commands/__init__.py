@@ -12,9 +12,11 @@ from cli.commands import fetch, inspect, login, pull, push
 from cli.commands import pack, tags
 from cli.commands import verify
 from cli.commands import proposers
+from cli.commands import ingest
 
 COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     init.init,
+    ingest.ingest,
     status.status,
     verify.verify,
     log.log,

@@ -1,0 +1,216 @@
+"""Staging what a run produces: blocks, the provenance records §3.7 asks for, and the gate's view of the brain.
+
+A run writes only through a `Sink`: the brain's `Writer` (under its lock), or `DryRunSink`, which hashes
+everything and stores nothing, so `--dry-run` follows exactly the same path. `Stager` keeps one mutable
+member set per module (read from the sink once), so membership checks and the gate's context cost O(1)
+per source instead of copying a module's member set every time.
+
+Crash safety: blobs are written unsynced and made durable by the writer's one filesystem sync inside
+`commit()`, before the head moves; a blob is referenced only by a snapshot written after that sync, so a
+kill at any moment leaves the previous head naming only durable bytes (leftover unreferenced blobs are
+harmless). All records of one source are staged before the next checkpoint can run, so a snapshot holds
+a source's canonical block, its records and its derived blocks together, or none of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Protocol, cast
+
+from brain.blocks import Block, MemoryType, Verdict
+from brain.blocks.canonical import CanonicalBlock
+from brain.blocks.provenance import (
+    Actor,
+    ActorKind,
+    DerivationRecord,
+    NormalizationRecord,
+    Producer,
+    ProducerKind,
+    ProvenanceBlock,
+    RegistrationRecord,
+    ValidationRecord,
+)
+from brain.identity import BlockId, OciDigest, utc_timestamp
+from ingest.validate import ContradictionKey, GateContext, ValidatedCandidate
+
+if TYPE_CHECKING:
+    from brain.brain import Brain
+    from ingest.proposers.candidates import CandidateSet
+
+
+class Sink(Protocol):
+    """The write surface a run needs (`brain.writer.Writer` satisfies it)."""
+
+    def put_blob_stream(
+        self, chunks: Iterable[bytes], expected: OciDigest | None = None
+    ) -> tuple[OciDigest, int]: ...  # noqa: D102
+
+    def put_blob(self, data: bytes) -> OciDigest: ...  # noqa: D102
+
+    def add(self, block: Block) -> bool: ...  # noqa: D102
+
+    def members(self, memory_type: MemoryType) -> frozenset[BlockId]: ...  # noqa: D102
+
+    def commit(self, labels: dict[str, str] | None = None) -> OciDigest | None: ...  # noqa: D102
+
+
+class DryRunSink:
+    """A sink that computes every digest and membership change but writes nothing."""
+
+    def __init__(self, brain: Brain) -> None:
+        self._modules = brain.modules()
+        self._added: dict[MemoryType, set[BlockId]] = {}
+
+    def put_blob_stream(self, chunks: Iterable[bytes], expected: OciDigest | None = None) -> tuple[OciDigest, int]:
+        """Hash the stream (it is still read in full, in constant memory)."""
+        sha, size = hashlib.sha256(), 0
+        for chunk in chunks:
+            sha.update(chunk)
+            size += len(chunk)
+        return OciDigest(sha.hexdigest()), size
+
+    def put_blob(self, data: bytes) -> OciDigest:
+        """The digest `data` would be stored under."""
+        return OciDigest.of(data)
+
+    def add(self, block: Block) -> bool:
+        """True if `block` would become a new member."""
+        memory_type = block.memory_type
+        module = self._modules.get(memory_type)
+        if module is not None and block.block_id in module:
+            return False
+        added = self._added.setdefault(memory_type, set())
+        if block.block_id in added:
+            return False
+        added.add(block.block_id)
+        return True
+
+    def members(self, memory_type: MemoryType) -> frozenset[BlockId]:
+        """Committed members plus what this dry run would add."""
+        module = self._modules.get(memory_type)
+        return (module.members if module is not None else frozenset()) | self._added.get(memory_type, set())
+
+    def commit(self, labels: dict[str, str] | None = None) -> OciDigest | None:
+        """Nothing is ever committed."""
+        return None
+
+
+def acting_actor(actor_id: str) -> Actor:
+    """The `actor` object for a validated id: an address is a person, a namespaced id an agent."""
+    return Actor(id=actor_id, kind=ActorKind.HUMAN if "@" in actor_id else ActorKind.AGENT)
+
+
+class Stager:
+    """Stages blocks and their records through a sink, tracking membership and the gate's context."""
+
+    def __init__(self, sink: Sink, actor: Actor, blob_size: Callable[[OciDigest], int | None]) -> None:
+        self.sink = sink
+        self.actor = actor
+        self._blob_size = blob_size
+        self._members: dict[MemoryType, set[BlockId]] = {}
+        self._statements: dict[ContradictionKey, list[tuple[str, BlockId]]] | None = None
+        self.blocks_added = 0
+
+    def members(self, memory_type: MemoryType) -> set[BlockId]:
+        """The live member set of one module (committed plus staged)."""
+        found = self._members.get(memory_type)
+        if found is None:
+            found = self._members[memory_type] = set(self.sink.members(memory_type))
+        return found
+
+    def is_member(self, memory_type: MemoryType, block_id: BlockId) -> bool:
+        """Whether `block_id` is (or is staged to become) a member of `memory_type`'s module."""
+        return block_id in self.members(memory_type)
+
+    def add(self, block: Block) -> bool:
+        """Stage one block; True if it became a new member."""
+        added = self.sink.add(block)
+        if added:
+            self.members(block.memory_type).add(block.block_id)
+            self.blocks_added += 1
+            if self._statements is not None and block.memory_type is MemoryType.SEMANTIC:
+                self._remember_statements([block])
+        return added
+
+    def register(
+        self,
+        canonical: CanonicalBlock,
+        *,
+        origin: str | None,
+        license: str | None,
+        pipeline: tuple[str, str] | None,
+    ) -> bool:
+        """Add a canonical block with its registration (and normalization) record; False if already a member."""
+        if not self.add(canonical):
+            return False
+        at = utc_timestamp()
+        self.add(
+            ProvenanceBlock(
+                record=RegistrationRecord(
+                    actor=self.actor, at=at, block=canonical.block_id, origin=origin, license=license
+                )
+            )
+        )
+        if pipeline is not None:
+            name, version = pipeline
+            record = NormalizationRecord(
+                actor=self.actor, at=utc_timestamp(), block=canonical.block_id, pipeline=name, pipeline_version=version
+            )
+            self.add(ProvenanceBlock(record=record))
+        return True
+
+    def commit_validated(self, validated: ValidatedCandidate, answer: CandidateSet, task_id: str | None) -> bool:
+        """Add a validated block with its derivation and validation records (§3.7)."""
+        block = validated.block
+        if not self.add(block):
+            return False
+        producer = answer.producer or Producer(kind=ProducerKind.ACTOR, id=self.actor.id)
+        evidence = tuple(BlockId.parse(e) for e in dict.fromkeys(validated.candidate.evidence))
+        at = utc_timestamp()
+        derivation = DerivationRecord(
+            actor=self.actor,
+            at=at,
+            block=block.block_id,
+            derived_from=evidence,
+            producer=producer,
+            task=task_id,
+            locator=validated.candidate.locator,
+        )
+        validation = ValidationRecord(
+            actor=self.actor,
+            at=at,
+            block=block.block_id,
+            verdict=Verdict.VALIDATED,
+            checks=tuple(sorted(validated.checks)),
+            task=task_id,
+        )
+        self.add(ProvenanceBlock(record=derivation))
+        self.add(ProvenanceBlock(record=validation))
+        return True
+
+    def gate_context(self, read_block: Callable[[BlockId], Block]) -> GateContext:
+        """The gate's view of the brain: live member sets and the member semantic statements.
+
+        Built on first use (a run that proposes nothing never reads a semantic block) and kept current by
+        `add`, so it is never rebuilt per source.
+        """
+        if self._statements is None:
+            self._statements = {}
+            self._remember_statements(read_block(i) for i in sorted(self.members(MemoryType.SEMANTIC)))
+        members = {t: self.members(t) for t in MemoryType}
+        # The gate only tests membership and iterates statements; live sets stand in for its frozen ones.
+        return GateContext(
+            members=cast("dict[MemoryType, frozenset[BlockId]]", members),
+            statements=cast("dict[ContradictionKey, tuple[tuple[str, BlockId], ...]]", self._statements),
+            blob_size=self._blob_size,
+        )
+
+    def _remember_statements(self, blocks: Iterable[Block]) -> None:
+        assert self._statements is not None
+        for key, held in GateContext.build({}, blocks).statements.items():
+            self._statements.setdefault(key, []).extend(held)
+
+    def checkpoint(self) -> OciDigest | None:
+        """Commit what is staged (a new snapshot if anything changed)."""
+        return self.sink.commit()

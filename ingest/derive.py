@@ -1,0 +1,135 @@
+"""Proposing and validating for registered sources: tasks, the proposal cache, the gate, the staging.
+
+Sources are proposed for in batches (so a proposer with `concurrency` keeps that many requests in flight),
+but answers are judged and staged strictly in source order, so the gate's decisions (duplicates,
+contradictions between sources) do not depend on which request finished first.
+
+When a source is proposed for: always when its canonical block is new; when it was already a member,
+only if the proposal cache holds no answer for this exact proposer and task (its earlier proposal failed,
+or the proposer, allowed types or instructions changed). Failures are never cached, so they are retried
+by the next run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from brain.blocks import Block, MemoryType
+from brain.identity import BlockId
+from ingest.cache import ProposalCache, cache_key
+from ingest.commit import Stager
+from ingest.proposers import ProposalResult, Proposer, ProposerError, SourceText, Task, propose_many
+from ingest.register import Registration
+from ingest.report import SourceProblemReport
+from ingest.validate import RejectedCandidate, validate_candidates
+
+
+@dataclass(frozen=True)
+class DeriveOptions:
+    """How to propose: allowed types, instructions, caching and concurrency."""
+
+    allowed: tuple[MemoryType, ...]
+    instructions: str | None = None
+    read_cache: bool = True
+    write_cache: bool = True
+    concurrency: int = 1
+
+
+@dataclass
+class Job:
+    """One source waiting for its proposal."""
+
+    registration: Registration
+    task: Task
+    source: SourceText
+    key: str
+    result: ProposalResult | None = None
+    error: ProposerError | None = None
+    cached: bool = False
+    counts: dict[str, int] = field(default_factory=lambda: {"proposed": 0, "validated": 0, "rejected": 0})
+
+
+class Deriver:
+    """Turns registrations into proposal jobs, runs them in batches, and stages what the gate validates."""
+
+    def __init__(
+        self,
+        proposer: Proposer,
+        cache: ProposalCache,
+        stager: Stager,
+        options: DeriveOptions,
+        read_block: Callable[[BlockId], Block],
+    ) -> None:
+        self.proposer = proposer
+        self.cache = cache
+        self.stager = stager
+        self.options = options
+        self._read_block = read_block
+
+    def job_for(self, reg: Registration) -> Job | None:
+        """The proposal job a registration calls for, or None (no text, duplicate, or already answered)."""
+        if reg.view is None or reg.block is None or reg.status not in ("registered", "unchanged"):
+            return None
+        try:
+            text = reg.view.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        task = Task(
+            source=reg.block,
+            allowed_memory_types=self.options.allowed,
+            requirements=(),
+            instructions=self.options.instructions,
+        )
+        key = cache_key(self.proposer, task)
+        if not reg.newly_added and (not self.options.read_cache or self.cache.path(key).is_file()):
+            return None
+        source = SourceText.of(reg.block, reg.media_type or "text/plain", text)
+        return Job(registration=reg, task=task, source=source, key=key)
+
+    def run(self, jobs: Sequence[Job]) -> None:
+        """Answer every job (cache first, then the proposer), then judge and stage the answers in order."""
+        missing: list[Job] = []
+        for job in jobs:
+            hit = self.cache.get(job.key, job.task) if self.options.read_cache else None
+            if hit is not None:
+                job.result, job.cached = hit, True
+            else:
+                missing.append(job)
+        for job, outcome in zip(missing, self._propose(missing), strict=True):
+            job.result, job.error = outcome
+            if job.result is not None and self.options.write_cache:
+                self.cache.put(job.key, job.result)
+        for job in jobs:
+            self._judge(job)
+
+    def _propose(self, jobs: Sequence[Job]) -> list[tuple[ProposalResult | None, ProposerError | None]]:
+        if not jobs:
+            return []
+        pairs = [(job.task, job.source) for job in jobs]
+        many = getattr(self.proposer, "propose_many", None)
+        outcomes = many(pairs) if callable(many) else propose_many(self.proposer.propose, pairs, self.options.concurrency)
+        return [(o.result, o.error) for o in outcomes]
+
+    def _judge(self, job: Job) -> None:
+        reg = job.registration
+        if job.error is not None or job.result is None:
+            error = job.error or ProposerError("proposer-crashed", "no answer")
+            reg.problems.append(SourceProblemReport(stage="propose", code=error.code, detail=error.detail, kind="failure"))
+            reg.fingerprint = None  # not done: the next run must propose again
+            return
+        answer = job.result.candidates
+        context = self.stager.gate_context(self._read_block)
+        verdicts = validate_candidates(answer, job.task, context)
+        job.counts["proposed"] = len(verdicts)
+        for verdict in verdicts:
+            if isinstance(verdict, RejectedCandidate):
+                job.counts["rejected"] += 1
+                where = f"candidate {verdict.index}" + (f" ({verdict.candidate.locator})" if verdict.candidate.locator else "")
+                for issue in verdict.issues:
+                    detail = f"{where}, {verdict.verdict.value}: {issue.detail}"
+                    reg.problems.append(
+                        SourceProblemReport(stage="validate", code=issue.code, detail=detail, kind="rejection")
+                    )
+            elif self.stager.commit_validated(verdict, answer, job.task.task_id):
+                job.counts["validated"] += 1

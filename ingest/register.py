@@ -1,0 +1,169 @@
+"""Registering one source file (§3.7 "register source"): bytes, media type, normalized view, canonical block.
+
+Order for each file:
+1. Fingerprint fast path: same path, size and mtime as a recorded (non-racy) entry whose canonical block is
+   still a member → `unchanged`, nothing is read or hashed.
+2. Otherwise the bytes are streamed once into the blob store through `Blake3Tee` (SHA-256 names the blob,
+   BLAKE3 feeds the change index), in constant memory whatever the size.
+3. A recorded entry for the same content (a touched or renamed file) whose block is a member is also
+   `unchanged`, without normalizing again.
+4. The pipeline for the media type normalizes the *stored blob* (not the path, which may change or vanish
+   meanwhile), so the view always describes the registered bytes. A failure is reported; the source is
+   registered without a view.
+5. The canonical block is staged with its records; if it was already a member the source is `unchanged`
+   (or a `duplicate` of a path registered earlier in this run).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from brain.blocks import MemoryType
+from brain.blocks.canonical import CanonicalBlock, NormalizedView
+from brain.identity import BlockId, OciDigest
+from ingest.commit import Stager
+from ingest.fingerprints import FingerprintEntry, FingerprintIndex
+from ingest.hashing import Blake3Tee, iter_file_chunks
+from ingest.normalize import NormalizationError, installed_pipelines, pipeline_for
+from ingest.report import SourceProblemReport, Status
+from ingest.sources import SourceFile, read_head, sniff
+from ingest.sources import problems as p
+
+
+@dataclass
+class Registration:
+    """The outcome of registering one file, plus what proposing needs (the view text)."""
+
+    relpath: str
+    origin: str
+    status: Status
+    block: BlockId | None = None
+    media_type: str | None = None
+    size: int | None = None
+    problems: list[SourceProblemReport] = field(default_factory=list)
+    view: bytes | None = None
+    newly_added: bool = False
+    # Arguments for `FingerprintIndex.record`, applied once the source is fully handled.
+    fingerprint: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class RegisterOptions:
+    """Per-run settings that shape registration."""
+
+    license: str | None = None
+    origin: str | None = None
+    media_type: str | None = None
+    use_index: bool = True
+
+
+class Registrar:
+    """Registers files one at a time through a `Stager`, consulting the fingerprint index."""
+
+    def __init__(
+        self, stager: Stager, index: FingerprintIndex, options: RegisterOptions, blob_path: Any | None
+    ) -> None:
+        self.stager = stager
+        self.index = index
+        self.options = options
+        # Where a stored blob can be read back (None in a dry run: nothing is stored, read the source).
+        self._blob_path = blob_path
+        self._pipelines = installed_pipelines()
+        self._first_path: dict[BlockId, str] = {}
+
+    def origin_of(self, source: SourceFile, root_is_dir: bool) -> str:
+        """The registration record's origin: the relpath, or `--origin` (joined with the relpath for a directory)."""
+        if self.options.origin is None:
+            return source.relpath
+        return f"{self.options.origin.rstrip('/')}/{source.relpath}" if root_is_dir else self.options.origin
+
+    def register(self, source: SourceFile, origin: str) -> Registration:
+        """Register one file; never raises for a problem with the file itself."""
+        reg = Registration(relpath=source.relpath, origin=origin, status="registered")
+        if self.options.use_index:
+            entry = self.index.lookup(source.path, source.size, source.mtime_ns)
+            if entry is not None and self._still_current(entry):
+                return self._unchanged(reg, entry)
+        try:
+            head = read_head(source.path)
+            guess = sniff(source.path, head)
+            media_type = self.options.media_type or guess.media_type
+            tee = Blake3Tee(iter_file_chunks(source.path))
+            digest, size = self.stager.sink.put_blob_stream(tee)
+        except FileNotFoundError:
+            return self._failed(reg, p.VANISHED, "deleted while ingesting")
+        except OSError as e:
+            return self._failed(reg, p.UNREADABLE, e.strerror or str(e))
+        if self.options.media_type is None and (note := guess.problem(source.relpath)) is not None:
+            reg.problems.append(SourceProblemReport(stage="register", code=note.code, detail=note.detail, kind="note"))
+        reg.media_type, reg.size = media_type, size
+        fingerprint = {
+            "path": source.path, "size": source.size, "mtime_ns": source.mtime_ns, "blake3": tee.hexdigest(),
+            "sha256": digest, "media_type": media_type,
+        }  # fmt: skip
+        if self.options.use_index:
+            prior = self.index.get(source.path) or self.index.by_blake3(tee.hexdigest())
+            if prior is not None and prior.sha256 == digest and self._still_current(prior):
+                return self._unchanged(reg, prior, fingerprint)
+        view, pipeline = self._normalize(reg, media_type, digest, source.path)
+        canonical = CanonicalBlock(blob=digest, media_type=media_type, size=size, normalized_view=view)
+        reg.block = canonical.block_id
+        reg.fingerprint = fingerprint | {
+            "block": canonical.block_id,
+            "pipeline": pipeline[0] if pipeline else None,
+            "pipeline_version": pipeline[1] if pipeline else None,
+        }
+        added = self.stager.register(canonical, origin=origin, license=self.options.license, pipeline=pipeline)
+        reg.newly_added = added
+        if not added:
+            first = self._first_path.get(canonical.block_id)
+            reg.status = "duplicate" if first is not None else "unchanged"
+            if first is not None:
+                detail = f"same bytes as {first}"
+                reg.problems.append(SourceProblemReport(stage="register", code="duplicate", detail=detail, kind="note"))
+        self._first_path.setdefault(canonical.block_id, source.relpath)
+        return reg
+
+    def _still_current(self, entry: FingerprintEntry) -> bool:
+        """The entry's block is a member and would be built the same way today."""
+        if self.options.media_type is not None and entry.media_type != self.options.media_type:
+            return False
+        if entry.pipeline is not None and self._pipelines.get(entry.pipeline) != entry.pipeline_version:
+            return False
+        return self.stager.is_member(MemoryType.CANONICAL, entry.block)
+
+    def _unchanged(
+        self, reg: Registration, entry: FingerprintEntry, fingerprint: dict[str, Any] | None = None
+    ) -> Registration:
+        reg.status, reg.block, reg.media_type, reg.size = "unchanged", entry.block, entry.media_type, entry.size
+        if fingerprint is not None:
+            reg.fingerprint = fingerprint | {
+                "block": entry.block, "pipeline": entry.pipeline, "pipeline_version": entry.pipeline_version,
+            }  # fmt: skip
+        self._first_path.setdefault(entry.block, reg.relpath)
+        return reg
+
+    def _failed(self, reg: Registration, code: str, detail: str) -> Registration:
+        reg.status = "failed"
+        reg.problems.append(SourceProblemReport(stage="register", code=code, detail=detail, kind="failure"))
+        return reg
+
+    def _normalize(
+        self, reg: Registration, media_type: str, digest: OciDigest, source_path: Path
+    ) -> tuple[NormalizedView | None, tuple[str, str] | None]:
+        pipeline = pipeline_for(media_type)
+        if pipeline is None:
+            return None, None
+        readable = source_path if self._blob_path is None else self._blob_path(digest)
+        try:
+            output = pipeline.normalize(readable)
+        except NormalizationError as e:
+            detail = f"{pipeline.name}: {e.detail}".replace(str(readable), reg.relpath)
+            reg.problems.append(SourceProblemReport(stage="normalize", code=e.code, detail=detail, kind="failure"))
+            return None, None
+        view_digest = self.stager.sink.put_blob(output.data)
+        reg.view = output.data
+        view = NormalizedView(blob=view_digest, media_type=output.media_type, size=len(output.data))
+        return view, (pipeline.name, pipeline.version)

@@ -1,0 +1,123 @@
+"""What `brain ingest` reports: one outcome per source, the run's totals, and progress events.
+
+Plain frozen pydantic models, so the CLI prints them as tables for people or `model_dump(mode="json")`
+for `--json`. A problem's `kind` decides `--strict`: `failure` and `rejection` fail a strict run,
+`skipped` (an empty file, a link leaving the root) and `note` (binary content behind a text name) never do.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+Stage = Literal["discover", "register", "normalize", "propose", "validate"]
+ProblemKind = Literal["failure", "skipped", "note", "rejection"]
+Status = Literal["registered", "unchanged", "duplicate", "skipped", "failed"]
+STRICT_KINDS: frozenset[str] = frozenset({"failure", "rejection"})
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SourceProblemReport(_Model):
+    """One thing that went wrong (or was decided) for one source."""
+
+    stage: Stage
+    code: str
+    detail: str
+    kind: ProblemKind
+
+
+class SourceOutcome(_Model):
+    """What happened to one source path."""
+
+    relpath: str
+    origin: str
+    status: Status
+    block: str | None = None
+    media_type: str | None = None
+    size: int | None = None
+    proposed: int = 0
+    validated: int = 0
+    rejected: int = 0
+    cached: bool = False
+    problems: tuple[SourceProblemReport, ...] = ()
+
+
+class IngestResult(_Model):
+    """The whole run: totals first, then every source in processing order."""
+
+    dry_run: bool
+    snapshot: str | None
+    checkpoints: int
+    sources: int
+    registered: int
+    unchanged: int
+    duplicate: int
+    skipped: int
+    failed: int
+    proposed: int
+    validated: int
+    rejected: int
+    rejected_by_code: dict[str, int]
+    problems_by_code: dict[str, int]
+    blocks_added: int
+    bytes_registered: int
+    cache_hits: int
+    outcomes: tuple[SourceOutcome, ...]
+
+    @property
+    def strict_problems(self) -> int:
+        """How many problems would fail a `--strict` run (failures and rejections)."""
+        return sum(1 for o in self.outcomes for p in o.problems if p.kind in STRICT_KINDS)
+
+
+@dataclass(frozen=True)
+class IngestProgress:
+    """A progress event: sources handled so far (of `total`), bytes read, blocks staged, the last path."""
+
+    files: int
+    total: int
+    bytes: int
+    blocks: int
+    relpath: str
+
+
+def summarize(
+    outcomes: Iterable[SourceOutcome],
+    *,
+    dry_run: bool,
+    snapshot: str | None,
+    checkpoints: int,
+    blocks_added: int,
+) -> IngestResult:
+    """Totals over `outcomes` (pure)."""
+    items = tuple(outcomes)
+    status = Counter(o.status for o in items)
+    rejected = Counter(p.code for o in items for p in o.problems if p.kind == "rejection")
+    others = Counter(p.code for o in items for p in o.problems if p.kind != "rejection")
+    return IngestResult(
+        dry_run=dry_run,
+        snapshot=snapshot,
+        checkpoints=checkpoints,
+        sources=len(items),
+        registered=status["registered"],
+        unchanged=status["unchanged"],
+        duplicate=status["duplicate"],
+        skipped=status["skipped"],
+        failed=status["failed"],
+        proposed=sum(o.proposed for o in items),
+        validated=sum(o.validated for o in items),
+        rejected=sum(o.rejected for o in items),
+        rejected_by_code=dict(sorted(rejected.items())),
+        problems_by_code=dict(sorted(others.items())),
+        blocks_added=blocks_added,
+        bytes_registered=sum(o.size or 0 for o in items if o.status == "registered"),
+        cache_hits=sum(1 for o in items if o.cached),
+        outcomes=items,
+    )

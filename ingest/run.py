@@ -1,0 +1,237 @@
+"""`brain ingest`, the use case: discover sources, register them, propose, validate, commit in checkpoints.
+
+One writer lock for the whole run. Every `checkpoint` registered sources (and at the end) the staged
+work is committed as one snapshot, and only then is the fingerprint index saved, so the index never
+claims a file whose block is not in a committed snapshot. A kill at any moment leaves the last
+checkpoint's snapshot as the head; re-running skips what it committed (fingerprints, membership) and
+redoes the rest (cached answers make the redo cheap), so nothing is duplicated.
+
+`--dry-run` runs the same steps against a `DryRunSink`: no lock, no blob, no cache entry, no fingerprint
+is written. Library code: progress goes to a callback, problems into the result, never to a terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from brain.blocks import MemoryType
+from brain.brain import Brain
+from brain.errors import UsageError
+from brain.identity import OciDigest
+from ingest import PROPOSABLE_MEMORY_TYPES
+from ingest.cache import ProposalCache
+from ingest.commit import DryRunSink, Sink, Stager, acting_actor
+from ingest.derive import DeriveOptions, Deriver, Job
+from ingest.fingerprints import FingerprintIndex
+from ingest.proposers.loader import DEFAULT_PROPOSER, ProposerOptions, load_proposer
+from ingest.register import Registrar, Registration, RegisterOptions
+from ingest.report import IngestProgress, IngestResult, SourceOutcome, SourceProblemReport, summarize
+from ingest.sources import SourceFile, SourceProblem, discover
+
+DEFAULT_CHECKPOINT = 500
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    """Everything `brain ingest` lets a user choose."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    media_type: str | None = None
+    license: str | None = None
+    origin: str | None = None
+    proposer: str = DEFAULT_PROPOSER
+    proposer_options: ProposerOptions = field(default_factory=ProposerOptions)
+    allow: tuple[MemoryType, ...] = tuple(sorted(PROPOSABLE_MEMORY_TYPES, key=lambda m: m.value))
+    instructions: str | None = None
+    checkpoint: int = DEFAULT_CHECKPOINT
+    use_cache: bool = True
+    dry_run: bool = False
+
+
+def parse_allowed(text: str) -> tuple[MemoryType, ...]:
+    """`--allow semantic,procedural` as sorted memory types; canonical/provenance are usage errors."""
+    names = [name.strip().lower() for name in text.split(",") if name.strip()]
+    if not names:
+        raise UsageError("--allow needs at least one memory type", hint="e.g. --allow semantic,procedural")
+    types = {MemoryType.parse(name) for name in names}
+    refused = sorted(t.value for t in types if t not in PROPOSABLE_MEMORY_TYPES)
+    if refused:
+        raise UsageError(
+            f"--allow {text!r} names {', '.join(refused)}, which are never proposed (§2)",
+            hint="choose among episodic, procedural, semantic",
+        )
+    return tuple(sorted(types, key=lambda m: m.value))
+
+
+def ingest(
+    brain: Brain,
+    paths: Sequence[Path],
+    options: IngestOptions,
+    *,
+    actor: str,
+    lock_timeout: float | None = None,
+    on_wait: Callable[[str], None] | None = None,
+    on_progress: Callable[[IngestProgress], None] | None = None,
+) -> IngestResult:
+    """Ingest `paths` (files or directories) into `brain`; see the module docstring."""
+    if options.checkpoint < 1:
+        raise UsageError(f"--checkpoint must be at least 1 (got {options.checkpoint})")
+    proposer = load_proposer(options.proposer, options.proposer_options)
+    found = _discover_all(brain, paths, options)
+    writer: AbstractContextManager[Sink] = (
+        nullcontext(DryRunSink(brain)) if options.dry_run else brain.writer(actor, lock_timeout, on_wait)
+    )
+    with writer as sink:
+        run = _Run(brain, sink, proposer, options, actor, on_progress, total=len(found))
+        return run.execute(found)
+
+
+def _discover_all(
+    brain: Brain, paths: Sequence[Path], options: IngestOptions
+) -> list[tuple[SourceFile | SourceProblem, bool]]:
+    """Every source of every root, before the lock is taken (a missing root fails before any write)."""
+    found: list[tuple[SourceFile | SourceProblem, bool]] = []
+    for root in paths:
+        is_dir = Path(root).is_dir()
+        for item in discover(Path(root), options.include, options.exclude, skip=[brain.path]):
+            found.append((item, is_dir))
+    return found
+
+
+class _Run:
+    """The state of one ingest run."""
+
+    def __init__(
+        self,
+        brain: Brain,
+        sink: Sink,
+        proposer: object,
+        options: IngestOptions,
+        actor: str,
+        on_progress: Callable[[IngestProgress], None] | None,
+        total: int,
+    ) -> None:
+        self.brain = brain
+        self.options = options
+        self.dry_run = options.dry_run
+        self.stager = Stager(sink, acting_actor(actor), self._blob_size)
+        self.index = FingerprintIndex.load(brain.path)
+        register_options = RegisterOptions(
+            license=options.license, origin=options.origin, media_type=options.media_type, use_index=options.use_cache
+        )
+        self.registrar = Registrar(
+            self.stager, self.index, register_options, None if self.dry_run else brain.blobs.path
+        )
+        concurrency = options.proposer_options.concurrency or 1
+        derive_options = DeriveOptions(
+            allowed=options.allow,
+            instructions=options.instructions,
+            read_cache=options.use_cache,
+            write_cache=not self.dry_run,
+            concurrency=concurrency,
+        )
+        self.deriver = Deriver(proposer, ProposalCache(brain.path), self.stager, derive_options, brain.resolve)  # type: ignore[arg-type]
+        self.batch_size = max(8, 4 * concurrency)
+        self.on_progress = on_progress
+        self.total = total
+        self.outcomes: list[SourceOutcome] = []
+        self.pending: list[tuple[Registration, Job | None]] = []
+        self.pending_jobs = 0
+        self.snapshot: OciDigest | None = None
+        self.checkpoints = 0
+        self.bytes = 0
+
+    def _blob_size(self, digest: OciDigest) -> int | None:
+        return self.brain.blobs.size(digest) if self.brain.blobs.has(digest) else None
+
+    def execute(self, found: Iterable[tuple[SourceFile | SourceProblem, bool]]) -> IngestResult:
+        """Handle every discovered item, checkpointing along the way; returns the summary."""
+        since_checkpoint = 0
+        for item, root_is_dir in found:
+            if isinstance(item, SourceProblem):
+                self._flush_if_idle()
+                self.outcomes.append(_problem_outcome(item))
+                self._progress(item.relpath)
+                continue
+            reg = self.registrar.register(item, self.registrar.origin_of(item, root_is_dir))
+            job = self.deriver.job_for(reg)
+            self.pending.append((reg, job))
+            self.pending_jobs += job is not None
+            if reg.status == "registered":
+                self.bytes += reg.size or 0
+                since_checkpoint += 1
+            if self.pending_jobs >= self.batch_size:
+                self._flush()
+            if since_checkpoint >= self.options.checkpoint:
+                self._checkpoint()
+                since_checkpoint = 0
+            self._progress(item.relpath)
+        self._checkpoint()
+        return summarize(
+            self.outcomes,
+            dry_run=self.dry_run,
+            snapshot=None if self.snapshot is None else str(self.snapshot),
+            checkpoints=self.checkpoints,
+            blocks_added=self.stager.blocks_added,
+        )
+
+    def _flush_if_idle(self) -> None:
+        """Keep outcomes in discovery order: a problem waits for the sources queued before it."""
+        if self.pending:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Propose for the queued sources, stage what validates, and record their outcomes in order."""
+        jobs = [job for _, job in self.pending if job is not None]
+        self.deriver.run(jobs)
+        for reg, job in self.pending:
+            if reg.fingerprint is not None and not self.dry_run:
+                self.index.record(**reg.fingerprint)
+            self.outcomes.append(_outcome(reg, job))
+        self.pending.clear()
+        self.pending_jobs = 0
+
+    def _checkpoint(self) -> None:
+        self._flush()
+        digest = self.stager.checkpoint()
+        if digest is not None:
+            self.snapshot = digest
+            self.checkpoints += 1
+        if not self.dry_run:
+            # Only after the commit: the index must never name a block that is not committed.
+            self.index.save()
+        if self.snapshot is None and not self.dry_run:
+            self.snapshot = self.brain.snapshot_digest()
+
+    def _progress(self, relpath: str) -> None:
+        if self.on_progress is not None:
+            done = len(self.outcomes) + len(self.pending)
+            self.on_progress(IngestProgress(done, self.total, self.bytes, self.stager.blocks_added, relpath))
+
+
+def _problem_outcome(problem: SourceProblem) -> SourceOutcome:
+    kind = problem.kind
+    report = SourceProblemReport(stage="discover", code=problem.code, detail=problem.detail, kind=kind)
+    status = "failed" if kind == "failure" else "skipped"
+    return SourceOutcome(relpath=problem.relpath, origin=problem.relpath, status=status, problems=(report,))
+
+
+def _outcome(reg: Registration, job: Job | None) -> SourceOutcome:
+    counts = job.counts if job is not None else {"proposed": 0, "validated": 0, "rejected": 0}
+    return SourceOutcome(
+        relpath=reg.relpath,
+        origin=reg.origin,
+        status=reg.status,
+        block=None if reg.block is None else str(reg.block),
+        media_type=reg.media_type,
+        size=reg.size,
+        proposed=counts["proposed"],
+        validated=counts["validated"],
+        rejected=counts["rejected"],
+        cached=job is not None and job.cached,
+        problems=tuple(reg.problems),
+    )
