@@ -26,7 +26,7 @@ from brain.errors import (
 from brain.identity import BlockId, OciDigest
 from brain.ledger import Ledger
 from brain.merkle import InclusionProof
-from brain.module import Module, read_block
+from brain.module import DestroyedBlockError, Module, read_block
 from brain.snapshot import Snapshot
 from brain.store import BlobStore, Head, Layout, read_head
 from brain.store.head import head_path
@@ -164,6 +164,13 @@ class Brain:
         try:
             return read_block(self.blobs, block_id)
         except NotFoundError:
+            snapshot = self.snapshot()
+            for ref in () if snapshot is None else snapshot.modules.values():
+                if block_id in (ref.tombstones or ()):
+                    raise DestroyedBlockError(
+                        f"block {block_id} of the {ref.memory_type} module was redacted: "
+                        "it stays a member but its bytes are destroyed"
+                    ) from None
             raise NotFoundError(f"block {block_id} is not stored in {self.path}") from None
 
     def resolve_prefix(self, prefix: str) -> BlockId:

@@ -208,3 +208,27 @@ def test_history_stops_quietly_at_a_missing_ancestor(tmp_path):
         writer.commit()
     brain.blobs.path(first).unlink()
     assert len(brain.history()) == 1
+
+
+def test_redacted_member_is_reported_destroyed_not_missing(tmp_path):
+    from brain.module import DestroyedBlockError
+    from brain.snapshot import Snapshot
+    from brain.store import write_head
+
+    brain = brain_with(tmp_path / "b", "one", "two")
+    one = canonical("one").block_id
+    composition = brain.composition(brain.snapshot().modules[C])
+    redacted = Snapshot.with_lineage(
+        (brain.snapshot_digest(),),
+        created_at="2026-01-01T00:00:00Z",
+        modules={"canonical": composition.module_ref(tombstones=(one,))},
+    )
+    digest = brain.blobs.put(redacted.to_bytes())
+    brain.blobs.path(one).unlink()
+    write_head(brain.path, brain.head().advance(digest))
+    module = brain.module(C)
+    assert one in module and [b.block_id for b in module.blocks()] == [canonical("two").block_id]
+    with pytest.raises(DestroyedBlockError, match="redacted"):
+        brain.resolve(one)
+    with pytest.raises(DestroyedBlockError, match="redacted"):
+        module.read(one)
