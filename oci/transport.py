@@ -135,7 +135,8 @@ class RegistryClient:
         return f"Bearer {token}" if token else None
 
     def _send(self, method: str, url: str, headers: dict[str, str], data: object, stream: bool) -> requests.Response:
-        for _ in range(3):
+        # At most two challenges per request: e.g. a pull-scoped token first, then a push-scoped one.
+        for challenges_left in (2, 1, 0):
             sent = dict(headers)
             if self._authorization is not None:
                 sent["Authorization"] = self._authorization
@@ -143,10 +144,10 @@ class RegistryClient:
             log.debug("%s %s -> %s", method, url, response.status_code)
             if self._observer is not None:
                 self._observer(method, url, response.status_code)
-            if response.status_code != 401 or not self._authenticate(response):
+            if response.status_code != 401 or not challenges_left or not self._authenticate(response):
                 return response
             response.close()
-        return response
+        raise AssertionError("unreachable")
 
     def request(
         self,
