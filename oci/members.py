@@ -7,7 +7,9 @@ packing re-hashes every member it streams, and `brain verify` is where blocks ar
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,7 +73,7 @@ class ModuleContents:
         for hex_digest in self.blob_hexes:
             data = self.kept.get(hex_digest)
             if data is not None:
-                yield Member(BLOBS_PREFIX + hex_digest, data=data, sha256=hex_digest)
+                yield Member(BLOBS_PREFIX + hex_digest, data=data)  # hashed when it was scanned
             else:
                 yield Member(BLOBS_PREFIX + hex_digest, path=blobs.directory / hex_digest, sha256=hex_digest)
 
@@ -85,16 +87,11 @@ def scan_module(blobs: BlobStore, memory_type: MemoryType, ref: ModuleRef) -> Mo
     versions: set[int] = set()
     kept: dict[str, bytes] = {}
     budget = _KEEP_BYTES
+    directory = str(blobs.directory)
     for block_id in composition.block_ids:
         if block_id in tombstones:
             continue
-        try:
-            data = blobs.get(block_id)
-        except NotFoundError:
-            raise NotFoundError(
-                f"{memory_type} member {block_id} is not stored at {blobs.path(block_id)}",
-                hint="restore it (or pull the brain again) before packing",
-            ) from None
+        data = _read_verified(directory, block_id, memory_type)
         try:
             envelope = json.loads(data)
             version = envelope["schema_version"]
@@ -107,7 +104,7 @@ def scan_module(blobs: BlobStore, memory_type: MemoryType, ref: ModuleRef) -> Mo
             kept[block_id.hex] = data
             budget -= len(data)
         for hex_digest in content_hexes(str(envelope.get("memory_type")), payload):
-            if not (blobs.directory / hex_digest).is_file():
+            if not os.path.isfile(os.path.join(directory, hex_digest)):
                 raise NotFoundError(
                     f"content sha256:{hex_digest} named by {memory_type} block {block_id} is not stored",
                     hint="restore the source bytes before packing",
@@ -122,6 +119,22 @@ def scan_module(blobs: BlobStore, memory_type: MemoryType, ref: ModuleRef) -> Mo
         schema_versions=tuple(sorted(versions)),
         kept=kept,
     )
+
+
+def _read_verified(directory: str, block_id: BlockId, memory_type: MemoryType) -> bytes:
+    # Plain os paths: at 10^5 members pathlib's overhead is a visible share of a pack.
+    path = os.path.join(directory, block_id.hex)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        raise NotFoundError(
+            f"{memory_type} member {block_id} is not stored at {path}",
+            hint="restore it (or pull the brain again) before packing",
+        ) from None
+    if hashlib.sha256(data).hexdigest() != block_id.hex:
+        raise IntegrityError(f"block {block_id} at {path} does not hash to its name", hint="run `brain verify`")
+    return data
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,9 @@ brain writes no new blob. Layers and the manifest are written first, made durabl
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 
 from pydantic import BaseModel, ConfigDict
 
@@ -26,7 +28,7 @@ from oci import media_types as mt
 from oci.layer_cache import CachedLayer, LayerCache, history_key, module_key
 from oci.manifest import Descriptor, Manifest
 from oci.members import scan_history, scan_module, tombstones_of
-from oci.tarball import write_layer
+from oci.tarball import LayerFile, write_layer
 
 
 class PackedLayer(BaseModel):
@@ -85,19 +87,37 @@ def module_annotations(ref: ModuleRef) -> dict[str, str]:
     return annotations
 
 
-def _module_layer(brain: Brain, cache: LayerCache, memory_type: MemoryType, ref: ModuleRef) -> tuple[PackedLayer, tuple[int, ...]]:
-    key = module_key(ref.composition, tombstones_of(ref))
-    cached = cache.get(key)
-    if cached is not None:
+def _build_module_layer(brain: Brain, memory_type: MemoryType, ref: ModuleRef) -> tuple[LayerFile, tuple[int, ...]]:
+    contents = scan_module(brain.blobs, memory_type, ref)
+    return write_layer(contents.members(brain.blobs), brain.blobs.directory), contents.schema_versions
+
+
+def _module_layers(
+    brain: Brain, cache: LayerCache, chosen: list[MemoryType], installed: Mapping[MemoryType, ModuleRef]
+) -> dict[MemoryType, tuple[PackedLayer, tuple[int, ...]]]:
+    """Each chosen module's layer: reused from the cache, or built (several at once: zlib runs without the GIL)."""
+    done: dict[MemoryType, tuple[PackedLayer, tuple[int, ...]]] = {}
+    missing: list[MemoryType] = []
+    for memory_type in chosen:
+        cached = cache.get(module_key(installed[memory_type].composition, tombstones_of(installed[memory_type])))
+        if cached is None:
+            missing.append(memory_type)
+            continue
         layer = PackedLayer(media_type=mt.module_layer(memory_type), digest=cached.digest, size=cached.size,
                             memory_type=memory_type, reused=True)
-        return layer, cached.schema_versions
-    contents = scan_module(brain.blobs, memory_type, ref)
-    written = write_layer(contents.members(brain.blobs), brain.blobs.directory)
-    cache.put(key, CachedLayer(digest=written.digest, size=written.size, schema_versions=contents.schema_versions))
-    layer = PackedLayer(media_type=mt.module_layer(memory_type), digest=written.digest, size=written.size,
-                        memory_type=memory_type, reused=False)
-    return layer, contents.schema_versions
+        done[memory_type] = (layer, cached.schema_versions)
+    workers = max(1, min(len(missing), os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {t: pool.submit(_build_module_layer, brain, t, installed[t]) for t in missing}
+        for memory_type, future in futures.items():
+            written, versions = future.result()
+            ref = installed[memory_type]
+            cache.put(module_key(ref.composition, tombstones_of(ref)),
+                      CachedLayer(digest=written.digest, size=written.size, schema_versions=versions))
+            layer = PackedLayer(media_type=mt.module_layer(memory_type), digest=written.digest, size=written.size,
+                                memory_type=memory_type, reused=False)
+            done[memory_type] = (layer, versions)
+    return done
 
 
 def _history_layer(brain: Brain, cache: LayerCache, snapshot_digest: OciDigest) -> tuple[PackedLayer, int]:
@@ -137,9 +157,10 @@ def build_manifest(brain: Brain, snapshot_digest: OciDigest, snapshot: Snapshot,
     layers: list[PackedLayer] = []
     descriptors: list[Descriptor] = []
     schema_versions: dict[str, list[int]] = {}
+    built = _module_layers(brain, cache, chosen, installed)
     for memory_type in chosen:
         ref = installed[memory_type]
-        layer, versions = _module_layer(brain, cache, memory_type, ref)
+        layer, versions = built[memory_type]
         layers.append(layer)
         descriptors.append(Descriptor(mediaType=layer.media_type, digest=layer.digest, size=layer.size,
                                       annotations=module_annotations(ref)))

@@ -178,3 +178,16 @@ def test_pack_is_deterministic_across_processes(tmp_path: Path) -> None:
         for name in ("one", "two")
     }
     assert len(digests) == 1 and next(iter(digests)).startswith("sha256:")
+
+
+def test_tombstoned_members_contribute_nothing(tmp_path: Path) -> None:
+    from oci.members import scan_module
+
+    brain = small_brain(tmp_path / "b")
+    ref = brain.snapshot().modules["canonical"]  # type: ignore[union-attr]
+    gone = brain.module(MemoryType.CANONICAL).block_ids[0]
+    content = json.loads(brain.blobs.get(gone))["payload"]["blob"][7:]
+    (brain.blobs.directory / gone.hex).unlink()  # redaction destroyed the envelope
+    contents = scan_module(brain.blobs, MemoryType.CANONICAL, ref.model_copy(update={"tombstones": (gone,)}))
+    assert gone.hex not in contents.blob_hexes and content not in contents.blob_hexes
+    assert len(contents.blob_hexes) == 2 and contents.member_names()[0] == "composition.json"
