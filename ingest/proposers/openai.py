@@ -1,8 +1,9 @@
 """`openai`: any OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, vLLM, llama.cpp) as a proposer.
 
 Requests use structured output (`response_format` json_schema, `strict: true`) with the answer schema
-narrowed to the task's allowed types, in its most portable form (no `pattern`/`minItems`). The answer is parsed as hostile input like any other; the producer
-it names is replaced by `{"kind": "model", "id": <model>}` (a model cannot vouch for itself).
+narrowed to the task's allowed types, in its most portable form (no `pattern`/`minItems`). The answer is
+parsed as hostile input like any other; the producer it names is replaced by `{"kind": "model", "id":
+<model>}` (a model cannot vouch for itself).
 
 Retries are ours, not the client's (`max_retries=0`), so the policy is explicit and tested: 429, 5xx,
 timeouts and connection failures are retried up to `max_retries` times, waiting the server's
