@@ -16,7 +16,7 @@ from brain.identity import OciDigest
 from brain.store.blobs import BlobStore
 from brain.store.head import read_head
 from brain.verify.deep import Renormalizer, deep_problems
-from brain.verify.facts import OK, BlockFacts, NamedBlob
+from brain.verify.facts import OK, BlockFacts, NamedBlob, from_wire, to_wire
 from brain.verify.history import History, HistoryWalker, ModuleState
 from brain.verify.integrity import blob_problems, block_problems, inspect_blobs, inspect_blocks
 from brain.verify.ledger_checks import LedgerIndex, ledger_problems
@@ -51,7 +51,7 @@ class _Run:
         """Facts of `block_ids`, reading (in parallel) only those not read before."""
         wanted = list(block_ids)
         todo = [b for b in wanted if b not in self.facts]
-        for facts in parallel_map(inspect_blocks, self.root, todo, self.jobs, self.threshold):
+        for facts in parallel_map(inspect_blocks, self.root, todo, self.jobs, self.threshold, to_wire, from_wire):
             self.facts[facts.block_id] = facts
         return {b: self.facts[b] for b in wanted}
 
@@ -132,7 +132,8 @@ def _check_members(run: _Run, report: VerifyReport, states: dict[str, ModuleStat
             block_states.append(block_resolvability(block_id, state.tombstones, facts))
             if facts is None:
                 continue
-            report.extend(block_problems(module, facts, str(run.blobs.path(OciDigest.parse(block_id)))))
+            if not facts.ok or facts.memory_type != module:
+                report.extend(block_problems(module, facts, str(run.blobs.path(OciDigest.parse(block_id)))))
             if facts.ok:
                 named.setdefault(module, []).extend((blob, block_id) for blob in facts.blobs)
         report.modules[module] = ModuleSummary(

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -20,10 +21,11 @@ def _blob_dir(root: Path) -> Path:
     return Path(root).joinpath(*BLOB_DIR)
 
 
-def read_block_facts(directory: Path, block_id: str) -> BlockFacts:
+def read_block_facts(directory: str, block_id: str) -> BlockFacts:
     """Read one block file: missing, corrupt (bytes do not hash to the id), invalid (§1.5), or its facts."""
     try:
-        data = (directory / block_id.removeprefix("sha256:")).read_bytes()
+        with open(os.path.join(directory, block_id[7:]), "rb") as handle:
+            data = handle.read()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return BlockFacts(block_id, MISSING, "not stored")
     actual = "sha256:" + hashlib.sha256(data).hexdigest()
@@ -33,12 +35,12 @@ def read_block_facts(directory: Path, block_id: str) -> BlockFacts:
         block = Block.decode(data)
     except BlockDecodeError as e:
         return BlockFacts(block_id, INVALID, e.message)
-    return facts_of(block)
+    return facts_of(block, block_id)
 
 
 def inspect_blocks(root: Path, block_ids: Sequence[str]) -> list[BlockFacts]:
     """Worker: the facts of each block id (digest strings), in order."""
-    directory = _blob_dir(root)
+    directory = str(_blob_dir(root))
     return [read_block_facts(directory, block_id) for block_id in block_ids]
 
 

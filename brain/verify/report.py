@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
 
 from brain.verify.codes import PROBLEM_CODES, Severity, severity_of
 
@@ -78,6 +78,7 @@ class VerifyReport(BaseModel):
     problems: list[Problem] = Field(default_factory=list)
     partial_history: bool = False
     snapshots_checked: int = 0
+    _seen: set[Problem] = PrivateAttr(default_factory=set)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -87,10 +88,11 @@ class VerifyReport(BaseModel):
 
     def extend(self, problems: Iterable[Problem]) -> None:
         """Add problems, skipping exact repeats (the same finding reached twice)."""
-        seen = set(self.problems)
+        if len(self._seen) != len(self.problems):  # `problems` was assigned directly
+            self._seen = set(self.problems)
         for problem in problems:
-            if problem not in seen:
-                seen.add(problem)
+            if problem not in self._seen:
+                self._seen.add(problem)
                 self.problems.append(problem)
 
     def count(self, severity: Severity) -> int:
