@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 from brain.blocks.base import ENVELOPE_KEYS, SERIALIZATION, Block, BlockDecodeError, TypedBlock
 from brain.blocks.canonical import CanonicalBlock
@@ -16,7 +16,7 @@ from brain.blocks.procedural import ProceduralBlock
 from brain.blocks.provenance import ProvenanceBlock
 from brain.blocks.schemas import REGISTERED_VERSIONS, payload_problems, select_schema_version
 from brain.blocks.semantic import SemanticBlock
-from brain.errors import InvalidInputError
+from brain.errors import CanonicalFormError, InvalidInputError
 from brain.identity import BlockId, canonicalize
 from brain.identity.jcs import canonicalize_parsed
 
@@ -28,12 +28,56 @@ TYPED_V1: dict[MemoryType, type[TypedBlock]] = {
     MemoryType.PROVENANCE: ProvenanceBlock,
 }
 _MEMORY_TYPES = {m.value: m for m in MemoryType}
+_V1 = Annotated[int, Field(strict=True, ge=1, le=1)]
+
+
+def _v1_envelope_model(block_type: type[TypedBlock]) -> type[BaseModel]:
+    fields: dict[str, Any] = {
+        "boltzmann": (_V1, ...),
+        "memory_type": (Literal[block_type.memory_type.value], ...),  # type: ignore[valid-type]
+        "payload": (block_type, ...),
+        "schema_version": (_V1, ...),
+        "serialization": (Literal["jcs/1"], ...),
+    }
+    return create_model(f"{block_type.__name__}Envelope", __config__=ConfigDict(frozen=True, extra="forbid"), **fields)
+
+
+# Every v1 envelope, parsed and validated in one pass by pydantic-core, discriminated by memory_type.
+_V1_ENVELOPES: TypeAdapter[Any] = TypeAdapter(
+    Annotated[Union[tuple(_v1_envelope_model(t) for t in TYPED_V1.values())], Field(discriminator="memory_type")]  # noqa: UP007
+)
+
+
+def _fast_v1(data: bytes) -> Block | None:
+    """The block if `data` is exactly the canonical bytes of a valid v1 block, else None.
+
+    Sound because acceptance requires byte equality with our own JCS output: such bytes carry no duplicate
+    key, float, BOM or other strictness violation, so the ordered checks below would accept them too. Any
+    other input goes the ordered way, which names the first failing check.
+    """
+    try:
+        block: Block = _V1_ENVELOPES.validate_json(data).payload
+        return block if canonicalize_parsed(block.envelope()) == data else None
+    except (ValidationError, CanonicalFormError):
+        return None
 
 
 def decode_block(data: bytes, expected: BlockId | None = None) -> Block:
     """Verify and decode stored block bytes; each failure names the first §1.5 check that failed."""
     data = bytes(data)
-    actual, envelope = read_json_object(data, expected, BlockId, "block", BlockDecodeError)
+    actual = BlockId.of(data)
+    if expected is not None and actual != expected:
+        raise BlockDecodeError(f"block content hashes to {actual}, not to the requested {expected}")
+    block = _fast_v1(data)
+    if block is None:
+        block = _decode_in_order(data)
+    block._adopt(data, actual)
+    return block
+
+
+def _decode_in_order(data: bytes) -> Block:
+    """§1.5 steps 2-9 one by one (step 1, the hash, is the caller's); raises naming the first that fails."""
+    _, envelope = read_json_object(data, None, BlockId, "block", BlockDecodeError)
     if envelope.keys() != ENVELOPE_KEYS:
         missing = sorted(ENVELOPE_KEYS - envelope.keys())
         extra = sorted(envelope.keys() - ENVELOPE_KEYS)
@@ -67,7 +111,6 @@ def decode_block(data: bytes, expected: BlockId | None = None) -> Block:
         raise BlockDecodeError(_canonical_difference(canonical, data))
     if block.payload() != payload:
         raise BlockDecodeError(_canonical_difference(block.canonical_bytes(), data))
-    block._adopt(data, actual)
     return block
 
 

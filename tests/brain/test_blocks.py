@@ -309,3 +309,13 @@ def test_generic_block_payload_is_a_copy() -> None:
     block = Block.from_payload("semantic", {"kind": "class", "scheme": "subjects", "label": "physics"})
     block.payload()["label"] = "changed"
     assert block.payload()["label"] == "physics"
+
+
+def test_blocks_hash_and_compare_by_identity() -> None:
+    generic = Block.from_payload("semantic", {"kind": "class", "scheme": "subjects", "label": "physics"})
+    typed = SemanticBlock(kind="fact", label="x", statement="y")
+    decoded = Block.decode(typed.canonical_bytes())
+    assert {generic, typed, decoded} == {generic, typed}
+    assert typed != SemanticBlock(kind="fact", label="x", statement="z") and typed != typed.payload()
+    with pytest.raises(ValidationError):
+        generic.schema_version = 3  # type: ignore[misc]

@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from brain.blocks import Block, BlockDecodeError, CanonicalBlock, EpisodicBlock, GenericBlock, SemanticBlock
+from brain.blocks import (
+    Block,
+    BlockDecodeError,
+    CanonicalBlock,
+    EpisodicBlock,
+    GenericBlock,
+    SemanticBlock,
+)
+from brain.blocks.decode import _decode_in_order, _fast_v1
 from brain.errors import IntegrityError
 from brain.identity import BlockId
 
@@ -88,6 +98,7 @@ def test_hash_mismatch_is_checked_first(data: bytes, message: str) -> None:
 def test_refusals(data: bytes, message: str) -> None:
     with pytest.raises(BlockDecodeError, match=message):
         Block.decode(data)
+    assert _fast_v1(data) is None  # the fast path never accepts what the ordered checks refuse
 
 
 def _envelope(memory_type: str, payload: bytes, version: int = 1) -> bytes:
@@ -143,3 +154,47 @@ def test_payload_refusals_and_later_versions(data: bytes, message: str | None) -
 def test_episodic_empty_lists_round_trip() -> None:
     block = EpisodicBlock(summary="s", occurred_at="2026-01-01T00:00:00Z", tags=(), participants=())
     assert Block.decode(block.canonical_bytes()) == block
+
+
+VARIED = [
+    GOOD,
+    EpisodicBlock(
+        summary="s\u00e9\x1f", occurred_at="2026-01-01T00:00:00Z", ended_at="2026-01-01T00:00:01Z"
+    ).canonical_bytes(),
+    SemanticBlock(kind="fact", label="\U0001f600", statement="\uff5e", aliases=()).canonical_bytes(),
+    _envelope("semantic", b'{"kind":"fact","label":"x","statement":"y"}', 2),
+]
+_PIECES = [
+    b" ",
+    b'"',
+    b"\\",
+    b"0",
+    b"1",
+    b"-",
+    b".5",
+    b"null",
+    b",",
+    b"}",
+    b"]",
+    b"e",
+    b"\\u0065",
+    b"\xc3\xa9",
+    b"\xff",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(VARIED), st.data())
+def test_fast_path_agrees_with_the_ordered_checks(original: bytes, data: st.DataObject) -> None:
+    at = data.draw(st.integers(0, len(original)))
+    cut = data.draw(st.integers(0, 3))
+    mutated = original[:at] + data.draw(st.sampled_from(_PIECES)) + original[at + cut :]
+    fast = _fast_v1(mutated)
+    try:
+        ordered = _decode_in_order(mutated)
+    except BlockDecodeError:
+        ordered = None
+    if ordered is None:
+        assert fast is None
+    elif ordered.schema_version == 1:
+        assert fast == ordered  # every accepted v1 block takes the fast path, with the same result
