@@ -4,8 +4,8 @@ Order (restic's rule): blobs and block envelopes, then compositions and the snap
 sync, then `boltzmann/head.json` by atomic rename, all under the exclusive writer lock. A crash before
 the rename leaves the previous head intact; the unreachable blobs it leaves behind are harmless.
 
-Membership is kept in memory across checkpoints (one set per touched module), so repeated `commit()`
-calls inside one `with` never re-read compositions; only modules whose set changed are re-serialized.
+Membership is kept in memory across checkpoints (a sorted list per touched module), so repeated
+`commit()` calls inside one `with` never re-read compositions; only modules that changed are rewritten.
 """
 
 from __future__ import annotations
@@ -26,23 +26,52 @@ if TYPE_CHECKING:
     from brain.brain import Brain
 
 
-class _Membership:
-    """One module's staged members; `changed` says whether the set may differ from the committed one."""
+def _hex(block_id: BlockId) -> str:
+    return block_id.hex
 
-    def __init__(self, members: Iterable[BlockId]) -> None:
-        self.members = set(members)
-        self.changed = False
+
+class _Membership:
+    """One module's staged members: a sorted list, a set for lookups, and pending adds and removals.
+
+    Keeping the list sorted means a checkpoint merges two sorted runs (linear for timsort) instead of
+    re-sorting every member, and `Composition.of` receives ids already in leaf order.
+    """
+
+    def __init__(self, ordered: Iterable[BlockId]) -> None:
+        self.ordered = list(ordered)
+        self.members = set(self.ordered)
+        self.added: dict[BlockId, None] = {}  # an ordered set: O(1) removal of a just-added id
+        self.removed: set[BlockId] = set()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.removed)
 
     def add(self, block_id: BlockId) -> bool:
         if block_id in self.members:
             return False
         self.members.add(block_id)
-        self.changed = True
+        if block_id in self.removed:
+            self.removed.discard(block_id)
+        else:
+            self.added[block_id] = None
         return True
 
     def remove(self, block_id: BlockId) -> None:
         self.members.discard(block_id)
-        self.changed = True
+        if block_id in self.added:
+            del self.added[block_id]
+        else:
+            self.removed.add(block_id)
+
+    def settle(self) -> list[BlockId]:
+        """Fold the pending changes into the sorted list and return it."""
+        if self.removed:
+            self.ordered = [i for i in self.ordered if i not in self.removed]
+        if self.added:
+            self.ordered = sorted(self.ordered + sorted(self.added, key=_hex), key=_hex)
+        self.added, self.removed = {}, set()
+        return self.ordered
 
 
 class Writer:
@@ -169,11 +198,11 @@ class Writer:
         for memory_type, staged in self._staged.items():
             if not staged.changed:
                 continue
-            staged.changed = False
+            ids = staged.settle()
             old = refs.get(memory_type)
-            if old is None and not staged.members:
+            if old is None and not ids:
                 continue
-            composition = Composition.of(memory_type, staged.members)
+            composition = Composition.of(memory_type, ids)
             if old is not None and composition.digest == old.composition:
                 continue
             blobs.put(composition.to_bytes(), sync=False)
@@ -194,8 +223,10 @@ class Writer:
 def _module_ref(composition: Composition, old: ModuleRef | None) -> ModuleRef:
     """The reference to a new version of a module; tombstones that are still members are kept, and a
     vector index (which described the old membership) is not carried over."""
-    members = set(composition.block_ids)
-    tombstones = tuple(i for i in (old.tombstones or ()) if i in members) if old is not None else ()
+    tombstones: tuple[BlockId, ...] = ()
+    if old is not None and old.tombstones:
+        members = set(composition.block_ids)
+        tombstones = tuple(i for i in old.tombstones if i in members)
     return composition.module_ref(tombstones=tombstones or None)
 
 

@@ -9,6 +9,8 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from brain.blocks import MemoryType
 from brain.brain import Brain
@@ -220,3 +222,23 @@ def test_sigkill_at_arbitrary_moments_leaves_a_verifiable_head(tmp_path, delay):
         for module in brain.modules(digest).values():
             assert all(block.block_id in module for block in module.blocks())
     assert isinstance(brain.snapshot_digest(), OciDigest | None)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["add", "remove", "settle"]), st.integers(0, 12)), max_size=60))
+def test_staged_membership_matches_a_plain_set(operations):
+    from brain.identity import BlockId
+    from brain.writer import _Membership
+
+    initial = {BlockId.of(bytes([n])) for n in range(0, 12, 3)}
+    staged, model = _Membership(sorted(initial)), set(initial)
+    for operation, n in operations:
+        block_id = BlockId.of(bytes([n]))
+        if operation == "add":
+            assert staged.add(block_id) == (block_id not in model)
+            model.add(block_id)
+        elif operation == "remove" and block_id in model:
+            staged.remove(block_id)
+            model.discard(block_id)
+        elif operation == "settle":
+            assert staged.settle() == sorted(model)
+    assert staged.members == model and staged.settle() == sorted(model) and not staged.changed
