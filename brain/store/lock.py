@@ -55,8 +55,15 @@ class WriterLock:
         """Block until the lock is ours; raise `LockTimeoutError` after `timeout` seconds."""
         if self._fd is not None:
             raise ConflictError(f"{self.path} is already held by this writer")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            # The first write of every writer: an unwritable brain is reported here, once, clearly.
+            raise ConflictError(
+                f"cannot open the writer lock {self.path}: {e.strerror}",
+                hint="check that the brain directory is writable by you",
+            ) from None
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         announced: str | None = None
         try:

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from brain.errors import LockTimeoutError
+from brain.errors import ConflictError, LockTimeoutError
 from brain.store import WriterLock
 
 HOLD = textwrap.dedent(
@@ -99,3 +99,9 @@ def test_same_process_second_lock_waits(tmp_path):
         pass
     with WriterLock(tmp_path, timeout=0):
         pass
+
+
+def test_unwritable_brain_is_a_clear_conflict(tmp_path):
+    (tmp_path / "boltzmann").write_text("a file where the directory should be")
+    with pytest.raises(ConflictError, match="cannot open the writer lock"):
+        WriterLock(tmp_path).acquire()
