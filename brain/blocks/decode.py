@@ -66,7 +66,7 @@ def decode_block(data: bytes, expected: BlockId | None = None) -> Block:
     """Verify and decode stored block bytes; each failure names the first §1.5 check that failed."""
     data = bytes(data)
     actual = BlockId.of(data)
-    if expected is not None and actual != expected:
+    if expected is not None and actual != BlockId.parse(expected):
         raise BlockDecodeError(f"block content hashes to {actual}, not to the requested {expected}")
     block = _fast_v1(data)
     if block is None:

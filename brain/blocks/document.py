@@ -18,7 +18,7 @@ def read_json_object(
 ) -> tuple[D, dict[str, Any]]:
     """Check the hash (when `expected` is given), then strict-parse a top-level JSON object (§1.5 steps 1-2)."""
     actual = kind.of(data)
-    if expected is not None and actual != expected:
+    if expected is not None and actual != kind.parse(expected):
         raise error(f"{what} content hashes to {actual}, not to the requested {expected}")
     try:
         document = parse_strict(data)

@@ -15,8 +15,8 @@ from brain.blocks import (
     SemanticBlock,
 )
 from brain.blocks.decode import _decode_in_order, _fast_v1
-from brain.errors import IntegrityError
-from brain.identity import BlockId
+from brain.errors import IntegrityError, InvalidInputError
+from brain.identity import BlockId, OciDigest
 
 GOOD = (
     b'{"boltzmann":1,"memory_type":"canonical","payload":{"blob":"sha256:e038e5313b67a0a1481737ca2f90f40260c0a25b'
@@ -30,6 +30,12 @@ def test_good_block_decodes_and_keeps_the_stored_bytes() -> None:
     assert isinstance(block, CanonicalBlock) and block.size == 62
     assert block.canonical_bytes() == GOOD and block.block_id == GOOD_ID
     assert CanonicalBlock.decode(GOOD) == block
+
+
+def test_expected_id_is_parsed_and_must_be_a_block_id() -> None:
+    assert Block.decode(GOOD, str(GOOD_ID)).block_id == GOOD_ID  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="not interchangeable"):
+        Block.decode(GOOD, OciDigest(GOOD_ID.hex))  # type: ignore[arg-type]
 
 
 def test_decode_error_is_an_integrity_error() -> None:
