@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
+from brain.blocks import Block
 from brain.errors import BrainUnreadableError
 from brain.verify import Severity, VerifyReport, verify_brain
 from tests.brain.verify_damage import (
@@ -280,3 +282,40 @@ def _removal(blocks: list[str], memory_type: str) -> dict[str, object]:
             "record_type": "removal",
         }
     }
+
+
+def test_missing_content_blob_of_a_later_schema_version(root: Path) -> None:
+    content = b"out-of-line statement\n"
+    digest = "sha256:" + hashlib.sha256(content).hexdigest()
+    block = Block.from_payload(
+        "semantic",
+        {
+            "content": {"blob": digest, "media_type": "text/plain", "size": len(content)},
+            "evidence": [MARKDOWN_BLOCK],
+            "kind": "fact",
+            "label": "long",
+            "statement": "see content",
+        },
+    )
+    assert block.schema_version == 2
+    blob_path(root, str(block.block_id)).write_bytes(block.canonical_bytes())
+    record = store_block(root, "provenance", derivation(str(block.block_id), [MARKDOWN_BLOCK]))
+    commit_modules(
+        root,
+        {
+            "semantic": [*members(root, HEAD, "semantic"), str(block.block_id)],
+            "provenance": [*members(root, HEAD, "provenance"), record],
+        },
+    )
+    assert errors(verify_brain(root)) == {("blob-missing", "semantic", digest)}
+    blob_path(root, digest).write_bytes(content + b"more")
+    assert errors(verify_brain(root)) == {("blob-corrupt", "semantic", digest)}
+
+
+def test_partial_pull_origin_is_reported_as_information(root: Path) -> None:
+    head = json.loads((root / "boltzmann" / "head.json").read_bytes())
+    head["origin"] = {"partial": True, "reference": "localhost:5000/brains/ref:v2", "snapshot": HEAD, "tag": "v2"}
+    (root / "boltzmann" / "head.json").write_bytes(json.dumps(head, separators=(",", ":"), sort_keys=True).encode())
+    report = verify_brain(root)
+    assert report.ok and report.partial_history
+    assert [(p.code, p.severity) for p in report.problems] == [("history-partial", Severity.INFO)]
