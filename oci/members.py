@@ -28,6 +28,8 @@ SNAPSHOTS_PREFIX = "snapshots/"
 COMPOSITIONS_PREFIX = "compositions/"
 # Block bytes read while scanning are kept for the layer writer up to this budget, then re-read from disk.
 _KEEP_BYTES = 256 << 20
+# Content up to this size is read (and hashed) while scanning; bigger sources are streamed by the writer.
+_KEEP_CONTENT = 64 << 10
 
 
 def content_hexes(memory_type: str, payload: Any) -> list[str]:
@@ -91,7 +93,7 @@ def scan_module(blobs: BlobStore, memory_type: MemoryType, ref: ModuleRef) -> Mo
     for block_id in composition.block_ids:
         if block_id in tombstones:
             continue
-        data = _read_verified(directory, block_id, memory_type)
+        data = _read_verified(directory, block_id.hex, f"{memory_type} member")
         try:
             envelope = json.loads(data)
             version = envelope["schema_version"]
@@ -104,12 +106,19 @@ def scan_module(blobs: BlobStore, memory_type: MemoryType, ref: ModuleRef) -> Mo
             kept[block_id.hex] = data
             budget -= len(data)
         for hex_digest in content_hexes(str(envelope.get("memory_type")), payload):
-            if not os.path.isfile(os.path.join(directory, hex_digest)):
+            if hex_digest in required:
+                continue
+            required.add(hex_digest)
+            try:
+                size = os.stat(os.path.join(directory, hex_digest)).st_size
+            except FileNotFoundError:
                 raise NotFoundError(
                     f"content sha256:{hex_digest} named by {memory_type} block {block_id} is not stored",
                     hint="restore the source bytes before packing",
-                )
-            required.add(hex_digest)
+                ) from None
+            if size <= _KEEP_CONTENT and budget >= size:
+                kept[hex_digest] = _read_verified(directory, hex_digest, f"content named by {block_id}")
+                budget -= size
     return ModuleContents(
         memory_type=memory_type,
         composition=ref.composition,
@@ -121,19 +130,19 @@ def scan_module(blobs: BlobStore, memory_type: MemoryType, ref: ModuleRef) -> Mo
     )
 
 
-def _read_verified(directory: str, block_id: BlockId, memory_type: MemoryType) -> bytes:
+def _read_verified(directory: str, hex_digest: str, what: str) -> bytes:
     # Plain os paths: at 10^5 members pathlib's overhead is a visible share of a pack.
-    path = os.path.join(directory, block_id.hex)
+    path = os.path.join(directory, hex_digest)
     try:
         with open(path, "rb") as handle:
             data = handle.read()
     except FileNotFoundError:
         raise NotFoundError(
-            f"{memory_type} member {block_id} is not stored at {path}",
+            f"{what} sha256:{hex_digest} is not stored at {path}",
             hint="restore it (or pull the brain again) before packing",
         ) from None
-    if hashlib.sha256(data).hexdigest() != block_id.hex:
-        raise IntegrityError(f"block {block_id} at {path} does not hash to its name", hint="run `brain verify`")
+    if hashlib.sha256(data).hexdigest() != hex_digest:
+        raise IntegrityError(f"{what} at {path} does not hash to its name", hint="run `brain verify`")
     return data
 
 

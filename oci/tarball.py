@@ -47,6 +47,13 @@ class LayerFile:
     size: int
 
 
+# The fixed parts of every header (§6.5); only the name, size and checksum vary.
+_MODE_IDS = b"0000644\0" + b"0000000\0" * 2
+_MTIME = b"00000000000\0"
+_TAIL = b"0" + b"\0" * 100 + b"ustar\x0000" + b"\0" * 247
+_CHECKSUM_BASE = sum(_MODE_IDS) + sum(_MTIME) + 8 * 32 + sum(_TAIL)
+
+
 def ustar_header(name: str, size: int) -> bytes:
     """The 512-byte ustar header §6.5 prescribes for a regular file `name` of `size` bytes."""
     encoded = name.encode("ascii")
@@ -54,19 +61,9 @@ def ustar_header(name: str, size: int) -> bytes:
         raise InvalidInputError(f"tar member name {name!r} must be 1-100 ASCII bytes")
     if not 0 <= size < 8**11:
         raise InvalidInputError(f"tar member {name!r} is too large for a ustar header ({size} bytes)")
-    header = bytearray(BLOCK_SIZE)
-    header[0 : len(encoded)] = encoded
-    header[100:108] = b"0000644\0"
-    header[108:116] = b"0000000\0"
-    header[116:124] = b"0000000\0"
-    header[124:136] = b"%011o\0" % size
-    header[136:148] = b"00000000000\0"
-    header[148:156] = b" " * 8
-    header[156:157] = b"0"
-    header[257:263] = b"ustar\0"
-    header[263:265] = b"00"
-    header[148:156] = b"%06o\0 " % sum(header)
-    return bytes(header)
+    size_field = b"%011o\0" % size
+    checksum = _CHECKSUM_BASE + sum(encoded) + sum(size_field)
+    return encoded.ljust(100, b"\0") + _MODE_IDS + size_field + _MTIME + b"%06o\0 " % checksum + _TAIL
 
 
 def _padding(size: int, unit: int) -> bytes:
