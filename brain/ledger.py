@@ -9,7 +9,7 @@ derivation names its producer through `assisted_by`, so its first collaborator s
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -79,7 +79,6 @@ class Ledger:
     validations: dict[BlockId, ValidationRecord] = field(default_factory=dict)
     evidence: dict[BlockId, tuple[BlockId, ...]] = field(default_factory=dict)
     dependents: defaultdict[BlockId, set[BlockId]] = field(default_factory=lambda: defaultdict(set))
-    structural_dependents: defaultdict[BlockId, set[BlockId]] = field(default_factory=lambda: defaultdict(set))
     producer: dict[BlockId, Producer] = field(default_factory=dict)
     locators: dict[BlockId, str] = field(default_factory=dict)
     tasks: dict[BlockId, str] = field(default_factory=dict)
@@ -89,10 +88,16 @@ class Ledger:
     demotions: dict[BlockId, DemotionRecord] = field(default_factory=dict)
     removed: set[BlockId] = field(default_factory=set)
     removals: list[tuple[BlockId, RemovalRecord]] = field(default_factory=list)
+    _structural: defaultdict[BlockId, set[BlockId]] | None = field(default=None, repr=False)
+    _structural_edges: Callable[[], Iterable[tuple[BlockId, BlockId]]] | None = field(default=None, repr=False)
 
     @classmethod
     def of(cls, modules: Mapping[MemoryType, Module]) -> Ledger:
-        """Build the views from the modules of one snapshot (reads provenance, semantic and procedural)."""
+        """Build the views from the modules of one snapshot.
+
+        Reads the provenance module now; the semantic and procedural blocks (for structural edges) are
+        read only when `structural_dependents` or `closure` is first used.
+        """
         records: list[tuple[BlockId, Record]] = []
         provenance = modules.get(MemoryType.PROVENANCE)
         if provenance is not None:
@@ -100,13 +105,16 @@ class Ledger:
                 record = record_of(block)
                 if record is not None:
                     records.append((block.block_id, record))
-        structural: list[tuple[BlockId, BlockId]] = []
-        for memory_type in (MemoryType.SEMANTIC, MemoryType.PROCEDURAL):
-            module = modules.get(memory_type)
-            if module is not None:
+        derived = [modules[t] for t in (MemoryType.SEMANTIC, MemoryType.PROCEDURAL) if t in modules]
+
+        def structural() -> Iterator[tuple[BlockId, BlockId]]:
+            for module in derived:
                 for block in module.blocks():
-                    structural.extend((target, block.block_id) for target in structural_targets(block))
-        return cls.from_records(records, structural)
+                    yield from ((target, block.block_id) for target in structural_targets(block))
+
+        ledger = cls.from_records(records)
+        ledger._structural, ledger._structural_edges = None, structural
+        return ledger
 
     @classmethod
     def from_records(
@@ -116,9 +124,19 @@ class Ledger:
         ledger = cls()
         for record_id, record in sorted(records, key=lambda pair: (pair[1].at, pair[0])):
             ledger._apply(record_id, record)
+        ledger._structural = defaultdict(set)
         for target, dependent in structural:
-            ledger.structural_dependents[target].add(dependent)
+            ledger._structural[target].add(dependent)
         return ledger
+
+    @property
+    def structural_dependents(self) -> defaultdict[BlockId, set[BlockId]]:
+        """target → blocks that name it in `relations[].target` or `steps[].uses` (§7.4)."""
+        if self._structural is None:
+            self._structural = defaultdict(set)
+            for target, dependent in self._structural_edges() if self._structural_edges is not None else ():
+                self._structural[target].add(dependent)
+        return self._structural
 
     def _apply(self, record_id: BlockId, record: Record) -> None:
         self.records.append((record_id, record))

@@ -232,3 +232,15 @@ def test_redacted_member_is_reported_destroyed_not_missing(tmp_path):
         brain.resolve(one)
     with pytest.raises(DestroyedBlockError, match="redacted"):
         module.read(one)
+
+
+def test_ledger_reads_derived_blocks_only_when_structural_edges_are_needed(tmp_path):
+    brain = brain_with(tmp_path / "b", "src")
+    with brain.writer(ACTOR) as writer:
+        writer.add(fact("damaged later"))
+        writer.commit()
+    brain.blobs.path(fact("damaged later").block_id).write_bytes(b"rotten")
+    ledger = brain.ledger()  # provenance only: the damaged semantic block is not read
+    assert ledger.is_accessible(fact("damaged later").block_id)
+    with pytest.raises(IntegrityError, match="does not hash"):
+        ledger.closure(canonical("src").block_id)

@@ -96,6 +96,11 @@ def test_ledger_accessibility_and_the_dropped_block(reference):
     assert dropped in reference.module(MemoryType.SEMANTIC, V1) and dropped not in semantic
     assert dropped in ledger.removed
     assert ledger.derivations and ledger.validations and ledger.registrations
+    for memory_type in (MemoryType.SEMANTIC, MemoryType.PROCEDURAL, MemoryType.EPISODIC):
+        for block_id in reference.module(memory_type).block_ids:
+            assert block_id in ledger.derivations and ledger.validations[block_id].verdict == "validated"
+    for block_id in reference.module(MemoryType.CANONICAL).block_ids:
+        assert block_id in ledger.registrations
 
 
 def test_reads_never_modify_the_brain(reference):
@@ -123,3 +128,24 @@ def test_extend_with_our_writer(reference):
     assert len(reference.history()) == 11
     _check_snapshot(reference, new)
     assert reference.head().retained[:2] == (new, HEAD) and len(reference.head().retained) == 10
+
+
+def test_cascade_closures_match_the_observed_drops(reference):
+    """§7.4's table, at v1 (before the drop): which blocks each drop would reach."""
+    modules = reference.modules(V1)
+    ledger = reference.ledger(V1)
+    by_name = {}
+    for module in modules.values():
+        for block in module.blocks():
+            payload = block.payload()
+            by_name[payload.get("label") or payload.get("summary") or payload.get("media_type")] = block.block_id
+    names = {block_id: name for name, block_id in by_name.items()}
+
+    def reached(name: str) -> set[str]:
+        return {names[i] for i in ledger.closure(by_name[name]) if i in names}
+
+    assert reached("Fourier series") == {"Laplace transform"}
+    assert reached("application/pdf") == {"Laplace transform"}
+    assert reached("text/markdown") == {"Fourier series", "Laplace transform", "compute a spectrum"}
+    seminar = reached("text/plain")
+    assert any(by_name[n] in modules[MemoryType.EPISODIC] for n in seminar)  # why that drop is refused
