@@ -158,5 +158,13 @@ def to_wire(facts: BlockFacts) -> Wire:
 
 def from_wire(wire: Wire) -> BlockFacts:
     """The `BlockFacts` that `to_wire` flattened."""
-    record = None if wire[8] is None else RecordFacts(*wire[8])
-    return BlockFacts(*wire[:4], tuple(NamedBlob(*b) for b in wire[4]), *wire[5:8], record)
+    blobs, record = wire[4], wire[8]
+    if not blobs and record is None:
+        return _make_facts(wire)
+    rebuilt = list(wire)
+    rebuilt[4] = tuple(_make_blob(b) for b in blobs)
+    rebuilt[8] = None if record is None else _make_record(record)
+    return _make_facts(rebuilt)
+
+
+_make_facts, _make_blob, _make_record = BlockFacts._make, NamedBlob._make, RecordFacts._make

@@ -2,13 +2,14 @@
 
 Workers are forked, so they inherit the imported code and need no pickled state beyond their chunk of
 work; each one opens the store by path. Small jobs run in-process, where forking would cost more than it
-saves.
+saves, and so does everything when the caller runs other threads (forking them is unsafe).
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -49,7 +50,9 @@ def parallel_map(
     pickle far faster than objects.
     """
     jobs = default_jobs() if jobs is None else max(1, jobs)
-    if jobs == 1 or len(items) < threshold or "fork" not in multiprocessing.get_all_start_methods():
+    # Forking a multi-threaded process can deadlock a child on a lock another thread held: stay serial.
+    can_fork = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    if jobs == 1 or len(items) < threshold or not can_fork:
         yield from function(root, items)
         return
     # A few chunks per worker keeps them all busy to the end without paying per-item IPC.

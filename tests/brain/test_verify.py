@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from brain.brain import Brain
 from brain.errors import NotFoundError
 from brain.identity import OciDigest
 from brain.verify import PROBLEM_CODES, Problem, Severity, VerifyReport, verify_brain
+from brain.verify.pool import parallel_map
 from tests.brain.verify_damage import HEAD, MARKDOWN_BLOB, MARKDOWN_BLOCK, V1_CONFIG, blob_path, copy_brain, reference_source
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "problem-codes.md"
@@ -147,3 +149,15 @@ def test_fixture_copy_is_byte_identical(tmp_path: Path) -> None:
     assert "sha256:" + hashlib.sha256(data).hexdigest() == HEAD
     with pytest.raises(NotFoundError):
         Brain.open(root).blobs.get(OciDigest.parse("sha256:" + "ef" * 32))
+
+
+def _pids(root: Path, items: list[int]) -> list[tuple[int, int]]:
+    return [(item, os.getpid()) for item in items]
+
+
+def test_parallel_map_uses_worker_processes_and_keeps_order() -> None:
+    results = list(parallel_map(_pids, Path("."), list(range(40)), jobs=2, threshold=1))
+    assert [item for item, _ in results] == list(range(40))
+    assert os.getpid() not in {pid for _, pid in results}
+    serial = list(parallel_map(_pids, Path("."), list(range(40)), jobs=2))  # under the threshold
+    assert {pid for _, pid in serial} == {os.getpid()}
