@@ -244,3 +244,26 @@ def test_ledger_reads_derived_blocks_only_when_structural_edges_are_needed(tmp_p
     assert ledger.is_accessible(fact("damaged later").block_id)
     with pytest.raises(IntegrityError, match="does not hash"):
         ledger.closure(canonical("src").block_id)
+
+
+@pytest.mark.parametrize("what", ["snapshot", "composition"])
+def test_non_canonical_documents_are_refused_naming_the_file(tmp_path, what):
+    from brain.store import write_head
+
+    brain = brain_with(tmp_path / "b", "one")
+    snapshot = json.loads(brain.blobs.get(brain.snapshot_digest()))
+    if what == "composition":
+        ref = snapshot["modules"]["canonical"]
+        pretty = json.dumps(json.loads(brain.blobs.get(OciDigest.parse(ref["composition"]))), indent=2).encode()
+        ref["composition"] = str(brain.blobs.put(pretty))
+        bad = brain.blobs.put(canonicalize(snapshot))
+        target = OciDigest.of(pretty)
+    else:
+        bad = target = brain.blobs.put(json.dumps(snapshot, indent=2).encode())
+    write_head(brain.path, brain.head().advance(bad))
+    before = tree_digest(brain.path)
+    with pytest.raises(IntegrityError) as info:
+        list(brain.module(C).blocks())
+    message = str(info.value)
+    assert str(brain.blobs.path(target)) in message and "canonical" in message and "\n" not in message
+    assert tree_digest(brain.path) == before
