@@ -21,7 +21,7 @@ from brain.verify.history import History, HistoryWalker, ModuleState
 from brain.verify.integrity import blob_problems, block_problems, inspect_blobs, inspect_blocks
 from brain.verify.ledger_checks import LedgerIndex, ledger_problems
 from brain.verify.pool import PARALLEL_THRESHOLD, parallel_map
-from brain.verify.report import ModuleSummary, Problem, VerifyReport
+from brain.verify.report import MODULE_NAMES, ModuleSummary, Problem, VerifyReport
 from brain.verify.resolvability import (
     block_resolvability,
     content_resolvability,
@@ -33,7 +33,7 @@ from brain.verify.transitions import transition_problems
 if TYPE_CHECKING:
     from brain.brain import Brain
 
-MODULE_RANK = {name: rank for rank, name in enumerate(("canonical", "episodic", "semantic", "procedural", "provenance"))}
+MODULE_RANK = {name: rank for rank, name in enumerate(MODULE_NAMES)}
 
 
 class _Run:
@@ -80,6 +80,12 @@ def verify_brain(
     `--deep` re-run of normalization pipelines.
     """
     run = _Run(brain if isinstance(brain, Path) else brain.path, jobs, parallel_threshold)
+    report = _verify(run, snapshot, renormalizer)
+    report.sort_problems()
+    return report
+
+
+def _verify(run: _Run, snapshot: OciDigest | None, renormalizer: Renormalizer | None) -> VerifyReport:
     head = read_head(run.root)
     target = snapshot if snapshot is not None else (None if head is None else head.snapshot)
     report = VerifyReport(snapshot=None if target is None else str(target))

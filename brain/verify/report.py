@@ -12,7 +12,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
 
+from brain.blocks.memory_type import MODULE_ORDER
 from brain.verify.codes import PROBLEM_CODES, Severity, severity_of
+
+MODULE_NAMES = tuple(m.value for m in MODULE_ORDER)
 
 
 class Problem(BaseModel):
@@ -94,6 +97,11 @@ class VerifyReport(BaseModel):
             if problem not in self._seen:
                 self._seen.add(problem)
                 self.problems.append(problem)
+
+    def sort_problems(self) -> None:
+        """Order problems brain-wide first, then by module in §6.2 order; detection order within a module."""
+        rank = {name: i for i, name in enumerate(MODULE_NAMES, start=1)}
+        self.problems.sort(key=lambda p: 0 if p.module is None else rank.get(p.module, len(rank) + 1))
 
     def count(self, severity: Severity) -> int:
         """How many problems have `severity`."""

@@ -88,6 +88,7 @@ def verify(
         renormalizer = InstalledPipelines() if deep else None
         report = verify_brain(brain, snapshot=target, jobs=jobs, renormalizer=renormalizer)
     report.extend(artifact_problems)
+    report.sort_problems()
     result = VerifyResult(artifact=manifest, **report.model_dump(include=set(VerifyResult.model_fields) - {"artifact"}))
     output = context.output(as_json)
     output.result(result, lambda r: _render(r, output))
