@@ -14,7 +14,7 @@ import typer
 from rich.console import RenderableType
 from rich.text import Text
 
-from brain.errors import BrainError, ProblemsFoundError
+from brain.errors import BrainError, NotFoundError, ProblemsFoundError
 from brain.identity import OciDigest
 from brain.verify import ModuleSummary, Problem, Severity, VerifyReport, verify_brain
 from cli.context import cli_context
@@ -75,6 +75,8 @@ def verify(
     context = cli_context(ctx)
     brain = context.open_brain()
     target = None if snapshot is None else OciDigest.parse(snapshot)
+    if target is not None and not brain.blobs.has(target):
+        raise NotFoundError(f"snapshot {target} is not stored in {brain.path}", hint="see `brain log` for snapshots")
     artifact_problems: list[Problem] = []
     manifest = None
     if tag is not None:

@@ -66,6 +66,11 @@ def test_older_snapshot(brain: BrainRunner, reference_brain: Path) -> None:
     assert run.json()["snapshot"] == V1_CONFIG
 
 
+def test_unknown_snapshot_exits_4(brain: BrainRunner, reference_brain: Path) -> None:
+    run = brain("--brain", str(reference_brain), "verify", "--snapshot", "sha256:" + "ab" * 32)
+    assert_one_line_error(run, 4)
+
+
 def test_bad_snapshot_digest_is_a_usage_error(brain: BrainRunner, reference_brain: Path) -> None:
     assert_one_line_error(brain("--brain", str(reference_brain), "verify", "--snapshot", "abc"), 3)
 
