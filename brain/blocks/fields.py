@@ -6,7 +6,8 @@ so every model value serializes under `jcs/1`. Enums stay lax so decoded JSON st
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -45,6 +46,15 @@ class WireModel(BaseModel):
     """A frozen wire object whose field names are the spec's JSON keys; unknown members are refused."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy (as in pydantic, `update` is not validated) whose cached bytes and digests start empty."""
+        copied = super().model_copy(update=update, deep=deep)
+        # Private attributes here are only caches of derived identity; a copy with updates must not inherit them.
+        if copied.__pydantic_private__:
+            for name, attribute in self.__private_attributes__.items():
+                copied.__pydantic_private__[name] = attribute.get_default()
+        return copied
 
     def to_json(self) -> dict:
         """The JSON object this model stands for, with absent optional members omitted (§1.3)."""

@@ -319,3 +319,14 @@ def test_blocks_hash_and_compare_by_identity() -> None:
     assert typed != SemanticBlock(kind="fact", label="x", statement="z") and typed != typed.payload()
     with pytest.raises(ValidationError):
         generic.schema_version = 3  # type: ignore[misc]
+
+
+def test_model_copy_recomputes_identity() -> None:
+    block = CanonicalBlock(blob=BLOB, media_type="text/plain", size=1)
+    original = block.block_id
+    changed = block.model_copy(update={"size": 2})
+    assert (
+        changed.block_id != original
+        and changed.block_id == CanonicalBlock(blob=BLOB, media_type="text/plain", size=2).block_id
+    )
+    assert block.model_copy().block_id == original

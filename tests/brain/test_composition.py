@@ -156,3 +156,11 @@ def test_module_ref_rules() -> None:
         ModuleRef(
             **(base | {"root": MerkleRoot.parse(str(SPEC_ROOT)), "composition": MerkleRoot.parse(str(SPEC_ROOT))})
         )
+
+
+def test_model_copy_recomputes_bytes_digest_and_root() -> None:
+    composition = Composition.of("canonical", [A, B, C])
+    assert composition.root == SPEC_ROOT and composition.digest == SPEC_DIGEST
+    smaller = composition.model_copy(update={"block_ids": (B, C)})
+    assert smaller.root == Composition.of("canonical", [B, C]).root != SPEC_ROOT
+    assert smaller.digest == Composition.of("canonical", [B, C]).digest
