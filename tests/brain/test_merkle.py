@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import threading
 
 import pytest
 from hypothesis import given, settings
@@ -18,7 +19,7 @@ from brain.merkle import (
     merkle_root,
     merkle_root_of_sorted_raw,
 )
-from brain.merkle.parallel import parallel_root_of_hex
+from brain.merkle.parallel import FORK_THRESHOLD, parallel_root_of_hex, worth_forking
 
 A = BlockId.parse("sha256:d85afe5c73c486e72f945e53bb0c1e6690c9e3afc935e3ff38a0ec1790a335bc")
 B = BlockId.parse("sha256:4c6d5c10a1b47195a77dff1dac2ab6ab40578a293a842d43cd1ba6ff8fa448ea")
@@ -175,3 +176,15 @@ def test_any_member_proves_and_fails_elsewhere(ids: list[BlockId], data: st.Data
     assert proof.verify(merkle_root(ids))
     outsider = data.draw(digests.filter(lambda d: d not in ids))
     assert not proof.verify(merkle_root([*ids, outsider]))
+
+
+def test_forking_only_for_large_sets_in_a_single_threaded_process() -> None:
+    assert not worth_forking(FORK_THRESHOLD - 1)
+    release = threading.Event()
+    helper = threading.Thread(target=release.wait)
+    helper.start()
+    try:
+        assert not worth_forking(10 * FORK_THRESHOLD)  # another thread could hold a lock the child needs
+    finally:
+        release.set()
+        helper.join()
