@@ -139,7 +139,7 @@ def _read_verified(directory: str, hex_digest: str, what: str) -> bytes:
     except FileNotFoundError:
         raise NotFoundError(
             f"{what} sha256:{hex_digest} is not stored at {path}",
-            hint="restore it (or pull the brain again) before packing",
+            hint="restore it or pull the brain again; a partially pulled brain can pack its complete modules with --module",
         ) from None
     if hashlib.sha256(data).hexdigest() != hex_digest:
         raise IntegrityError(f"{what} at {path} does not hash to its name", hint="run `brain verify`")
