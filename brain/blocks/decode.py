@@ -119,6 +119,9 @@ def block_from_payload(memory_type: MemoryType, payload: dict[str, Any]) -> Bloc
     if not isinstance(payload, dict):
         raise InvalidInputError(f"a {memory_type} payload must be a JSON object, got {type(payload).__name__}")
     cleaned = drop_nulls(payload)
+    typed = _typed_v1(memory_type, cleaned)
+    if typed is not None:
+        return typed
     canonicalize(cleaned)  # refuses floats and unsafe integers with a message naming where
     version = select_schema_version(memory_type, cleaned)
     if version is None:
@@ -131,6 +134,20 @@ def block_from_payload(memory_type: MemoryType, payload: dict[str, Any]) -> Bloc
         return GenericBlock(memory_type=memory_type, schema_version=version, payload=cleaned)
     except ValidationError as e:
         raise InvalidInputError(f"invalid {memory_type} payload: {_first_error(e)}") from None
+
+
+def _typed_v1(memory_type: MemoryType, cleaned: dict[str, Any]) -> Block | None:
+    """The v1 block if the typed v1 model takes `cleaned` exactly (nothing coerced or dropped), else None.
+
+    The ingest gate's hot path (about 20x cheaper than the JSON Schema pass). Sound for the same reason as
+    `_fast_v1`: the typed models are the v1 schemas, and v1, the oldest version, is what the writer rule
+    picks whenever it fits; anything else (later versions, errors to explain) goes the schema way.
+    """
+    try:
+        block = TYPED_V1[memory_type].model_validate(cleaned)
+        return block if block.payload() == cleaned else None
+    except (ValidationError, CanonicalFormError):
+        return None
 
 
 def _first_error(error: ValidationError) -> str:

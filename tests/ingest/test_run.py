@@ -1,0 +1,231 @@
+"""`ingest.run.ingest` on real brains: bytes, views, records, dedup, fingerprints, cache, dry run, determinism."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from brain.blocks import MemoryType
+from brain.blocks.canonical import CanonicalBlock
+from brain.brain import Brain
+from brain.errors import UsageError
+from brain.identity import BlockId
+from ingest.fingerprints import FingerprintIndex
+from ingest.normalize import TextNfc
+from ingest.proposers.heuristic import HeuristicProposer
+from ingest.run import IngestOptions, ingest, parse_allowed
+from ingest.validate import CHECKS_RUN
+
+ACTOR = "curator@example.org"
+NOTE = "# Caches\r\n\r\nA shard is a slice of the cache that one node owns.\r\nCafe\u0301 notes.\r\n"
+PLAIN = "# Steps\n\n## How to deploy\n\n1. build the image\n2. push the image\n"
+
+
+@pytest.fixture(autouse=True)
+def _pinned_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+
+
+def _corpus(root: Path, files: dict[str, str | bytes], age: float = 3600) -> Path:
+    """Write `files` under `root`, with mtimes in the past (a fresh mtime makes fingerprints racy)."""
+    for relpath, content in files.items():
+        path = root / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+        past = path.stat().st_mtime - age
+        os.utime(path, (past, past))
+    return root
+
+
+def _run(brain: Brain, root: Path, **options: object):  # type: ignore[no-untyped-def]
+    return ingest(brain, [root], IngestOptions(**options), actor=ACTOR)  # type: ignore[arg-type]
+
+
+def _members(brain: Brain) -> dict[MemoryType, frozenset[BlockId]]:
+    return {t: m.members for t, m in brain.modules().items()}
+
+
+def _records(brain: Brain, record_type: str) -> list:  # type: ignore[type-arg]
+    return [r for _, r in brain.ledger().records if r.record_type == record_type]
+
+
+def test_registers_verbatim_bytes_a_normalized_view_and_the_records(tmp_path: Path) -> None:
+    root = _corpus(tmp_path / "src", {"notes/a.md": NOTE})
+    brain = Brain.init(tmp_path / "brain")
+    result = _run(brain, root, license="CC-BY-4.0")
+    assert (result.registered, result.failed, result.checkpoints) == (1, 0, 1)
+    outcome = result.outcomes[0]
+    block = brain.resolve(BlockId.parse(outcome.block))
+    assert isinstance(block, CanonicalBlock) and block.media_type == "text/markdown"
+    assert brain.blobs.get(block.blob) == NOTE.encode()
+    assert block.normalized_view is not None
+    view = brain.blobs.get(block.normalized_view.blob).decode()
+    assert "\r" not in view and "Caf\u00e9" in view
+    (registration,) = _records(brain, "registration")
+    assert (registration.block, registration.origin, registration.license) == (block.block_id, "notes/a.md", "CC-BY-4.0")
+    assert registration.actor.id == ACTOR and registration.at == "2026-01-01T00:00:00Z"
+    (normalization,) = _records(brain, "normalization")
+    assert (normalization.pipeline, normalization.pipeline_version) == ("text-nfc", TextNfc.version)
+    derivations, validations = _records(brain, "derivation"), _records(brain, "validation")
+    assert result.validated == len(derivations) == len(validations) >= 1
+    for record in derivations:
+        assert record.derived_from == (block.block_id,) and record.producer.id == "brain/heuristic"
+        assert record.locator and record.task is None
+    assert {v.checks for v in validations} == {CHECKS_RUN}
+    assert {d.block for d in derivations} == {v.block for v in validations}
+
+
+def test_same_bytes_again_is_unchanged_and_writes_no_snapshot(tmp_path: Path) -> None:
+    root = _corpus(tmp_path / "src", {"a.md": NOTE, "b.md": PLAIN})
+    brain = Brain.init(tmp_path / "brain")
+    _run(brain, root)
+    head = brain.snapshot_digest()
+    again = _run(brain, root)
+    assert (again.registered, again.unchanged, again.blocks_added, again.checkpoints) == (0, 2, 0, 0)
+    assert brain.snapshot_digest() == head and again.snapshot == str(head)
+
+
+def test_same_bytes_at_two_paths_are_one_block_and_a_duplicate(tmp_path: Path) -> None:
+    root = _corpus(tmp_path / "src", {"a.md": NOTE, "copy/a.md": NOTE})
+    brain = Brain.init(tmp_path / "brain")
+    result = _run(brain, root)
+    assert [o.status for o in result.outcomes] == ["registered", "duplicate"]
+    assert result.outcomes[0].block == result.outcomes[1].block
+    assert result.outcomes[1].problems[0].detail == "same bytes as a.md"
+    assert len(brain.module(MemoryType.CANONICAL)) == 1 and len(_records(brain, "registration")) == 1
+
+
+def test_fingerprint_hit_reads_nothing_but_still_needs_membership(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _corpus(tmp_path / "src", {"a.md": NOTE})
+    brain = Brain.init(tmp_path / "brain")
+    _run(brain, root)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("an unchanged file was read")
+
+    monkeypatch.setattr("ingest.register.iter_file_chunks", refuse)
+    assert _run(brain, root).unchanged == 1
+    # A fresh brain with the same index: the entry's block is not a member, so the file is registered.
+    other = Brain.init(tmp_path / "other")
+    shutil.copy(brain.path / "boltzmann" / "fingerprints.json", other.path / "boltzmann" / "fingerprints.json")
+    monkeypatch.undo()
+    assert _run(other, root).registered == 1
+
+
+def test_no_cache_rehashes_and_reproposes_nothing_for_members(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _corpus(tmp_path / "src", {"a.md": NOTE})
+    brain = Brain.init(tmp_path / "brain")
+    _run(brain, root)
+    reads: list[object] = []
+    real = __import__("ingest.register", fromlist=["iter_file_chunks"]).iter_file_chunks
+    monkeypatch.setattr("ingest.register.iter_file_chunks", lambda path: reads.append(path) or real(path))
+    result = _run(brain, root, use_cache=False)
+    assert reads and (result.unchanged, result.proposed, result.blocks_added) == (1, 0, 0)
+
+
+def test_touched_file_is_unchanged_and_its_fingerprint_refreshed(tmp_path: Path) -> None:
+    root = _corpus(tmp_path / "src", {"a.md": NOTE})
+    brain = Brain.init(tmp_path / "brain")
+    _run(brain, root)
+    os.utime(root / "a.md", (1_700_000_000, 1_700_000_000))
+    assert _run(brain, root).unchanged == 1
+    entry = FingerprintIndex.load(brain.path).get(root / "a.md")
+    assert entry is not None and entry.mtime_ns == 1_700_000_000 * 10**9
+
+
+def test_a_cache_hit_writes_the_same_provenance_without_asking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _corpus(tmp_path / "src", {"a.md": NOTE, "b.md": PLAIN})
+    first = Brain.init(tmp_path / "first")
+    _run(first, root)
+    second = Brain.init(tmp_path / "second")
+    shutil.copytree(first.path / "boltzmann" / "cache", second.path / "boltzmann" / "cache")
+
+    def refuse(self: object, task: object, source: object) -> None:
+        raise AssertionError("the proposer was asked despite a cached answer")
+
+    monkeypatch.setattr(HeuristicProposer, "propose", refuse)
+    result = _run(second, root)
+    assert result.cache_hits == 2 and result.validated > 0
+    assert _members(second) == _members(first)
+
+
+def test_dry_run_changes_no_byte_and_reports_the_real_run(tmp_path: Path) -> None:
+    root = _corpus(tmp_path / "src", {"a.md": NOTE, "b.md": PLAIN, "c/d.md": NOTE + "more\n"})
+    brain = Brain.init(tmp_path / "brain")
+    _run(brain, _corpus(tmp_path / "seed", {"s.md": PLAIN + "extra\n"}))
+
+    def tree() -> dict[str, bytes]:
+        return {str(p.relative_to(brain.path)): p.read_bytes() for p in sorted(brain.path.rglob("*")) if p.is_file()}
+
+    before = tree()
+    dry = _run(brain, root, dry_run=True)
+    assert tree() == before
+    real = _run(brain, root)
+    assert dry.dry_run and (dry.registered, dry.proposed, dry.validated, dry.blocks_added) == (
+        real.registered, real.proposed, real.validated, real.blocks_added,
+    )  # fmt: skip
+    assert [o.block for o in dry.outcomes] == [o.block for o in real.outcomes]
+
+
+def test_two_fresh_brains_get_byte_identical_snapshots(tmp_path: Path) -> None:
+    root = _corpus(tmp_path / "src", {f"n{i:02d}.md": f"# T{i}\n\nA term{i} is a thing.\n" for i in range(12)})
+    heads = []
+    for name in ("one", "two"):
+        brain = Brain.init(tmp_path / name)
+        _run(brain, root, checkpoint=5)
+        heads.append(brain.snapshot_digest())
+        assert len(brain.history()) == 3
+    assert heads[0] == heads[1]
+    blobs = [sorted(p.name for p in (tmp_path / n / "blobs" / "sha256").iterdir()) for n in ("one", "two")]
+    assert blobs[0] == blobs[1]
+
+
+def test_a_source_that_fails_to_normalize_is_registered_without_a_view(tmp_path: Path) -> None:
+    root = _corpus(tmp_path / "src", {"bad.txt": "caf\xe9".encode("latin-1") * 10, "ok.md": PLAIN})
+    brain = Brain.init(tmp_path / "brain")
+    result = _run(brain, root, media_type="text/plain")
+    bad, ok = result.outcomes
+    assert bad.status == "registered" and [(p.stage, p.code, p.kind) for p in bad.problems] == [
+        ("normalize", "decode-error", "failure")
+    ]
+    block = brain.resolve(BlockId.parse(bad.block))
+    assert isinstance(block, CanonicalBlock) and block.normalized_view is None
+    assert ok.status == "registered" and ok.validated > 0
+    assert len(_records(brain, "normalization")) == 1
+
+
+def test_binary_content_behind_a_text_name_is_registered_as_bytes(tmp_path: Path) -> None:
+    root = _corpus(tmp_path / "src", {"junk.txt": b"\x00\x01binary\x00" * 50})
+    result = _run(Brain.init(tmp_path / "brain"), root)
+    (outcome,) = result.outcomes
+    assert (outcome.status, outcome.media_type, outcome.proposed) == ("registered", "application/octet-stream", 0)
+    assert [(p.code, p.kind) for p in outcome.problems] == [("binary-content", "note")]
+    assert result.strict_problems == 0
+
+
+def test_origin_url_and_single_file_roots(tmp_path: Path) -> None:
+    root = _corpus(tmp_path / "src", {"dir/a.md": NOTE, "b.md": PLAIN})
+    brain = Brain.init(tmp_path / "brain")
+    ingest(brain, [root / "dir", root / "b.md"], IngestOptions(origin="https://example.org/x/"), actor=ACTOR)
+    origins = sorted(r.origin for r in _records(brain, "registration"))
+    assert origins == ["https://example.org/x/", "https://example.org/x/a.md"]
+
+
+def test_allow_refuses_types_that_are_never_proposed() -> None:
+    assert [t.value for t in parse_allowed("semantic, procedural")] == ["procedural", "semantic"]
+    for bad in ("canonical", "semantic,provenance", "", "nonsense"):
+        with pytest.raises(UsageError):
+            parse_allowed(bad)
+
+
+def test_allowed_types_limit_what_is_proposed(tmp_path: Path) -> None:
+    root = _corpus(tmp_path / "src", {"a.md": NOTE + "\n" + PLAIN + "\n2026-03-01 10:00 deployed\n"})
+    brain = Brain.init(tmp_path / "brain")
+    result = _run(brain, root, allow=parse_allowed("procedural"))
+    assert result.validated >= 1 and result.rejected == 0
+    assert set(brain.modules()) == {MemoryType.CANONICAL, MemoryType.PROCEDURAL, MemoryType.PROVENANCE}
