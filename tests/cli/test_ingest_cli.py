@@ -1,0 +1,180 @@
+"""`brain ingest` through the real entry point: bad input and hostile proposers are reported per source,
+never abort the run or corrupt the brain; `--strict`, `--allow`, `--json`, `--dry-run`, piped progress."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import BrainRunner, assert_one_line_error
+
+ACTOR = "curator@example.org"
+
+# One exec proposer whose behaviour is chosen by a `MODE=...` marker in the source text.
+PROPOSER = textwrap.dedent(
+    """
+    import json, os, sys, time
+    request = json.load(sys.stdin)
+    text, source = request["text"], request["task"]["source"]
+
+    def answer(candidates):
+        json.dump({"schema_version": "boltzmann.candidates/v1", "candidates": candidates}, sys.stdout)
+
+    def semantic(**extra):
+        payload = {"kind": "concept", "label": "term " + source[7:19], "statement": "a statement"}
+        return {"memory_type": "semantic", "payload": {**payload, **extra}, "evidence": [source], "locator": "L1"}
+
+    mode = text.split("MODE=")[1].split()[0] if "MODE=" in text else "good"
+    if mode == "hang":
+        time.sleep(60)
+    elif mode == "crash":
+        sys.stderr.write("boom\\n")
+        sys.exit(3)
+    elif mode == "garbage":
+        print("this is not JSON {")
+    elif mode == "canonical":
+        answer([{"memory_type": "canonical", "payload": {"blob": source, "media_type": "text/plain", "size": 1},
+                 "evidence": [source]}])
+    elif mode == "provenance":
+        answer([{"memory_type": "provenance", "payload": {"record": {}}, "evidence": [source]}])
+    elif mode == "float":
+        answer([semantic(statement=1.5), semantic(label="fine " + source[7:19])])
+    elif mode == "relation":
+        answer([semantic(relations=[{"predicate": "uses", "target": "sha256:" + "f" * 64}])])
+    elif mode == "evidence":
+        other = "sha256:" + "e" * 64
+        answer([{**semantic(), "evidence": [source, other]}])
+    elif mode == "vanish":
+        os.remove(os.environ["VANISHING_FILE"])
+        answer([semantic()])
+    else:
+        answer([semantic()])
+    """
+)
+
+
+def _write(root: Path, files: dict[str, str | bytes]) -> Path:
+    for relpath, content in files.items():
+        path = root / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return root
+
+
+@pytest.fixture
+def brain_dir(brain: BrainRunner, tmp_path: Path) -> Path:
+    target = tmp_path / "brain"
+    assert brain("--brain", str(target), "init").code == 0
+    return target
+
+
+def _proposer(tmp_path: Path) -> str:
+    script = tmp_path / "proposer.py"
+    script.write_text(PROPOSER)
+    return f"exec:{sys.executable} {script}"
+
+
+def _codes(data: dict) -> dict[str, list[tuple[str, str]]]:  # type: ignore[type-arg]
+    return {o["relpath"]: sorted((p["code"], p["kind"]) for p in o["problems"]) for o in data["outcomes"]}
+
+
+def test_hostile_proposers_and_bad_files_are_reported_per_source(
+    brain: BrainRunner, brain_dir: Path, tmp_path: Path
+) -> None:
+    root = _write(
+        tmp_path / "src",
+        {
+            "a-vanish.md": "MODE=vanish",
+            **{f"b{i}.md": f"plain note {i}" for i in range(9)},
+            "c-hang.md": "MODE=hang",
+            "d-crash.md": "MODE=crash",
+            "e-garbage.md": "MODE=garbage",
+            "f-canonical.md": "MODE=canonical",
+            "g-provenance.md": "MODE=provenance",
+            "h-float.md": "MODE=float",
+            "i-relation.md": "MODE=relation",
+            "j-evidence.md": "MODE=evidence",
+            "k-junk.txt": b"\x00\xff junk \x00" * 20,
+            "l-latin1.txt": "caf\xe9 cr\xe8me".encode("latin-1"),
+            "m-empty.md": "",
+            "zz-gone.md": "will be deleted mid-run",
+        },
+    )
+    os.symlink(".", root / "loop")
+    args = ["--brain", str(brain_dir), "--actor", ACTOR, "ingest", str(root), "--json", "--timeout", "2"]
+    run = brain(*args, "--proposer", _proposer(tmp_path), env={"VANISHING_FILE": str(root / "zz-gone.md")})
+    assert run.code == 0, run
+    codes = _codes(run.json())
+    assert codes["c-hang.md"] == [("proposer-timeout", "failure")]
+    assert codes["d-crash.md"] == [("proposer-crashed", "failure")]
+    assert codes["e-garbage.md"] == [("proposer-garbage", "failure")]
+    assert ("memory-type-not-allowed", "rejection") in codes["f-canonical.md"]
+    assert ("memory-type-not-allowed", "rejection") in codes["g-provenance.md"]
+    assert codes["h-float.md"] == [("schema", "rejection")]
+    assert codes["i-relation.md"] == [("relation-target-not-found", "rejection")]
+    assert ("evidence-not-in-task", "rejection") in codes["j-evidence.md"]
+    assert ("evidence-not-found", "rejection") in codes["j-evidence.md"]
+    assert codes["k-junk.txt"] == codes["l-latin1.txt"] == [("binary-content", "note")]
+    assert codes["m-empty.md"] == [("empty", "skipped")]
+    assert codes["loop"] == [("symlink-loop", "failure")]
+    assert codes["zz-gone.md"] == [("vanished", "failure")]
+    assert all(codes[f"b{i}.md"] == [] for i in range(9)) and codes["a-vanish.md"] == []
+    data = run.json()
+    assert data["validated"] == 11 and data["failed"] == 2  # a-vanish, b0-b8, the float file's sibling
+    verify = brain("--brain", str(brain_dir), "verify", "--json")
+    assert verify.code == 0 and verify.json()["ok"] is True, verify
+
+
+def test_strict_exits_1_after_printing_and_committing_the_valid_part(
+    brain: BrainRunner, brain_dir: Path, tmp_path: Path
+) -> None:
+    root = _write(tmp_path / "src", {"good.md": "a good note", "bad.md": "MODE=relation"})
+    args = ["--brain", str(brain_dir), "--actor", ACTOR, "ingest", str(root), "--proposer", _proposer(tmp_path)]
+    run = brain(*args, "--strict", "--json")
+    assert run.code == 1, run
+    assert run.json()["validated"] == 1 and run.json()["rejected_by_code"] == {"relation-target-not-found": 1}
+    assert "error: --strict: 1 problem(s)" in run.stderr
+    status = brain("--brain", str(brain_dir), "status", "--json").json()
+    assert status["modules"]["semantic"]["block_count"] == 1 and status["modules"]["canonical"]["block_count"] == 2
+    assert brain(*args, "--strict").code == 0  # nothing new to judge: both sources are unchanged
+
+
+def test_allow_naming_canonical_or_provenance_is_a_usage_error(
+    brain: BrainRunner, brain_dir: Path, tmp_path: Path
+) -> None:
+    root = _write(tmp_path / "src", {"a.md": "note"})
+    for allowed in ("canonical", "semantic,provenance"):
+        run = brain("--brain", str(brain_dir), "--actor", ACTOR, "ingest", str(root), "--allow", allowed)
+        assert_one_line_error(run, 3)
+    assert brain("--brain", str(brain_dir), "ingest", str(root), "--checkpoint", "0").code == 3
+    assert not (brain_dir / "boltzmann" / "head.json").exists()
+
+
+def test_human_summary_and_dry_run(brain: BrainRunner, brain_dir: Path, tmp_path: Path) -> None:
+    root = _write(tmp_path / "src", {"a.md": "# Caches\n\nA shard is a slice of the cache.\n", "e.md": ""})
+    dry = brain("--brain", str(brain_dir), "--actor", ACTOR, "ingest", str(root), "--dry-run")
+    assert dry.code == 0 and dry.stdout.startswith("would register 1, unchanged 0"), dry
+    assert not (brain_dir / "boltzmann" / "head.json").exists()
+    run = brain("--brain", str(brain_dir), "--actor", ACTOR, "ingest", str(root), "--license", "CC0-1.0")
+    assert run.code == 0 and run.stdout.startswith("registered 1, unchanged 0, duplicate 0, skipped 1"), run
+    assert "e.md" in run.stdout and "empty" in run.stdout
+
+
+def test_missing_source_is_not_found(brain: BrainRunner, brain_dir: Path, tmp_path: Path) -> None:
+    run = brain("--brain", str(brain_dir), "--actor", ACTOR, "ingest", str(tmp_path / "nope"))
+    assert_one_line_error(run, 4)
+
+
+def test_piped_progress_is_plain_lines(brain_exe: BrainRunner, tmp_path: Path) -> None:
+    target = tmp_path / "brain"
+    root = _write(tmp_path / "src", {f"n{i}.md": f"# N{i}\n\nA thing{i} is a note.\n" for i in range(3)})
+    assert brain_exe("--brain", str(target), "init").code == 0
+    run = brain_exe("--brain", str(target), "--actor", ACTOR, "ingest", str(root))
+    assert run.code == 0, run
+    assert "ingest: 3/3" in run.stderr and "\x1b[" not in run.stderr + run.stdout
+    quiet = brain_exe("--brain", str(target), "--actor", ACTOR, "-q", "ingest", str(root))
+    assert quiet.stderr == "" and quiet.stdout.startswith("registered 0, unchanged 3")
