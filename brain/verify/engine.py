@@ -91,7 +91,7 @@ def _verify(run: _Run, snapshot: OciDigest | None, renormalizer: Renormalizer | 
     report = VerifyReport(snapshot=None if target is None else str(target))
     if target is None:
         return report
-    history = HistoryWalker(run.blobs).walk(head, target)
+    history = HistoryWalker(run.blobs, run.jobs).walk(head, target)
     report.extend(history.problems)
     report.snapshots_checked = len(history.snapshots)
     report.partial_history = history.partial

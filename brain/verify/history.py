@@ -2,8 +2,8 @@
 
 A snapshot the head names (current or retained) must be stored; an older ancestor that is not stored means
 the history was cut short (shallow or selective pull, pruning) and is reported as partial, not as damage.
-Compositions are checked against the module reference naming them: canonical form, memory type, count,
-recomputed Merkle root, tombstones.
+Compositions are read once each and checked against every module reference naming them (see
+`compositions.py`).
 """
 
 from __future__ import annotations
@@ -12,12 +12,21 @@ import hashlib
 from collections import deque
 from dataclasses import dataclass, field
 
-from brain.composition import Composition, ModuleRef
+from brain.composition import ModuleRef
 from brain.errors import IntegrityError
 from brain.identity import OciDigest
 from brain.snapshot import Snapshot
 from brain.store.blobs import BlobStore
 from brain.store.head import Head
+from brain.verify.compositions import (
+    PARALLEL_BYTES,
+    composition_problems,
+    inspect_compositions,
+    ref_problems,
+    stored_bytes,
+)
+from brain.verify.facts import OK
+from brain.verify.pool import parallel_map
 from brain.verify.report import Problem
 
 
@@ -46,14 +55,10 @@ class History:
     partial: bool = False
     partial_reasons: list[str] = field(default_factory=list)
 
-    def first_parent_pairs(self) -> list[tuple[str, str]]:
-        """(child, first parent) for every checked snapshot whose first parent was checked too, newest first."""
-        pairs = []
-        for digest, snapshot in self.snapshots.items():
-            parent = snapshot.first_parent
-            if parent is not None and str(parent) in self.snapshots:
-                pairs.append((digest, str(parent)))
-        return pairs
+    def mark_partial(self, reason: str) -> None:
+        """Record that the history stops early, and why."""
+        self.partial = True
+        self.partial_reasons.append(reason)
 
     def ever_members(self) -> frozenset[str]:
         """Every block that is or was a member of any module in the checked history."""
@@ -70,15 +75,11 @@ def _short(digest: str) -> str:
 
 
 class HistoryWalker:
-    """Loads and checks snapshots and compositions of one brain, each at most once."""
+    """Loads and checks the snapshots of one brain and the compositions they name, each at most once."""
 
-    def __init__(self, blobs: BlobStore) -> None:
+    def __init__(self, blobs: BlobStore, jobs: int | None = None) -> None:
         self.blobs = blobs
-        self._compositions: dict[str, frozenset[str] | None] = {}
-        self._checked_refs: set[tuple[str, str, str, int, tuple[str, ...]]] = set()
-        # Roots are recomputed once per composition; every reference to it is compared against the cache.
-        self._roots: dict[str, str] = {}
-        self._types: dict[str, str] = {}
+        self.jobs = jobs
 
     def walk(self, head: Head | None, target: OciDigest) -> History:
         """Check `target`, its ancestors and (when it is the head) every retained snapshot."""
@@ -97,7 +98,7 @@ class HistoryWalker:
                     )
                 )
             if head.origin is not None and head.origin.partial:
-                self._mark_partial(history, f"pulled partially from {head.origin.reference}")
+                history.mark_partial(f"pulled partially from {head.origin.reference}")
             if target == head.snapshot:
                 starts += [str(d) for d in head.retained]
         named_by = {digest: "named by boltzmann/head.json" for digest in starts}
@@ -113,15 +114,11 @@ class HistoryWalker:
             if snapshot is None:
                 continue
             history.snapshots[digest] = snapshot
-            history.modules[digest] = self._check_modules(history, digest, snapshot)
             for parent in snapshot.parent_digests:
                 named_by.setdefault(str(parent), f"parent of snapshot {digest}")
                 queue.append(str(parent))
+        self._check_compositions(history)
         return history
-
-    def _mark_partial(self, history: History, reason: str) -> None:
-        history.partial = True
-        history.partial_reasons.append(reason)
 
     def _load_snapshot(self, history: History, digest: str, named_by: str, required: bool) -> Snapshot | None:
         path = self.blobs.path(OciDigest.parse(digest))
@@ -133,7 +130,7 @@ class HistoryWalker:
                     Problem.of("snapshot-missing", f"snapshot {named_by} is not stored at {path}", block=digest)
                 )
             else:
-                self._mark_partial(history, f"snapshot {digest} ({named_by}) is not stored")
+                history.mark_partial(f"snapshot {digest} ({named_by}) is not stored")
             return None
         actual = "sha256:" + hashlib.sha256(data).hexdigest()
         if actual != digest:
@@ -147,91 +144,33 @@ class HistoryWalker:
             history.problems.append(Problem.of("snapshot-invalid", f"{path} ({named_by}): {e.message}", block=digest))
             return None
 
-    def _check_modules(self, history: History, digest: str, snapshot: Snapshot) -> dict[str, ModuleState]:
-        states: dict[str, ModuleState] = {}
-        for key, ref in snapshot.modules.items():
-            members = self._composition(history, key, ref, digest)
-            if members is not None:
-                self._check_ref(history, key, ref, members, digest)
-            states[key] = ModuleState(key, ref, members)
-        return states
-
-    def _composition(self, history: History, module: str, ref: ModuleRef, snapshot: str) -> frozenset[str] | None:
-        digest = str(ref.composition)
-        if digest in self._compositions:
-            return self._compositions[digest]
-        members: frozenset[str] | None = None
-        path = self.blobs.path(ref.composition)
-        where = f"{path}, named by snapshot {_short(snapshot)}"
-        try:
-            data = path.read_bytes()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            history.problems.append(Problem.of("composition-missing", f"not stored at {where}", module=module, block=digest))
-            data = None
-        if data is not None:
-            actual = "sha256:" + hashlib.sha256(data).hexdigest()
-            if actual != digest:
-                history.problems.append(
-                    Problem.of("composition-corrupt", f"{where}: hashes to {actual}", module=module, block=digest)
-                )
-            else:
-                members = self._decode(history, module, data, ref, where)
-        self._compositions[digest] = members
-        return members
-
-    def _decode(self, history: History, module: str, data: bytes, ref: ModuleRef, where: str) -> frozenset[str] | None:
-        try:
-            composition = Composition.decode(data, ref.composition)
-        except IntegrityError as e:
-            history.problems.append(Problem.of("composition-invalid", f"{where}: {e.message}", module=module, block=str(ref.composition)))
-            return None
-        self._roots[str(ref.composition)] = str(composition.root)
-        self._types[str(ref.composition)] = composition.memory_type.value
-        return frozenset(str(b) for b in composition.block_ids)
-
-    def _check_ref(self, history: History, module: str, ref: ModuleRef, members: frozenset[str], snapshot: str) -> None:
-        key = (module, str(ref.composition), str(ref.root), ref.block_count, tuple(str(t) for t in ref.tombstones or ()))
-        if key in self._checked_refs:
-            return
-        self._checked_refs.add(key)
-        where = f"module reference in snapshot {_short(snapshot)}"
-        composition = str(ref.composition)
-        kind = self._types.get(composition)
-        if kind is not None and kind != module:
-            history.problems.append(
-                Problem.of(
-                    "memory-type-mismatch",
-                    f"{where} names a {kind} composition for the {module} module",
-                    module=module,
-                    block=composition,
-                )
-            )
-        root = self._roots.get(composition)
-        if root is not None and root != str(ref.root):
-            history.problems.append(
-                Problem.of(
-                    "root-mismatch",
-                    f"{where} says root {ref.root}; the composition's members recompute to {root}",
-                    module=module,
-                    block=composition,
-                )
-            )
-        if ref.block_count != len(members):
-            history.problems.append(
-                Problem.of(
-                    "block-count-mismatch",
-                    f"{where} says {ref.block_count} members; the composition has {len(members)}",
-                    module=module,
-                    block=composition,
-                )
-            )
-        for tombstone in ref.tombstones or ():
-            if str(tombstone) not in members:
-                history.problems.append(
-                    Problem.of(
-                        "tombstone-not-member",
-                        f"{where} lists tombstone {tombstone}, which is not a member",
-                        module=module,
-                        block=str(tombstone),
-                    )
-                )
+    def _check_compositions(self, history: History) -> None:
+        """Read every distinct composition once (in parallel when large), then check each reference to it."""
+        first_use: dict[str, tuple[str, str]] = {}
+        for digest, snapshot in history.snapshots.items():
+            for key, ref in snapshot.modules.items():
+                first_use.setdefault(str(ref.composition), (key, digest))
+        digests = sorted(first_use)
+        heavy = stored_bytes(self.blobs.root, digests) >= PARALLEL_BYTES
+        threshold = 1 if heavy else len(digests) + 1
+        found = {f.digest: f for f in parallel_map(inspect_compositions, self.blobs.root, digests, self.jobs, threshold)}
+        members: dict[str, frozenset[str] | None] = {}
+        for digest, (module, snapshot) in first_use.items():
+            facts = found[digest]
+            where = f"{self.blobs.path(OciDigest.parse(digest))}, named by snapshot {_short(snapshot)}"
+            history.problems.extend(composition_problems(facts, module, where))
+            members[digest] = frozenset(facts.ids) if facts.state == OK else None
+        checked: set[tuple[str, str, str, int, tuple[str, ...]]] = set()
+        for digest, snapshot in history.snapshots.items():
+            states: dict[str, ModuleState] = {}
+            for key, ref in snapshot.modules.items():
+                composition = str(ref.composition)
+                ids = members[composition]
+                states[key] = ModuleState(key, ref, ids)
+                once = (key, composition, str(ref.root), ref.block_count, tuple(map(str, ref.tombstones or ())))
+                if ids is None or once in checked:
+                    continue
+                checked.add(once)
+                where = f"module reference in snapshot {_short(digest)}"
+                history.problems.extend(ref_problems(key, ref, found[composition], ids, where))
+            history.modules[digest] = states
