@@ -31,6 +31,7 @@ from oci.tarball_reader import LayerReader, read_all, spool
 BlobSource = Callable[[Descriptor], "Path | BinaryIO"]
 _HEX = re.compile(r"[0-9a-f]{64}")
 _SMALL = 1 << 20
+_PENDING_BUDGET = 256 << 20
 MAX_DOCUMENT = 512 << 20
 
 
@@ -92,12 +93,13 @@ class Staging:
 
     def put(self, hex_digest: str, data: bytes) -> None:
         """Store verified bytes under their name unless a good copy already exists."""
-        digest = OciDigest(hex_digest)
-        if not self.blobs.verify_file(digest):
-            existed = self.blobs.has(digest)
-            atomic_write(self.blobs.path(digest), data, sync=False)
-            if not existed:
-                self.added.append(self.blobs.path(digest))
+        path = self.blobs.directory / hex_digest
+        existed = os.path.exists(path)
+        if existed and self.blobs.verify_file(OciDigest(hex_digest)):
+            return
+        atomic_write(path, data, sync=False)
+        if not existed:
+            self.added.append(path)
 
     def adopt(self, hex_digest: str, temp: Path) -> None:
         """Rename a verified spooled temp file into place unless a good copy already exists."""
@@ -116,13 +118,31 @@ class Staging:
         self.added.clear()
 
 
-def _member(what: str, name: str, chunks: Iterator[bytes], size: int, staging: Staging, hex_digest: str) -> None:
-    """Hash one member against its name and adopt it."""
+class _Pending:
+    """Verified small members held in memory until their blocks have decoded, so refused ones are never written."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, bytes] = {}
+        self.size = 0
+
+    def keep(self, hex_digest: str, data: bytes) -> bool:
+        if self.size + len(data) > _PENDING_BUDGET:
+            return False
+        self.data[hex_digest] = data
+        self.size += len(data)
+        return True
+
+
+def _member(
+    what: str, name: str, chunks: Iterator[bytes], size: int, staging: Staging, hex_digest: str, pending: _Pending
+) -> None:
+    """Hash one member against its name; hold it in `pending` while the budget lasts, else adopt it now."""
     if size <= _SMALL:
         data = read_all(chunks, _SMALL, what)
         if hashlib.sha256(data).hexdigest() != hex_digest:
             raise UntrustedArtifactError(f"{what}: member {name} does not hash to its name")
-        staging.put(hex_digest, data)
+        if not pending.keep(hex_digest, data):
+            staging.put(hex_digest, data)
         return
     with spool(chunks, staging.blobs.directory) as spooled:
         if spooled.sha256 != hex_digest:
@@ -137,6 +157,7 @@ def unpack_module(
     what = f"{memory_type} layer {descriptor.digest}"
     composition_bytes: bytes | None = None
     present: set[str] = set()
+    pending = _Pending()
     for entry, chunks in LayerReader(stream, compressed_size=descriptor.size, what=what).members():
         if entry.name == COMPOSITION_MEMBER:
             composition_bytes = read_all(chunks, MAX_DOCUMENT, what)
@@ -144,7 +165,7 @@ def unpack_module(
         hex_digest = entry.name[len(BLOBS_PREFIX) :]
         if not entry.name.startswith(BLOBS_PREFIX) or not _HEX.fullmatch(hex_digest):
             raise UntrustedArtifactError(f"{what}: refused member {entry.name!r} (only composition.json and blobs/<hex>)")
-        _member(what, entry.name, chunks, entry.size, staging, hex_digest)
+        _member(what, entry.name, chunks, entry.size, staging, hex_digest, pending)
         present.add(hex_digest)
     if composition_bytes is None:
         raise UntrustedArtifactError(f"{what}: composition.json is missing")
@@ -160,18 +181,23 @@ def unpack_module(
     members = set(composition.block_ids)
     if not tombstones <= members:
         raise UntrustedArtifactError(f"{what}: tombstones name blocks that are not members")
-    staging.put(ref.composition.hex, composition_bytes)
     for block_id in composition.block_ids:
         if block_id not in tombstones:
-            _check_block(staging.blobs, what, block_id, memory_type, present)
+            _check_block(staging.blobs, what, block_id, memory_type, present, pending.data)
+    for hex_digest, data in pending.data.items():
+        staging.put(hex_digest, data)
+    staging.put(ref.composition.hex, composition_bytes)
     return composition
 
 
-def _check_block(blobs: BlobStore, what: str, block_id: BlockId, memory_type: MemoryType, present: set[str]) -> None:
+def _check_block(
+    blobs: BlobStore, what: str, block_id: BlockId, memory_type: MemoryType, present: set[str], held: dict[str, bytes]
+) -> None:
     if block_id.hex not in present:
         raise UntrustedArtifactError(f"{what}: member block {block_id} is missing from the layer")
     try:
-        block = Block.decode(blobs.get(block_id), block_id)
+        data = held.get(block_id.hex)
+        block = Block.decode(blobs.get(block_id) if data is None else data, block_id)
     except BrainError as e:
         raise UntrustedArtifactError(f"{what}: member block {block_id} is not a valid block: {e.message}") from None
     if block.memory_type is not memory_type:
