@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import io
+import tarfile
 import zlib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from brain.errors import UntrustedArtifactError
 from oci.tarball import BLOCK_SIZE, Member, gzip_chunks, layer_bytes, tar_chunks
@@ -153,3 +156,17 @@ def test_data_after_end_marker_is_refused() -> None:
 def test_non_gzip_input_is_refused() -> None:
     with pytest.raises(UntrustedArtifactError):
         _read(zlib.compress(b"not a tar"))
+
+
+_names = st.from_regex(r"[a-z0-9]{1,20}(/[a-z0-9._-]{1,20}){0,2}", fullmatch=True).filter(
+    lambda n: all(part not in (".", "..") for part in n.split("/"))
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(_names, st.binary(max_size=3000), min_size=1, max_size=8))
+def test_writer_and_reader_agree_with_tarfile(files: dict[str, bytes]) -> None:
+    layer = layer_bytes([Member(name, data=data) for name, data in files.items()])
+    assert _read(layer) == files
+    with tarfile.open(fileobj=io.BytesIO(layer), mode="r:gz") as archive:
+        assert {m.name: archive.extractfile(m).read() for m in archive.getmembers()} == files  # type: ignore[union-attr]
