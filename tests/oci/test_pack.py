@@ -15,6 +15,7 @@ from brain.brain import Brain
 from brain.errors import InvalidInputError, LockTimeoutError, NotFoundError, RefusedError
 from brain.store import WriterLock
 from oci import media_types as mt
+from oci.artifact import verify_artifact
 from oci.manifest import Manifest
 from oci.pack import pack
 from tests.brain.brain_helpers import ACTOR, fact
@@ -191,3 +192,21 @@ def test_tombstoned_members_contribute_nothing(tmp_path: Path) -> None:
     contents = scan_module(brain.blobs, MemoryType.CANONICAL, ref.model_copy(update={"tombstones": (gone,)}))
     assert gone.hex not in contents.blob_hexes and content not in contents.blob_hexes
     assert len(contents.blob_hexes) == 2 and contents.member_names()[0] == "composition.json"
+
+
+def test_governed_snapshot_is_protocol_version_two_with_its_trust_root(tmp_path: Path) -> None:
+    from brain.snapshot import Snapshot, TrustKey, TrustRoot
+    from brain.store import Head, write_head
+
+    brain = small_brain(tmp_path / "b")
+    root = TrustRoot(govern_quorum=1, keys=(TrustKey(key="ssh-ed25519 AAAAC3Nza", scopes=("govern",), since=1),), revision=1)
+    current = brain.snapshot()
+    assert current is not None
+    governed = Snapshot(created_at=current.created_at, modules=current.modules, trust_root=root)
+    digest = brain.blobs.put(governed.to_bytes())
+    write_head(brain.path, Head.first(digest))
+    manifest = Manifest.decode(brain.blobs.get(pack(brain, "gov").digest))
+    assert manifest.annotations[mt.PROTOCOL_VERSION] == "2"
+    assert manifest.annotations[mt.TRUST_ROOT] == str(root.digest)
+    assert manifest.config.digest == digest
+    assert verify_artifact(brain, "gov") == []
