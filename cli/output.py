@@ -4,13 +4,16 @@ A command hands `Output.result` a pydantic result model plus a function that tur
 renderables for people. With `--json` the model is printed as `model_dump(mode="json")` instead, so the
 JSON shape is exactly the model's. Rich decides colours from the stream: when stdout or stderr is not a
 terminal (or `NO_COLOR` is set) no escape sequence is written, and tables lose their borders so that
-`grep`/`cut` see plain columns. User data is never parsed as rich markup.
+`grep`/`cut` see plain columns. User data is never parsed as rich markup, and control characters in it
+(file names, labels from a pulled brain) are shown escaped: a raw ESC could drive the terminal, a raw
+newline would split one row into two.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -20,6 +23,7 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict
 from rich import box
 from rich.console import Console, RenderableType
+from rich.json import JSON
 from rich.table import Table
 from rich.text import Text
 
@@ -28,6 +32,43 @@ R = TypeVar("R", bound=BaseModel | Sequence[BaseModel])
 # Piped output must not wrap: a line cut in two breaks `grep`. Rich still sizes tables to content.
 _PIPE_WIDTH = 10_000
 _LINE_PROGRESS_INTERVAL = 1.0
+
+
+# C0 and C1 controls, DEL, and the bidirectional overrides that can make text display out of order.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return _SHORT_ESCAPES.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
+
+
+def printable(text: str, *, keep_newlines: bool = False) -> str:
+    """`text` with control characters shown as escapes (`\\n`, `\\x1b`, ...), newlines kept if asked."""
+    if not _UNPRINTABLE.search(text):
+        return text
+    if keep_newlines:
+        return "\n".join(_UNPRINTABLE.sub(_escape, line) for line in text.split("\n"))
+    return _UNPRINTABLE.sub(_escape, text)
+
+
+def _printable_renderable(item: Any, *, keep_newlines: bool = False) -> Any:
+    """A renderable whose text shows control characters escaped (styles dropped only when it had any)."""
+    if isinstance(item, str):
+        return printable(item, keep_newlines=keep_newlines)
+    text = item.text if isinstance(item, JSON) else item
+    if isinstance(text, Text) and _UNPRINTABLE.search(text.plain.replace("\n", "") if keep_newlines else text.plain):
+        return Text(printable(text.plain, keep_newlines=keep_newlines), style=text.style)
+    return item
+
+
+class _PrintableTable(Table):
+    """A table whose cells never carry raw control characters."""
+
+    def add_row(self, *renderables: Any, **kwargs: Any) -> None:
+        """Add a row, escaping control characters in its text cells."""
+        super().add_row(*(_printable_renderable(cell) for cell in renderables), **kwargs)
 
 
 class Result(BaseModel):
@@ -88,8 +129,8 @@ def print_error(message: str, hint: str | None = None, *, stream: Any = None) ->
 
 
 def _one_line(text: str) -> str:
-    """Collapse newlines so that every message stays one line."""
-    return " ".join(text.splitlines()) if "\n" in text else text
+    """Collapse newlines so that every message stays one line; other control characters are escaped."""
+    return printable(" ".join(text.splitlines()) if "\n" in text else text)
 
 
 class ProgressSink(Protocol):
@@ -133,7 +174,7 @@ class _LineProgress:
 
     def _print(self) -> None:
         count = f"{self._done}/{self._total}" if self._total is not None else str(self._done)
-        tail = f" {self._last_item}" if self._last_item else ""
+        tail = f" {printable(self._last_item)}" if self._last_item else ""
         self._console.print(f"{self._description}: {count}{tail}")
 
 
@@ -171,6 +212,7 @@ class Output:
                 return
             rendered = render(data)
             items = [rendered] if isinstance(rendered, (str, Text)) or not isinstance(rendered, Iterable) else rendered
+            items = [_printable_renderable(item, keep_newlines=True) for item in items]
             if self.is_terminal:
                 for item in items:
                     self._stdout.print(item)
@@ -184,7 +226,7 @@ class Output:
     def message(self, text: str) -> None:
         """A note for people on stderr (suppressed by `--quiet`)."""
         if not self.quiet:
-            self._stderr.print(text)
+            self._stderr.print(printable(text, keep_newlines=True))
 
     def warning(self, text: str) -> None:
         """`warning: <text>` on stderr (suppressed by `--quiet`)."""
@@ -194,9 +236,9 @@ class Output:
     def table(self, *columns: str) -> Table:
         """A table for people: bordered on a terminal, plain whitespace-separated columns in a pipe."""
         if self.is_terminal:
-            table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+            table = _PrintableTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
         else:
-            table = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 2, 0, 0))
+            table = _PrintableTable(box=None, show_edge=False, pad_edge=False, padding=(0, 2, 0, 0))
         for name in columns:
             table.add_column(name, overflow="fold" if self.is_terminal else "ignore", no_wrap=not self.is_terminal)
         return table

@@ -5,9 +5,15 @@ from __future__ import annotations
 import io
 import json
 
-import pytest
+from pathlib import Path
 
-from cli.output import Output, Result, _LineProgress, _console, print_error, to_json_text
+import pytest
+from rich.text import Text
+
+from brain.blocks import Block
+from brain.brain import Brain
+from cli.output import Output, Result, _LineProgress, _console, print_error, printable, to_json_text
+from tests.cli.conftest import BrainRunner
 
 
 class Row(Result):
@@ -70,3 +76,49 @@ def test_progress_on_a_pipe_writes_plain_lines(capsys: pytest.CaptureFixture[str
     with Output().progress("pull", total=None) as bar:
         bar.advance(2, item="layer")
     assert capsys.readouterr().err.splitlines() == ["pull: 2 layer", "pull: 2"]
+
+
+def test_printable_escapes_controls_and_bidi_overrides() -> None:
+    assert printable("plain café ✓") == "plain café ✓"
+    assert printable("a\x1b[31mb\x07\tc\r\nd\x7f\x9b\u202e") == "a\\x1b[31mb\\x07\\tc\\r\\nd\\x7f\\x9b\\u202e"
+    assert printable("one\ntwo\x1b", keep_newlines=True) == "one\ntwo\\x1b"
+
+
+def test_hostile_cells_messages_and_errors_stay_one_escaped_line(capsys: pytest.CaptureFixture[str]) -> None:
+    output = Output()
+    table = output.table("id", "title")
+    table.add_row("abc", "new\nline\x1b]0;pwned\x07.md")
+    table.add_row("def", Text("styled\x1b[2J", style="bold"))
+    output.result(Row(name="n", count=0), lambda r: ["head \x1b[31m", table])
+    output.message("note about \x1b[31mred.md")
+    output.warning("careful with \x1b[31mred.md")
+    with output.progress("ingest", total=1) as bar:
+        bar.advance(item="\x1b[31mred.md")
+    print_error("no block in \x1b[31mred.md", "fix \x1b[0m it")
+    captured = capsys.readouterr()
+    assert "\x1b" not in captured.out and "\x07" not in captured.out and "\x1b" not in captured.err
+    assert captured.out.splitlines() == [
+        "head \\x1b[31m",
+        "id   title",
+        "abc  new\\nline\\x1b]0;pwned\\x07.md",
+        "def  styled\\x1b[2J",
+    ]
+    assert "note about \\x1b[31mred.md" in captured.err and "error: no block in \\x1b[31mred.md" in captured.err
+
+
+def test_ls_and_show_escape_hostile_labels_end_to_end(tmp_path: Path, brain: BrainRunner) -> None:
+    hostile = Block.from_payload(
+        "episodic", {"summary": "evil\x1b]0;pwned\x07 \u202eevent", "occurred_at": "2026-01-01T00:00:00Z"}
+    )
+    with Brain.init(tmp_path / "b").writer("tester@example.org") as writer:
+        writer.add(hostile)
+        writer.commit()
+    listed = brain("--brain", "b", "ls")
+    shown = brain("--brain", "b", "show", hostile.block_id.hex)
+    assert listed.code == 0 and shown.code == 0
+    for run in (listed, shown):
+        assert "\x1b" not in run.stdout and "\x07" not in run.stdout and "\u202e" not in run.stdout, run.stdout
+    assert "evil\\x1b]0;pwned\\x07 \\u202eevent" in listed.stdout
+    assert listed.stdout.count("\n") == 2
+    # --json keeps the data exactly (JSON escapes what it must).
+    assert brain("--brain", "b", "ls", "--json").json()[0]["title"] == "evil\x1b]0;pwned\x07 \u202eevent"
