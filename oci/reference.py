@@ -81,6 +81,14 @@ class Reference:
         return text
 
 
+def _port_problem(domain: str) -> str | None:
+    """Why the port of `host[:port]` is unusable (outside 1-65535), or None."""
+    _, colon, port = domain.rsplit("]", 1)[-1].rpartition(":")  # after an IPv6 literal's brackets
+    if colon and not 1 <= int(port) <= 65535:
+        return f"port {port} is outside 1-65535"
+    return None
+
+
 def _bad(text: str, why: str) -> UsageError:
     return UsageError(f"invalid reference {text!r}: {why}", hint=_FORM)
 
@@ -101,6 +109,8 @@ def parse_reference(text: str, *, plain_http: bool = False) -> Reference:
     domain, _, path = rest.partition("/")
     if _DOMAIN.fullmatch(domain) is None or not ("." in domain or ":" in domain or domain == "localhost"):
         raise _bad(text, f"{domain!r} is not a registry host (it needs a dot, a port, or to be localhost)")
+    if (why := _port_problem(domain)) is not None:
+        raise _bad(text, why)
     tag = None
     last_slash = path.rfind("/")
     colon = path.rfind(":")
@@ -125,9 +135,13 @@ def parse_reference(text: str, *, plain_http: bool = False) -> Reference:
 def parse_registry(text: str, *, plain_http: bool = False) -> Reference:
     """A registry host alone (`host[:port]`, as `brain login` takes it); the repository is empty."""
     host = text.removeprefix("https://").removeprefix("http://").rstrip("/")
-    if _DOMAIN.fullmatch(host) is None or not ("." in host or ":" in host or host == "localhost"):
+    if (
+        _DOMAIN.fullmatch(host) is None
+        or not ("." in host or ":" in host or host == "localhost")
+        or _port_problem(host) is not None
+    ):
         raise UsageError(
-            f"invalid registry host {text!r}: expected HOST[:PORT] with a dot, a port, or localhost",
+            f"invalid registry host {text!r}: expected HOST[:PORT] (port 1-65535) with a dot, a port, or localhost",
             hint="e.g. brain login ghcr.io, or brain login localhost:5000",
         )
     reference = Reference(host, "")

@@ -6,7 +6,7 @@ import pytest
 
 from brain.errors import UsageError
 from brain.identity import OciDigest
-from oci.reference import parse_reference
+from oci.reference import parse_reference, parse_registry
 
 DIGEST = "sha256:" + "ab" * 32
 
@@ -48,11 +48,23 @@ def test_valid_references(text: str, registry: str, repository: str, tag, digest
         "ghcr.io/-a/b",
         "ghcr.io:abc/a",
         "ghcr.io/" + "a" * 260,
+        "127.0.0.1:99999/a/b",  # once an internal error (exit 70) from the HTTP library
+        "localhost:0/a",
+        "[::1]:65536/a",
     ],
 )
 def test_invalid_references_are_usage_errors(text: str) -> None:
     with pytest.raises(UsageError, match="invalid reference"):
         parse_reference(text)
+
+
+def test_port_range_for_references_and_login_hosts() -> None:
+    assert parse_reference("127.0.0.1:65535/a").registry == "127.0.0.1:65535"
+    assert parse_reference("[::1]:1/a").is_loopback
+    assert parse_registry("ghcr.io:443").registry == "ghcr.io:443"
+    for host in ("127.0.0.1:99999", "localhost:0"):
+        with pytest.raises(UsageError, match="port 1-65535"):
+            parse_registry(host)
 
 
 def test_plain_http_only_for_loopback_unless_asked() -> None:
