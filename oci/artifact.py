@@ -12,7 +12,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 
-from brain.blocks.memory_type import MemoryType
+from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.brain import Brain
 from brain.composition import Composition, ModuleRef
 from brain.errors import BrainError, NotFoundError
@@ -48,21 +48,23 @@ class _Check:
 
     def blob(self, descriptor: Descriptor, what: str, prefix: str) -> bool:
         """Whether the described blob is stored with the right size and digest (reporting why not)."""
-        blobs = self.brain.blobs
-        if not blobs.has(descriptor.digest):
-            self.add(f"{prefix}-missing", f"{what} {descriptor.digest} is not stored", block=descriptor.digest)
+        blobs, digest = self.brain.blobs, descriptor.digest
+        if not blobs.has(digest):
+            self.add(f"{prefix}-missing", f"{what} {digest} is not stored", block=digest)
             return False
-        size = blobs.size(descriptor.digest)
+        size = blobs.size(digest)
         if size != descriptor.size:
-            self.add(f"{prefix}-size-mismatch", f"{what} is {size} bytes, the manifest says {descriptor.size}", block=descriptor.digest)
+            detail = f"{what} is {size} bytes, the manifest says {descriptor.size}"
+            self.add(f"{prefix}-size-mismatch", detail, block=digest)
             return False
-        if not blobs.verify_file(descriptor.digest):
-            self.add(f"{prefix}-digest-mismatch", f"{what} does not hash to {descriptor.digest}", block=descriptor.digest)
+        if not blobs.verify_file(digest):
+            self.add(f"{prefix}-digest-mismatch", f"{what} does not hash to {digest}", block=digest)
             return False
         return True
 
 
 def _config_modules(check: _Check, manifest: Manifest) -> Mapping[str, ModuleRef] | None:
+    """The module references the config publishes, after checking it against the manifest annotations."""
     config = manifest.config
     if not check.blob(config, "config", "config"):
         return None
@@ -72,15 +74,15 @@ def _config_modules(check: _Check, manifest: Manifest) -> Mapping[str, ModuleRef
         if config.mediaType == mt.SNAPSHOT_CONFIG:
             snapshot = Snapshot.decode(data, config.digest)
             if source != config.digest:
-                check.add("annotation-mismatch", f"source-snapshot {source} differs from the snapshot config {config.digest}")
-            trust = getattr(snapshot, "trust_root", None) is not None
-            if manifest.annotations.get(mt.PROTOCOL_VERSION) != ("2" if trust else "1"):
+                check.add("annotation-mismatch", f"source-snapshot {source} is not the snapshot config {config.digest}")
+            if manifest.annotations.get(mt.PROTOCOL_VERSION) != ("2" if snapshot.trust_root is not None else "1"):
                 check.add("annotation-mismatch", "protocol-version does not match the snapshot's trust root")
             return snapshot.modules
         if config.mediaType == mt.PROJECTION_CONFIG:
             projection = Projection.decode(data)
             if source != projection.source:
-                check.add("annotation-mismatch", f"source-snapshot {source} differs from the projection's source {projection.source}")
+                detail = f"source-snapshot {source} is not the projection's {projection.source}"
+                check.add("annotation-mismatch", detail)
             return projection.modules
     except BrainError as e:
         check.add("config-invalid", f"config {config.digest} does not decode: {e.message}", block=config.digest)
@@ -89,66 +91,86 @@ def _config_modules(check: _Check, manifest: Manifest) -> Mapping[str, ModuleRef
     return None
 
 
-def _check_module_layer(check: _Check, layer: Descriptor, memory_type: MemoryType, ref: ModuleRef) -> tuple[int, ...] | None:
-    """Unpack one module layer and compare its members with §6.3; its blocks' schema versions, None if unreadable."""
+def _read_module_layer(
+    check: _Check, layer: Descriptor, memory_type: MemoryType
+) -> tuple[list[str], dict[str, bytes], bytes | None] | None:
+    """Member names, small member bytes and composition bytes of a module layer; None if it cannot be read."""
     names: list[str] = []
-    envelopes: dict[str, bytes] = {}
-    composition_bytes: bytes | None = None
-    blobs = check.brain.blobs
+    small: dict[str, bytes] = {}
+    composition: bytes | None = None
     what = f"{memory_type} layer {layer.digest}"
     try:
-        with blobs.open(layer.digest) as stream:
+        with check.brain.blobs.open(layer.digest) as stream:
             for entry, chunks in LayerReader(stream, compressed_size=layer.size, what=what).members():
                 names.append(entry.name)
-                hasher = hashlib.sha256()
-                kept = bytearray()
+                hasher, kept = hashlib.sha256(), bytearray()
                 for chunk in chunks:
                     hasher.update(chunk)
                     if entry.size <= _ENVELOPE_LIMIT:
                         kept += chunk
+                hex_digest = entry.name[len(BLOBS_PREFIX) :]
                 if entry.name == COMPOSITION_MEMBER:
-                    composition_bytes = bytes(kept)
-                elif entry.name.startswith(BLOBS_PREFIX):
-                    if hasher.hexdigest() != entry.name[len(BLOBS_PREFIX) :]:
-                        check.add("layer-member-corrupt", f"{entry.name} does not hash to its name", module=memory_type, block=layer.digest)
-                    elif entry.size <= _ENVELOPE_LIMIT:
-                        envelopes[entry.name[len(BLOBS_PREFIX) :]] = bytes(kept)
+                    composition = bytes(kept)
+                elif entry.name.startswith(BLOBS_PREFIX) and hasher.hexdigest() != hex_digest:
+                    detail = f"{what}: {entry.name} does not hash to its name"
+                    check.add("layer-member-corrupt", detail, module=memory_type, block=layer.digest)
+                elif entry.name.startswith(BLOBS_PREFIX) and entry.size <= _ENVELOPE_LIMIT:
+                    small[hex_digest] = bytes(kept)
     except BrainError as e:
         check.add("layer-unreadable", e.message, module=memory_type, block=layer.digest)
         return None
+    return names, small, composition
+
+
+def _check_module_layer(
+    check: _Check, layer: Descriptor, memory_type: MemoryType, ref: ModuleRef
+) -> tuple[int, ...] | None:
+    """Compare a module layer's members with §6.3; its blocks' schema versions, or None if not checkable."""
+    read = _read_module_layer(check, layer, memory_type)
+    if read is None:
+        return None
+    names, small, composition_bytes = read
+    what = f"{memory_type} layer {layer.digest}"
+
+    def report(code: str, detail: str) -> None:
+        check.add(code, f"{what}: {detail}", module=memory_type, block=layer.digest)
+
     if composition_bytes is None:
-        check.add("layer-member-missing", f"{what} has no composition.json", module=memory_type, block=layer.digest)
+        report("layer-member-missing", "no composition.json")
         return None
-    if OciDigest.of(composition_bytes) != ref.composition:
-        check.add("layer-composition-mismatch", f"{what}: composition.json is not composition {ref.composition}", module=memory_type)
+    try:
+        composition = Composition.decode(composition_bytes, ref.composition)
+    except BrainError:
+        report("layer-composition-mismatch", f"composition.json is not composition {ref.composition}")
         return None
-    composition = Composition.decode(composition_bytes, ref.composition)
-    tombstones = tombstones_of(ref)
     required: set[str] = set()
     versions: set[int] = set()
-    for block_id in composition.block_ids:
-        if block_id in tombstones:
-            continue
+    tombstones = tombstones_of(ref)
+    for block_id in (b for b in composition.block_ids if b not in tombstones):
         required.add(block_id.hex)
-        data = envelopes.get(block_id.hex)
-        if data is None and blobs.has(block_id):
-            data = blobs.get(block_id)
+        data = small.get(block_id.hex)
+        if data is None and check.brain.blobs.has(block_id):
+            data = check.brain.blobs.get(block_id)
         if data is None:
             continue  # reported below as a missing member
-        envelope = json.loads(data)
-        versions.add(int(envelope["schema_version"]))
-        required.update(content_hexes(str(envelope.get("memory_type")), envelope.get("payload")))
+        try:
+            envelope = json.loads(data)
+            versions.add(int(envelope["schema_version"]))
+            required.update(content_hexes(str(envelope.get("memory_type")), envelope.get("payload")))
+        except (ValueError, KeyError, TypeError):
+            report("layer-member-invalid", f"block {block_id} is not a block envelope")
     expected = [COMPOSITION_MEMBER, *(BLOBS_PREFIX + h for h in sorted(required))]
     for name in sorted(set(expected) - set(names)):
-        check.add("layer-member-missing", f"{what} lacks {name}", module=memory_type, block=layer.digest)
+        report("layer-member-missing", f"lacks {name}")
     for name in sorted(set(names) - set(expected)):
-        check.add("layer-member-unexpected", f"{what} carries {name}, which §6.3 does not call for", module=memory_type, block=layer.digest)
+        report("layer-member-unexpected", f"carries {name}, which §6.3 does not call for")
     if set(names) == set(expected) and names != expected:
-        check.add("layer-member-order", f"{what}: members are not in §6.3 order", module=memory_type, block=layer.digest)
+        report("layer-member-order", "members are not in §6.3 order")
     return tuple(sorted(versions))
 
 
 def _check_history(check: _Check, layer: Descriptor, source: OciDigest | None) -> None:
+    """Compare the history layer's members and snapshot-count with §6.4."""
     what = f"history layer {layer.digest}"
     names: list[str] = []
     try:
@@ -159,20 +181,73 @@ def _check_history(check: _Check, layer: Descriptor, source: OciDigest | None) -
                 for chunk in chunks:
                     hasher.update(chunk)
                 if hasher.hexdigest() != entry.name.rsplit("/", 1)[-1]:
-                    check.add("layer-member-corrupt", f"{what}: {entry.name} does not hash to its name", block=layer.digest)
+                    detail = f"{what}: {entry.name} does not hash to its name"
+                    check.add("layer-member-corrupt", detail, block=layer.digest)
     except BrainError as e:
         check.add("layer-unreadable", e.message, block=layer.digest)
         return
-    count = sum(1 for n in names if n.startswith("snapshots/"))
-    if layer.annotation(mt.SNAPSHOT_COUNT) != str(count):
-        check.add("history-count-mismatch", f"snapshot-count says {layer.annotation(mt.SNAPSHOT_COUNT)}, the layer has {count}", block=layer.digest)
+    count, claimed = sum(1 for n in names if n.startswith("snapshots/")), layer.annotation(mt.SNAPSHOT_COUNT)
+    if claimed != str(count):
+        check.add("history-count-mismatch", f"snapshot-count says {claimed}, the layer has {count}", block=layer.digest)
     if source is None or not check.brain.blobs.has(source):
         return
     expected = scan_history(check.brain.blobs, source).member_names()
     for name in sorted(set(expected) - set(names)):
         check.add("history-member-missing", f"{what} lacks {name}", block=layer.digest)
     for name in sorted(set(names) - set(expected)):
-        check.add("history-member-unexpected", f"{what} carries {name}, not reachable from {source}", block=layer.digest)
+        detail = f"{what} carries {name}, not reachable from {source}"
+        check.add("history-member-unexpected", detail, block=layer.digest)
+
+
+def _module_layers(check: _Check, manifest: Manifest) -> dict[MemoryType, Descriptor]:
+    """The module layers by memory type, reporting unknown media types and a wrong layer order."""
+    layers: dict[MemoryType, Descriptor] = {}
+    order: list[MemoryType] = []
+    for layer in manifest.layers:
+        memory_type = mt.module_of_layer(layer.mediaType)
+        if memory_type is not None:
+            layers[memory_type] = layer
+            order.append(memory_type)
+        elif layer.mediaType not in (mt.HISTORY_LAYER, mt.VECTOR_INDEX_LAYER):
+            detail = f"layer {layer.digest} has unknown media type {layer.mediaType!r}"
+            check.add("layer-unexpected", detail, block=layer.digest)
+    histories = [layer for layer in manifest.layers if layer.mediaType == mt.HISTORY_LAYER]
+    in_order = order == sorted(order, key=MODULE_ORDER.index) and len(order) == len(set(order))
+    if not in_order or len(histories) != 1 or manifest.layers[-1].mediaType != mt.HISTORY_LAYER:
+        check.add("layer-order", "layers are not one per module in module order followed by exactly one history layer")
+    return layers
+
+
+def _check_modules(check: _Check, manifest: Manifest, refs: Mapping[str, ModuleRef] | None) -> None:
+    """Each module layer against its module reference, then the schema-versions annotation."""
+    layers = _module_layers(check, manifest)
+    installed = {} if refs is None else {MemoryType(k): v for k, v in refs.items()}
+    versions: dict[str, list[int]] = {}
+    complete = refs is not None
+    for memory_type in sorted(set(installed) | set(layers), key=MODULE_ORDER.index):
+        layer, ref = layers.get(memory_type), installed.get(memory_type)
+        if layer is None:
+            detail = f"the config names {memory_type}; no layer carries it"
+            check.add("module-layer-missing", detail, module=memory_type)
+            continue
+        if ref is None:
+            if refs is not None:
+                detail = f"no config module for the {memory_type} layer"
+                check.add("module-layer-unexpected", detail, module=memory_type)
+            continue
+        for key, value in module_annotations(ref).items():
+            if layer.annotation(key) != value:
+                detail = f"{key} is {layer.annotation(key)!r}, the config says {value!r}"
+                check.add("annotation-mismatch", detail, module=memory_type, block=layer.digest)
+        readable = check.blob(layer, f"{memory_type} layer", "layer")
+        found = _check_module_layer(check, layer, memory_type, ref) if readable else None
+        if found is None:
+            complete = False  # schema versions cannot be recomputed from an unreadable layer
+        elif found:
+            versions[str(memory_type)] = list(found)
+    stated, actual = manifest.annotations.get(mt.SCHEMA_VERSIONS), canonicalize(versions).decode()
+    if complete and stated != actual:
+        check.add("annotation-mismatch", f"schema-versions is {stated!r}, the layers hold {actual}")
 
 
 def verify_artifact(brain: Brain, tag_or_digest: str) -> list[Problem]:
@@ -192,48 +267,13 @@ def verify_artifact(brain: Brain, tag_or_digest: str) -> list[Problem]:
     except BrainError as e:
         check.add("manifest-invalid", e.message, block=digest)
         return check.problems
-    refs = _config_modules(check, manifest)
-    module_layers: dict[MemoryType, Descriptor] = {}
-    order: list[MemoryType] = []
-    history = [layer for layer in manifest.layers if layer.mediaType == mt.HISTORY_LAYER]
-    for layer in manifest.layers:
-        memory_type = mt.module_of_layer(layer.mediaType)
-        if memory_type is not None:
-            module_layers[memory_type] = layer
-            order.append(memory_type)
-        elif layer.mediaType not in (mt.HISTORY_LAYER, mt.VECTOR_INDEX_LAYER):
-            check.add("layer-unexpected", f"layer {layer.digest} has unknown media type {layer.mediaType!r}", block=layer.digest)
-    if order != sorted(order, key=list(MemoryType).index) or len(history) != 1 or manifest.layers[-1].mediaType != mt.HISTORY_LAYER:
-        check.add("layer-order", "layers are not one per module in module order followed by exactly one history layer")
-    versions: dict[str, list[int]] = {}
-    complete = refs is not None
-    installed = {} if refs is None else {MemoryType(k): v for k, v in refs.items()}
-    for memory_type in sorted(set(installed) | set(module_layers), key=list(MemoryType).index):
-        layer = module_layers.get(memory_type)
-        ref = installed.get(memory_type)
-        if layer is None:
-            check.add("module-layer-missing", f"the config names {memory_type} but no layer carries it", module=memory_type)
-            continue
-        if ref is None:
-            if refs is not None:
-                check.add("module-layer-unexpected", f"a {memory_type} layer is not named by the config", module=memory_type)
-            continue
-        for key, value in module_annotations(ref).items():
-            if layer.annotation(key) != value:
-                check.add("annotation-mismatch", f"{key} is {layer.annotation(key)!r}, the config says {value!r}", module=memory_type, block=layer.digest)
-        found = _check_module_layer(check, layer, memory_type, ref) if check.blob(layer, f"{memory_type} layer", "layer") else None
-        if found is None:
-            complete = False  # schema versions cannot be recomputed from an unreadable layer
-        elif found:
-            versions[str(memory_type)] = list(found)
-    if complete and manifest.annotations.get(mt.SCHEMA_VERSIONS) != canonicalize(versions).decode():
-        check.add("annotation-mismatch", f"schema-versions is {manifest.annotations.get(mt.SCHEMA_VERSIONS)!r}, the layers hold {canonicalize(versions).decode()}")
+    _check_modules(check, manifest, _config_modules(check, manifest))
     for layer in manifest.layers:
         if layer.mediaType == mt.VECTOR_INDEX_LAYER:
             check.blob(layer, "vector-index layer", "layer")
-    if history:
-        if check.blob(history[-1], "history layer", "layer"):
-            _check_history(check, history[-1], manifest.source_snapshot)
-    else:
+    history = [layer for layer in manifest.layers if layer.mediaType == mt.HISTORY_LAYER]
+    if not history:
         check.add("history-layer-missing", "the manifest has no history layer")
+    elif check.blob(history[-1], "history layer", "layer"):
+        _check_history(check, history[-1], manifest.source_snapshot)
     return check.problems

@@ -56,7 +56,9 @@ def _plan(manifest: Manifest, refs: Mapping[str, ModuleRef]) -> tuple[dict[Memor
             if memory_type in layers:
                 raise UntrustedArtifactError(f"manifest carries two {memory_type} layers")
             if str(memory_type) not in refs:
-                raise UntrustedArtifactError(f"layer {layer.digest} carries {memory_type}, which the config does not name")
+                raise UntrustedArtifactError(
+                    f"layer {layer.digest} carries {memory_type}, which the config does not name"
+                )
             expected = module_annotations(refs[str(memory_type)])
             lies = sorted(k for k, v in expected.items() if layer.annotation(k) != v)
             if lies:
@@ -87,7 +89,8 @@ def _config(fetch: BlobSource, manifest: Manifest) -> tuple[OciDigest, Mapping[s
             return projection.source, projection.modules, data
     except BrainError as e:
         raise UntrustedArtifactError(f"config {manifest.config.digest} is invalid: {e.message}") from None
-    raise UntrustedArtifactError(f"config media type {manifest.config.mediaType!r} is not a Boltzmann snapshot or projection")
+    kind = manifest.config.mediaType
+    raise UntrustedArtifactError(f"config media type {kind!r} is not a Boltzmann snapshot or projection")
 
 
 def _composition(blobs: BlobStore, digest: OciDigest) -> Composition | None:
@@ -176,7 +179,9 @@ def install_artifact(
             if snapshot is None:
                 raise UntrustedArtifactError(f"history layer {history_layer.digest} lacks the source snapshot {source}")
             if any(snapshot.modules.get(k) != v for k, v in refs.items()):
-                raise UntrustedArtifactError(f"config {manifest.config.digest} does not match its source snapshot {source}")
+                raise UntrustedArtifactError(
+                    f"config {manifest.config.digest} does not match its source snapshot {source}"
+                )
             for memory_type in chosen:
                 with open_blob(fetch_blob, layers[memory_type]) as stream:
                     unpack_module(stream, layers[memory_type], memory_type, refs[str(memory_type)], staging)
@@ -210,7 +215,9 @@ def _vector_layers(manifest: Manifest, memory_type: MemoryType, fetch: BlobSourc
             staging.put(layer.digest.hex, read_blob(fetch, layer, limit=4 << 30))
 
 
-def _check_removals(blobs: BlobStore, digest: OciDigest, snapshot: Snapshot, snapshots: Mapping[OciDigest, Snapshot]) -> None:
+def _check_removals(
+    blobs: BlobStore, digest: OciDigest, snapshot: Snapshot, snapshots: Mapping[OciDigest, Snapshot]
+) -> None:
     parents = snapshot.parent_digests
     if not parents:
         return

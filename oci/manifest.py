@@ -71,8 +71,9 @@ class Manifest(BaseModel):
     @classmethod
     def _protocol_version(cls, value: dict[str, str]) -> dict[str, str]:
         version = value.get(mt.PROTOCOL_VERSION)
-        if version is not None and (not version.isascii() or not version.isdigit() or int(version) > mt.MAX_PROTOCOL_VERSION):
-            raise ValueError(f"protocol-version annotation must be an integer <= {mt.MAX_PROTOCOL_VERSION}, got {version!r}")
+        highest = mt.MAX_PROTOCOL_VERSION
+        if version is not None and (not version.isascii() or not version.isdigit() or int(version) > highest):
+            raise ValueError(f"protocol-version annotation must be an integer <= {highest}, got {version!r}")
         return value
 
     def to_json(self) -> dict[str, Any]:
@@ -118,7 +119,8 @@ class Manifest(BaseModel):
             raise UntrustedArtifactError(f"{what}: annotations is not an object")
         document.setdefault("annotations", {})
         if document.get("artifactType") != mt.ARTIFACT:
-            raise UntrustedArtifactError(f"{what}: artifactType {document.get('artifactType')!r} is not a Boltzmann brain")
+            found = document.get("artifactType")
+            raise UntrustedArtifactError(f"{what}: artifactType {found!r} is not a Boltzmann brain")
         try:
             return cls.model_validate(document)
         except ValidationError as e:

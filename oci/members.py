@@ -99,7 +99,9 @@ def scan_module(blobs: BlobStore, memory_type: MemoryType, ref: ModuleRef) -> Mo
             version = envelope["schema_version"]
             payload = envelope["payload"]
         except (ValueError, KeyError, TypeError) as e:
-            raise IntegrityError(f"block {block_id} at {blobs.path(block_id)} is not a block envelope", hint="run `brain verify`") from e
+            where = blobs.path(block_id)
+            message = f"block {block_id} at {where} is not a block envelope"
+            raise IntegrityError(message, hint="run `brain verify`") from e
         versions.add(int(version))
         required.add(block_id.hex)
         if budget >= len(data):
@@ -139,7 +141,7 @@ def _read_verified(directory: str, hex_digest: str, what: str) -> bytes:
     except FileNotFoundError:
         raise NotFoundError(
             f"{what} sha256:{hex_digest} is not stored at {path}",
-            hint="restore it or pull the brain again; a partially pulled brain can pack its complete modules with --module",
+            hint="restore it or pull the brain again; a partially pulled brain can pack complete modules with --module",
         ) from None
     if hashlib.sha256(data).hexdigest() != hex_digest:
         raise IntegrityError(f"{what} at {path} does not hash to its name", hint="run `brain verify`")

@@ -125,7 +125,8 @@ def _history_layer(brain: Brain, cache: LayerCache, snapshot_digest: OciDigest) 
     key = history_key(history.member_names())
     cached = cache.get(key)
     if cached is not None:
-        return PackedLayer(media_type=mt.HISTORY_LAYER, digest=cached.digest, size=cached.size, reused=True), len(history.snapshots)
+        layer = PackedLayer(media_type=mt.HISTORY_LAYER, digest=cached.digest, size=cached.size, reused=True)
+        return layer, len(history.snapshots)
     written = write_layer(history.members(brain.blobs), brain.blobs.directory)
     cache.put(key, CachedLayer(digest=written.digest, size=written.size))
     layer = PackedLayer(media_type=mt.HISTORY_LAYER, digest=written.digest, size=written.size, reused=False)
@@ -135,20 +136,26 @@ def _history_layer(brain: Brain, cache: LayerCache, snapshot_digest: OciDigest) 
 def _vector_layer(brain: Brain, memory_type: MemoryType, ref: ModuleRef) -> tuple[PackedLayer, Descriptor]:
     digest = ref.index_digest
     if not brain.blobs.verify_file(digest):
-        raise NotFoundError(f"the {memory_type} vector index {digest} is not stored intact at {brain.blobs.path(digest)}")
+        where = brain.blobs.path(digest)
+        raise NotFoundError(f"the {memory_type} vector index {digest} is not stored intact at {where}")
     size = brain.blobs.size(digest)
     annotations = {mt.MEMORY_TYPE: str(memory_type), mt.INDEX_KIND: "vector", mt.EMBEDDING_MODEL: ref.embedding_model}
-    layer = PackedLayer(media_type=mt.VECTOR_INDEX_LAYER, digest=digest, size=size, memory_type=memory_type, reused=True)
+    layer = PackedLayer(
+        media_type=mt.VECTOR_INDEX_LAYER, digest=digest, size=size, memory_type=memory_type, reused=True
+    )
     return layer, Descriptor(mediaType=mt.VECTOR_INDEX_LAYER, digest=digest, size=size, annotations=annotations)
 
 
-def build_manifest(brain: Brain, snapshot_digest: OciDigest, snapshot: Snapshot, wanted: set[MemoryType] | None) -> tuple[Manifest, list[PackedLayer]]:
+def build_manifest(
+    brain: Brain, snapshot_digest: OciDigest, snapshot: Snapshot, wanted: set[MemoryType] | None
+) -> tuple[Manifest, list[PackedLayer]]:
     """Write every layer (reusing cached ones) and the config blob; return the manifest and layer report."""
     installed: dict[MemoryType, ModuleRef] = {MemoryType(k): v for k, v in snapshot.modules.items()}
     chosen = select_modules(installed, wanted)
     full = wanted is None or set(chosen) == set(installed)
     if full:
-        config = Descriptor(mediaType=mt.SNAPSHOT_CONFIG, digest=snapshot_digest, size=brain.blobs.size(snapshot_digest))
+        size = brain.blobs.size(snapshot_digest)
+        config = Descriptor(mediaType=mt.SNAPSHOT_CONFIG, digest=snapshot_digest, size=size)
     else:
         projection = Projection(modules={str(t): installed[t] for t in chosen}, source=snapshot_digest)
         data = projection.to_bytes()
@@ -197,7 +204,8 @@ def pack(
         snapshot_digest = brain.snapshot_digest()
         snapshot = brain.snapshot()
         if snapshot_digest is None or snapshot is None:
-            raise RefusedError(f"the brain at {brain.path} is empty: there is nothing to pack", hint="ingest or add something first")
+            message = f"the brain at {brain.path} is empty: there is nothing to pack"
+            raise RefusedError(message, hint="ingest or add something first")
         manifest, layers = build_manifest(brain, snapshot_digest, snapshot, modules)
         data = manifest.to_bytes()
         digest = brain.blobs.put(data, sync=False)
@@ -208,4 +216,6 @@ def pack(
             brain.layout.set_tag(tag, entry)
         elif not any(d.digest == digest and d.tag is None for d in brain.layout.index().manifests):
             brain.layout.add_manifest(entry)
-    return PackResult(digest=digest, size=len(data), tag=tag, snapshot=snapshot_digest, config=manifest.config.digest, layers=layers)
+    return PackResult(
+        digest=digest, size=len(data), tag=tag, snapshot=snapshot_digest, config=manifest.config.digest, layers=layers
+    )

@@ -31,7 +31,9 @@ _INFLATE_STEP = 1 << 20
 _REGULAR = (b"0", b"\0", b"7")
 _NAME = re.compile(r"[!-~]+")
 # pax keys that only describe metadata we ignore; any other key (path, linkpath, size, GNU.sparse...) is refused.
-_HARMLESS_PAX_KEYS = frozenset({"mtime", "atime", "ctime", "uid", "gid", "uname", "gname", "comment", "charset", "hdrcharset"})
+_HARMLESS_PAX_KEYS = frozenset(
+    {"mtime", "atime", "ctime", "uid", "gid", "uname", "gname", "comment", "charset", "hdrcharset"}
+)
 _MAX_PAX = 64 << 10
 
 
@@ -122,7 +124,9 @@ def _check_name(name: str, what: str) -> str:
         or "\\" in name
         or any(part in ("", ".", "..") for part in parts)
     ):
-        raise UntrustedArtifactError(f"{what}: refused member name {name!r} (absolute, '..', or not a plain relative path)")
+        raise UntrustedArtifactError(
+            f"{what}: refused member name {name!r} (absolute, '..', or not a plain relative path)"
+        )
     return name
 
 

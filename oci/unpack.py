@@ -25,7 +25,14 @@ from brain.snapshot import Snapshot
 from brain.store.atomic import atomic_write
 from brain.store.blobs import BlobStore
 from oci.manifest import Descriptor
-from oci.members import BLOBS_PREFIX, COMPOSITION_MEMBER, COMPOSITIONS_PREFIX, SNAPSHOTS_PREFIX, content_hexes, tombstones_of
+from oci.members import (
+    BLOBS_PREFIX,
+    COMPOSITION_MEMBER,
+    COMPOSITIONS_PREFIX,
+    SNAPSHOTS_PREFIX,
+    content_hexes,
+    tombstones_of,
+)
 from oci.tarball_reader import LayerReader, read_all, spool
 
 BlobSource = Callable[[Descriptor], "Path | BinaryIO"]
@@ -48,7 +55,8 @@ class _VerifyingStream:
         self._sha.update(data)
         self._size += len(data)
         if self._size > self._descriptor.size:
-            raise UntrustedArtifactError(f"blob {self._descriptor.digest} is longer than its announced {self._descriptor.size} bytes")
+            digest, size = self._descriptor.digest, self._descriptor.size
+            raise UntrustedArtifactError(f"blob {digest} is longer than its announced {size} bytes")
         return data
 
     def finish(self) -> None:
@@ -164,19 +172,24 @@ def unpack_module(
             continue
         hex_digest = entry.name[len(BLOBS_PREFIX) :]
         if not entry.name.startswith(BLOBS_PREFIX) or not _HEX.fullmatch(hex_digest):
-            raise UntrustedArtifactError(f"{what}: refused member {entry.name!r} (only composition.json and blobs/<hex>)")
+            raise UntrustedArtifactError(
+                f"{what}: refused member {entry.name!r} (only composition.json and blobs/<hex>)"
+            )
         _member(what, entry.name, chunks, entry.size, staging, hex_digest, pending)
         present.add(hex_digest)
     if composition_bytes is None:
         raise UntrustedArtifactError(f"{what}: composition.json is missing")
     if OciDigest.of(composition_bytes) != ref.composition:
-        raise UntrustedArtifactError(f"{what}: composition.json is not the composition {ref.composition} the config names")
+        raise UntrustedArtifactError(f"{what}: composition.json is not {ref.composition}, which the config names")
     try:
         composition = Composition.decode(composition_bytes, ref.composition)
     except BrainError as e:
         raise UntrustedArtifactError(f"{what}: composition.json is invalid: {e.message}") from None
-    if composition.root != ref.root or str(composition.memory_type) != str(memory_type) or len(composition.block_ids) != ref.block_count:
-        raise UntrustedArtifactError(f"{what}: composition does not re-root to {ref.root} with {ref.block_count} {memory_type} members")
+    same_type = str(composition.memory_type) == str(memory_type)
+    if composition.root != ref.root or not same_type or len(composition.block_ids) != ref.block_count:
+        raise UntrustedArtifactError(
+            f"{what}: composition does not re-root to {ref.root} with {ref.block_count} {memory_type} members"
+        )
     tombstones = tombstones_of(ref)
     members = set(composition.block_ids)
     if not tombstones <= members:

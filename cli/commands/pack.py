@@ -38,5 +38,6 @@ def _render(result, output: Output) -> Iterable[RenderableType]:  # type: ignore
     yield f"{result.digest}" + (f"  (tag {result.tag})" if result.tag else "")
     table = output.table("layer", "digest", "size", "reused")
     for layer in result.layers:
-        table.add_row(str(layer.memory_type or "history"), str(layer.digest), str(layer.size), "yes" if layer.reused else "no")
+        name = str(layer.memory_type or "history")
+        table.add_row(name, str(layer.digest), str(layer.size), "yes" if layer.reused else "no")
     yield table
