@@ -17,7 +17,7 @@ from brain.store.blobs import BlobStore
 from brain.store.head import read_head
 from brain.verify.deep import Renormalizer, deep_problems
 from brain.verify.facts import OK, BlockFacts, NamedBlob, from_wire, to_wire
-from brain.verify.history import History, HistoryWalker, ModuleState
+from brain.verify.history import HistoryWalker, ModuleState
 from brain.verify.integrity import blob_problems, block_problems, inspect_blobs, inspect_blocks
 from brain.verify.ledger_checks import LedgerIndex, ledger_problems
 from brain.verify.pool import PARALLEL_THRESHOLD, parallel_map
@@ -160,4 +160,4 @@ def _check_members(run: _Run, report: VerifyReport, states: dict[str, ModuleStat
         report.modules[module].content = tally(list(content_states.values()))
 
 
-__all__ = ["History", "verify_brain"]
+__all__ = ["verify_brain"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from brain.blocks import Block, BlockDecodeError
@@ -102,8 +102,3 @@ def blob_problems(
             )
         ]
     return []
-
-
-def distinct_blobs(facts: Iterable[BlockFacts]) -> list[str]:
-    """Every content digest named by readable blocks, once each, sorted."""
-    return sorted({named.digest for f in facts if f.ok for named in f.blobs})

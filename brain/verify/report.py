@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
 
 from brain.blocks.memory_type import MODULE_ORDER
-from brain.verify.codes import PROBLEM_CODES, Severity, severity_of
+from brain.verify.codes import Severity, severity_of
 
 MODULE_NAMES = tuple(m.value for m in MODULE_ORDER)
 
@@ -107,13 +107,6 @@ class VerifyReport(BaseModel):
         """How many problems have `severity`."""
         return sum(1 for p in self.problems if p.severity is severity)
 
-    def by_module(self) -> dict[str | None, list[Problem]]:
-        """Problems grouped by module (None for brain-wide ones), in report order."""
-        groups: dict[str | None, list[Problem]] = {}
-        for problem in self.problems:
-            groups.setdefault(problem.module, []).append(problem)
-        return groups
-
     def to_json(self) -> dict[str, Any]:
         """The `--json` document (key order: ok, snapshot, modules, problems, then extras)."""
         data = self.model_dump(mode="json")
@@ -121,4 +114,4 @@ class VerifyReport(BaseModel):
         return {**ordered, **data}
 
 
-__all__ = ["PROBLEM_CODES", "Counts", "ModuleSummary", "Problem", "Severity", "VerifyReport"]
+__all__ = ["Counts", "ModuleSummary", "Problem", "Severity", "VerifyReport"]
