@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections import deque
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from brain.composition import ModuleRef
 from brain.errors import IntegrityError
@@ -30,7 +31,7 @@ from brain.verify.pool import parallel_map
 from brain.verify.report import Problem
 
 
-@dataclass(frozen=True)
+@dataclass
 class ModuleState:
     """One module at one snapshot: its reference and, when the composition is usable, its members."""
 
@@ -38,7 +39,7 @@ class ModuleState:
     ref: ModuleRef
     members: frozenset[str] | None
 
-    @property
+    @cached_property
     def tombstones(self) -> frozenset[str]:
         """Members whose bytes were destroyed on purpose (redaction)."""
         return frozenset(str(t) for t in self.ref.tombstones or ())

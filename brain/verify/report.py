@@ -55,10 +55,6 @@ class Counts(BaseModel):
     tombstoned: int = 0
     missing: int = 0
 
-    def add(self, state: str) -> None:
-        """Count one thing in `state` (`resolvable`, `tombstoned` or `missing`)."""
-        setattr(self, state, getattr(self, state) + 1)
-
 
 class ModuleSummary(BaseModel):
     """One module of the checked snapshot: its reference and how well its blocks and content resolve."""

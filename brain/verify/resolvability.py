@@ -8,6 +8,7 @@ so it counts as missing (the problem list says how it is damaged).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 from brain.verify.facts import OK, BlockFacts
@@ -44,7 +45,5 @@ def content_resolvability(digest: str, tombstoned: frozenset[str], state: str | 
 
 def tally(states: list[str]) -> Counts:
     """Counts of a list of resolvability states."""
-    counts = Counts()
-    for state in states:
-        counts.add(state)
-    return counts
+    counted = Counter(states)
+    return Counts(resolvable=counted[RESOLVABLE], tombstoned=counted[TOMBSTONED], missing=counted[MISSING])
