@@ -46,6 +46,11 @@ PROBLEM_CODES: dict[str, CodeInfo] = {
         "the history stops early: the brain came from a selective/shallow pull, or older snapshots were pruned",
         "nothing to do; pull the full history if you need it",
     ),
+    "module-not-installed": CodeInfo(
+        _I,
+        "a selective pull left this module out: its composition is known but none of its blocks are stored",
+        "nothing to do; pull again with the module if you need it",
+    ),
     # Compositions and module references (§5.1, §5.2).
     "composition-missing": CodeInfo(_E, "a module's composition document is not stored", _RESTORE),
     "composition-corrupt": CodeInfo(_E, "a composition document does not hash to its digest", _RESTORE),

@@ -16,7 +16,7 @@ from brain.identity import OciDigest
 from brain.store.blobs import BlobStore
 from brain.store.head import read_head
 from brain.verify.deep import Renormalizer, deep_problems
-from brain.verify.facts import OK, BlockFacts, NamedBlob, from_wire, to_wire
+from brain.verify.facts import MISSING, OK, BlockFacts, NamedBlob, from_wire, to_wire
 from brain.verify.history import HistoryWalker, ModuleState
 from brain.verify.integrity import blob_problems, block_problems, inspect_blobs, inspect_blocks
 from brain.verify.ledger_checks import LedgerIndex, ledger_problems
@@ -101,7 +101,7 @@ def _verify(run: _Run, snapshot: OciDigest | None, renormalizer: Renormalizer | 
     if states is None:
         return report
     ordered = dict(sorted(states.items(), key=lambda item: MODULE_RANK.get(item[0], len(MODULE_RANK))))
-    _check_members(run, report, ordered)
+    _check_members(run, report, ordered, selective=head is not None and head.origin is not None and head.origin.partial)
     members = {module: state.members for module, state in ordered.items()}
     provenance = ordered.get("provenance")
     records = list(run.read_facts(_readable(provenance)).values())
@@ -126,13 +126,25 @@ def _readable(state: ModuleState | None) -> list[str]:
     return sorted(state.members - state.tombstones)
 
 
-def _check_members(run: _Run, report: VerifyReport, states: dict[str, ModuleState]) -> None:
-    """Block and content integrity of every module, with resolvability counts."""
+def _check_members(run: _Run, report: VerifyReport, states: dict[str, ModuleState], selective: bool) -> None:
+    """Block and content integrity of every module, with resolvability counts.
+
+    After a selective pull (`selective`), a module none of whose blocks is stored was left out on purpose:
+    one `module-not-installed` note instead of an error per block.
+    """
     run.read_facts(b for state in states.values() for b in _readable(state))
     tombstoned_blobs = read_tombstoned_blobs(run.root)
     named: dict[str, list[tuple[NamedBlob, str]]] = {}
     for module, state in states.items():
         block_states: list[str] = []
+        readable = _readable(state)
+        if selective and readable and all(run.facts[b].state == MISSING for b in readable):
+            detail = f"none of its {len(readable)} blocks are stored (the brain was pulled selectively)"
+            report.extend([Problem.of("module-not-installed", detail, module=module)])
+            report.modules[module] = ModuleSummary(
+                root=str(state.ref.root), block_count=state.ref.block_count, blocks=tally([MISSING] * len(readable))
+            )
+            continue
         for block_id in sorted(state.members or ()):
             facts = run.facts.get(block_id)
             block_states.append(block_resolvability(block_id, state.tombstones, facts))

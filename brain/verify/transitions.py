@@ -63,8 +63,11 @@ def _unexplained(
     provenance = history.modules[child].get("provenance")
     if provenance is None or provenance.members is None:
         return []
+    records = lookup(sorted(provenance.members - provenance.tombstones)).values()
+    if not all(facts.ok for facts in records):
+        return []  # an unreadable record might be the explanation: undecidable, not a violation
     explained: dict[str, set[str]] = {}
-    for facts in lookup(sorted(provenance.members - provenance.tombstones)).values():
+    for facts in records:
         record = facts.record
         if facts.ok and record is not None and record.record_type == "removal" and record.schema_version == 1:
             explained.setdefault(record.memory_type or "", set()).update(record.blocks)

@@ -313,9 +313,33 @@ def test_missing_content_blob_of_a_later_schema_version(root: Path) -> None:
 
 
 def test_partial_pull_origin_is_reported_as_information(root: Path) -> None:
-    head = json.loads((root / "boltzmann" / "head.json").read_bytes())
-    head["origin"] = {"partial": True, "reference": "localhost:5000/brains/ref:v2", "snapshot": HEAD, "tag": "v2"}
-    (root / "boltzmann" / "head.json").write_bytes(json.dumps(head, separators=(",", ":"), sort_keys=True).encode())
+    _mark_selective_pull(root)
     report = verify_brain(root)
     assert report.ok and report.partial_history
     assert [(p.code, p.severity) for p in report.problems] == [("history-partial", Severity.INFO)]
+
+
+def _mark_selective_pull(root: Path) -> None:
+    head = json.loads((root / "boltzmann" / "head.json").read_bytes())
+    head["origin"] = {"partial": True, "reference": "localhost:5000/brains/ref:v2", "snapshot": HEAD, "tag": "v2"}
+    (root / "boltzmann" / "head.json").write_bytes(json.dumps(head, separators=(",", ":"), sort_keys=True).encode())
+
+
+@pytest.mark.parametrize("left_out", [("semantic",), ("semantic", "procedural", "provenance")])
+def test_modules_left_out_by_a_selective_pull_are_noted_not_blamed(root: Path, left_out: tuple[str, ...]) -> None:
+    _mark_selective_pull(root)
+    for module in left_out:
+        for block_id in members(root, HEAD, module):
+            blob_path(root, block_id).unlink()
+    report = verify_brain(root)
+    assert report.ok, report.problems
+    notes = {(p.code, p.module) for p in report.problems if p.code == "module-not-installed"}
+    assert notes == {("module-not-installed", module) for module in left_out}
+    assert report.modules["semantic"].blocks.missing == 3
+
+
+def test_missing_blocks_of_a_full_brain_are_still_errors(root: Path) -> None:
+    for block_id in members(root, HEAD, "semantic"):
+        blob_path(root, block_id).unlink()
+    found = errors(verify_brain(root))
+    assert {code for code, _, _ in found} == {"block-missing"} and len(found) == 3
