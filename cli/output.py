@@ -183,11 +183,14 @@ class _RichProgress:
 
     def __init__(self, progress: Any, description: str, total: int | None) -> None:
         self._progress = progress
-        self._task = progress.add_task(description, total=total)
+        self._task = progress.add_task(description, total=total, item="")
 
     def advance(self, n: int = 1, item: str | None = None) -> None:
-        """Move the bar."""
-        self._progress.advance(self._task, n)
+        """Move the bar (and show `item` after it)."""
+        if item is None:
+            self._progress.advance(self._task, n)
+        else:
+            self._progress.update(self._task, advance=n, item=item)
 
 
 class Output:
@@ -256,7 +259,10 @@ class Output:
             return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+        columns = [
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("{task.fields[item]}", markup=False),
+        ]  # fmt: skip
         with Progress(*columns, console=self._stderr, transient=False) as bar:
             yield _RichProgress(bar, description, total)
 
