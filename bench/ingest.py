@@ -1,0 +1,128 @@
+"""Benchmark `brain ingest` end to end through the CLI (a subprocess, as a user runs it); prints medians.
+
+Targets (issue): 10,000 small Markdown/text files (1-4 KB) with the heuristic proposer <= 20 s;
+time(10k)/time(1k) <= 12; re-ingest of the unchanged 10,000 <= 2 s; registering a 1 GiB file with
+peak RSS <= 150 MB at >= 300 MB/s.
+
+usage: python bench/ingest.py [--files 10000] [--repeat 3] [--big-mib 1024] [--keep DIR] [--skip-big]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BRAIN = Path(sys.executable).with_name("brain")
+ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}, "SOURCE_DATE_EPOCH": "1767225600"}
+WORDS = "cache shard replica node latency eviction policy request client server token index block hash".split()
+
+
+def make_corpus(root: Path, count: int, seed: int = 1) -> int:
+    """`count` Markdown/text files of 1-4 KB (headings, definitions, steps, dated lines); returns bytes."""
+    rng = random.Random(seed)
+    total = 0
+    past = time.time() - 3600  # an hour old, as real notes are (fresh mtimes make fingerprints "racy")
+    for i in range(count):
+        lines = [f"# Topic {i}", "", f"A {WORDS[i % len(WORDS)]}{i} is a {rng.choice(WORDS)} that keeps data close.", ""]
+        lines += ["## How to deploy", *[f"{k}. {rng.choice(WORDS)} the {rng.choice(WORDS)} {k}" for k in range(1, 5)]]
+        lines += ["", f"2026-03-{1 + i % 28:02d} 10:{i % 60:02d} deployed {rng.choice(WORDS)} {i}", ""]
+        body = "\n".join(lines)
+        target = rng.randint(1024, 4096)
+        while len(body) < target:
+            body += " ".join(rng.choice(WORDS) for _ in range(12)) + "\n"
+        path = root / f"d{i % 100:02d}" / f"n{i:05d}.{'md' if i % 4 else 'txt'}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body)
+        os.utime(path, (past, past))
+        total += len(body)
+    return total
+
+
+def run(*args: str) -> tuple[float, int]:
+    """Run `brain ARGS` and return (wall seconds, peak RSS in KiB of that process)."""
+    started = time.perf_counter()
+    process = subprocess.Popen([str(BRAIN), *args], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"brain {' '.join(args)} failed ({process.returncode}): {process.stderr.read().decode()}")
+    return elapsed, usage.ru_maxrss
+
+
+def fresh_ingest(work: Path, corpus: Path, name: str) -> tuple[float, Path]:
+    brain = work / name
+    shutil.rmtree(brain, ignore_errors=True)
+    run("--brain", str(brain), "init")
+    elapsed, _ = run("--brain", str(brain), "--actor", "bench@example.org", "-q", "ingest", str(corpus))
+    return elapsed, brain
+
+
+def bench_corpus(work: Path, files: int, repeat: int) -> None:
+    small, large = work / "corpus-1k", work / "corpus-10k"
+    make_corpus(small, files // 10)
+    size = make_corpus(large, files)
+    print(f"corpus: {files} files, {size / 1e6:.1f} MB; heuristic proposer; CLI subprocess; {repeat} runs each")
+    t_small = statistics.median(fresh_ingest(work, small, "b-small")[0] for _ in range(repeat))
+    runs = [fresh_ingest(work, large, "b-large") for _ in range(repeat)]
+    t_large = statistics.median(t for t, _ in runs)
+    brain = runs[-1][1]
+    rerun = statistics.median(
+        run("--brain", str(brain), "--actor", "bench@example.org", "-q", "ingest", str(large))[0] for _ in range(repeat)
+    )
+    print(f"ingest {files // 10:>6} files   median {t_small:7.2f} s")
+    print(f"ingest {files:>6} files   median {t_large:7.2f} s   (target <= 20 s)  {files / t_large:,.0f} files/s")
+    print(f"linearity  time({files})/time({files // 10}) = {t_large / t_small:.1f}   (target <= 12)")
+    print(f"re-ingest  {files} unchanged  median {rerun:7.2f} s   (target <= 2 s)")
+
+
+def bench_big(work: Path, mib: int, repeat: int) -> None:
+    source = work / "big.bin"
+    with open(source, "wb") as handle:
+        block = random.Random(3).randbytes(1 << 20)
+        for i in range(mib):
+            handle.write(block[i % 997 :] + block[: i % 997])  # distinct MiBs, cheap to produce
+    results = []
+    for _ in range(repeat):
+        brain = work / "b-big"
+        shutil.rmtree(brain, ignore_errors=True)
+        run("--brain", str(brain), "init")
+        args = ["--brain", str(brain), "--actor", "bench@example.org", "-q", "ingest", str(source)]
+        results.append(run(*args, "--media-type", "application/octet-stream"))
+    elapsed = statistics.median(t for t, _ in results)
+    rss = max(r for _, r in results) / 1024
+    print(f"register {mib} MiB file: median {elapsed:.2f} s = {mib * 1.048576 / elapsed:,.0f} MB/s (target >= 300),")
+    print(f"    peak RSS {rss:.0f} MB (target <= 150)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--big-mib", type=int, default=1024)
+    parser.add_argument("--skip-big", action="store_true")
+    parser.add_argument("--skip-corpus", action="store_true")
+    parser.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
+    args = parser.parse_args()
+    work = args.keep or Path(tempfile.mkdtemp(prefix="bench-ingest-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        if not args.skip_corpus:
+            bench_corpus(work, args.files, args.repeat)
+        if not args.skip_big:
+            bench_big(work, args.big_mib, args.repeat)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
