@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.cli.conftest import BrainRunner, assert_one_line_error
+from tests.cli.conftest import REFERENCE_BRAIN, BrainRunner, assert_one_line_error
 
 HEAD = "sha256:095450f76bbc09cdf261edba937a7cc312346096750fe07b49f532d6640e5904"
 V1_CONFIG = "sha256:100ea8f01da426a5a2020ddc90f28d49169b57793541cdbb266c2387ef549839"
@@ -107,3 +107,22 @@ def test_console_script_exit_code(brain_exe: BrainRunner, reference_brain: Path)
     _flip(reference_brain, PDF_BLOB)
     run = brain_exe("--brain", str(reference_brain), "verify", "--json")
     assert run.code == 1 and run.json()["problems"][0]["code"] == "blob-corrupt"
+
+
+def test_selectively_installed_brain_verifies_ok(brain: BrainRunner, tmp_path: Path) -> None:
+    from brain.blocks.memory_type import MemoryType
+    from brain.brain import Brain
+    from oci.install import install_artifact
+
+    source = REFERENCE_BRAIN / "blobs" / "sha256"
+    target = Brain.init(tmp_path / "selective")
+    manifest = (source / "004f409811fb337ad94948e57b795f8969ae12adb54bfce8979d1269424a0727").read_bytes()
+    wanted = {MemoryType.EPISODIC, MemoryType.PROVENANCE}
+    install_artifact(target, manifest, lambda d: source / d.digest.hex, wanted, reference="localhost:5000/b:v2")
+    run = brain("--brain", str(target.path), "verify", "--json")
+    assert run.code == 0, run
+    data = run.json()
+    assert data["partial_history"] is True
+    notes = sorted(p["module"] for p in data["problems"] if p["code"] == "module-not-installed")
+    assert notes == ["canonical", "procedural", "semantic"]
+    assert {p["severity"] for p in data["problems"]} == {"info"}
