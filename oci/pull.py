@@ -10,7 +10,8 @@ one resumes where it stopped.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -81,16 +82,51 @@ def open_or_init(path: Path) -> tuple[Brain, bool]:
     return Brain.open(path), False
 
 
+@contextlib.contextmanager
+def brain_to_pull_into(path: Path) -> Iterator[tuple[Brain, bool]]:
+    """`open_or_init(path)`; a brain created here is removed again if the pull fails before storing a blob.
+
+    So a mistyped tag or an unreachable registry leaves no empty brain behind, while an interrupted
+    download keeps what it verified for the next try.
+    """
+    path = Path(path)
+    existed = path.exists()
+    brain, created = open_or_init(path)
+    try:
+        yield brain, created
+    except BaseException:
+        if created and not _holds_blobs(brain):
+            if existed:
+                for child in path.iterdir():
+                    shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+            else:
+                shutil.rmtree(path, ignore_errors=True)
+        raise
+
+
+_DERIVED = frozenset({MemoryType.SEMANTIC, MemoryType.PROCEDURAL})
+
+
+def _holds_blobs(brain: Brain) -> bool:
+    with contextlib.closing(brain.blobs.digests()) as digests:
+        return next(digests, None) is not None
+
+
 def select_modules(manifest: Manifest, wanted: set[MemoryType] | None) -> tuple[list[MemoryType], list[MemoryType]]:
-    """(modules to install, modules left out); provenance always comes along when the artifact has it."""
+    """(modules to install, modules left out); provenance always comes along, canonical with derived modules.
+
+    Semantic and procedural blocks cite canonical evidence, so (as for publishing a subset, §6.7) they
+    are never installed without the canonical module they were derived from.
+    """
     available = [t for t in MODULE_ORDER if any(mt.module_of_layer(layer.mediaType) is t for layer in manifest.layers)]
     if wanted is None:
         return available, []
     unknown = sorted(str(t) for t in wanted if t not in available)
     if unknown:
-        carried = ", ".join(str(t) for t in available) or "none"
-        raise NotFoundError(f"the artifact has no {', '.join(unknown)} module (it carries: {carried})")
-    chosen = set(wanted) | ({MemoryType.PROVENANCE} & set(available))
+        present = ", ".join(str(t) for t in available) or "none"
+        raise NotFoundError(f"the artifact has no {', '.join(unknown)} module (it carries: {present})")
+    carried = {MemoryType.PROVENANCE} | ({MemoryType.CANONICAL} if wanted & _DERIVED else set())
+    chosen = set(wanted) | (carried & set(available))
     return [t for t in available if t in chosen], [t for t in available if t not in chosen]
 
 

@@ -25,6 +25,7 @@ from brain.errors import IntegrityError, NotFoundError, RemoteError, UntrustedAr
 from brain.identity import OciDigest
 from brain.store.blobs import BlobStore
 from oci.auth import Credentials
+from oci.network import network_failure
 from oci.reference import Reference
 from oci.retry import RETRYABLE_STATUS, RetryPolicy
 
@@ -166,11 +167,9 @@ class RegistryClient:
             try:
                 response = self._send(method, url, headers or {}, data, stream)
             except _NETWORK_ERRORS as e:
-                if last:
-                    raise RemoteError(
-                        f"registry {self.reference.registry} unreachable: {type(e).__name__}",
-                        hint="check the address, the network, or use --plain-http for a plain-HTTP registry",
-                    ) from e
+                failure = network_failure(self.reference.registry, e)
+                if last or not failure.retryable:
+                    raise failure.error from e
                 time.sleep(self.retry.backoff(attempt))
                 continue
             if response.status_code in RETRYABLE_STATUS and not last:

@@ -19,14 +19,13 @@ def fetch(
     as_json: JsonFlag = False,
 ) -> None:
     """Fetch a brain's history and blocks from a registry without moving the head."""
-    from oci.pull import open_or_init, pull
+    from oci.pull import brain_to_pull_into, pull
     from oci.reference import parse_reference
 
     context = cli_context(ctx)
     ref = parse_reference(reference, plain_http=plain_http)
-    brain, created = open_or_init(context.brain_path)
     output = context.output(as_json)
-    with blob_progress(output) as progress:
+    with brain_to_pull_into(context.brain_path) as (brain, created), blob_progress(output) as progress:
         result = pull(brain, ref, fetch_only=True, progress=progress, lock_timeout=context.lock_timeout)
     result = result.model_copy(update={"initialized": created})
     output.message(f"{result.blobs_fetched} blob(s) downloaded ({result.bytes_fetched} bytes), {result.blobs_reused} already stored")

@@ -16,7 +16,7 @@ from cli.transfer import PlainHttpFlag, blob_progress
 
 ModuleOption = Annotated[
     list[str] | None,
-    typer.Option("--module", "-m", metavar="TYPE", help="Install only this module (repeatable); provenance always comes along."),
+    typer.Option("--module", "-m", metavar="TYPE", help="Install only this module (repeatable); provenance always comes along, canonical with semantic/procedural."),
 ]
 
 
@@ -51,16 +51,15 @@ def pull(
     as_json: JsonFlag = False,
 ) -> None:
     """Pull a brain from a registry into --brain (verified before the head moves)."""
-    from oci.pull import open_or_init
+    from oci.pull import brain_to_pull_into
     from oci.pull import pull as pull_artifact
     from oci.reference import parse_reference
 
     context = cli_context(ctx)
     ref = parse_reference(reference, plain_http=plain_http)
     modules = parse_modules(module)
-    brain, created = open_or_init(context.brain_path)
     output = context.output(as_json)
-    with blob_progress(output) as progress:
+    with brain_to_pull_into(context.brain_path) as (brain, created), blob_progress(output) as progress:
         result = pull_artifact(brain, ref, modules, force=force, progress=progress, lock_timeout=context.lock_timeout)
     result = result.model_copy(update={"initialized": created})
     output.message(f"{result.blobs_fetched} blob(s) downloaded ({result.bytes_fetched} bytes), {result.blobs_reused} already stored")

@@ -15,7 +15,7 @@ from brain.errors import ConflictError, NotFoundError, RemoteError, UntrustedArt
 from brain.identity import OciDigest, utc_timestamp
 from brain.verify import verify_brain
 from oci.inspect import inspect
-from oci.pull import open_or_init, pull
+from oci.pull import brain_to_pull_into, open_or_init, pull
 from oci.push import push
 from oci.reference import parse_reference
 from oci.retry import RetryPolicy
@@ -239,6 +239,31 @@ def test_reference_fixture_selective_canonical(reference_on_registry: str, tmp_p
     assert set(result.left_out) == {MemoryType.EPISODIC, MemoryType.SEMANTIC, MemoryType.PROCEDURAL}
     head = target.head()
     assert head is not None and head.origin is not None and head.origin.partial
+
+
+def test_reference_fixture_selective_semantic_brings_its_canonical_evidence(reference_on_registry: str, tmp_path: Path) -> None:
+    target, _ = open_or_init(tmp_path / "semantic")
+    result = pull(target, parse_reference(f"{reference_on_registry}/ref:v2"), {MemoryType.SEMANTIC})
+    # Semantic blocks cite canonical evidence (§6.7): canonical comes along, like provenance.
+    assert result.modules == [MemoryType.CANONICAL, MemoryType.SEMANTIC, MemoryType.PROVENANCE]
+    assert set(result.left_out) == {MemoryType.EPISODIC, MemoryType.PROCEDURAL}
+    for block_id in target.module(MemoryType.CANONICAL).block_ids:
+        assert target.blobs.has(block_id)
+
+
+def test_a_failed_pull_leaves_no_new_brain_behind(registry: RegistryServer, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for path in (tmp_path / "new" / "brain", empty):
+        with pytest.raises(NotFoundError), brain_to_pull_into(path) as (target, created):
+            assert created
+            pull(target, parse_reference(registry.ref("nothing/here:v1")))
+    assert not (tmp_path / "new" / "brain").exists() and list(empty.iterdir()) == []
+    existing = Brain.init(tmp_path / "existing")
+    with pytest.raises(NotFoundError), brain_to_pull_into(existing.path) as (target, created):
+        assert not created
+        pull(target, parse_reference(registry.ref("nothing/here:v1")))
+    assert Brain.open(existing.path).head() is None
 
 
 def test_interrupted_push_resends_nothing_complete(registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -99,3 +100,27 @@ def test_login_verifies_then_stores_and_never_echoes(auth_registry: RegistryServ
     config.unlink()
     anonymous = run(tmp_path, "inspect", ref)
     assert anonymous.returncode == 7 and "brain login" in anonymous.stderr
+
+
+def test_unreachable_registry_and_bad_port_fail_fast_in_one_line(tmp_path: Path) -> None:
+    from tests.registry import free_port
+
+    closed = f"127.0.0.1:{free_port()}/team/brain:v1"
+    for args in (("--brain", "new", "pull", closed), ("inspect", closed), ("--brain", "new", "fetch", closed)):
+        started = time.monotonic()
+        done = run(tmp_path, *args)
+        # Refused at once, not after the retry schedule; the brain pull would have created is gone again.
+        assert time.monotonic() - started < 5, args
+        assert done.returncode == 7 and done.stdout == "", done
+        assert done.stderr.splitlines()[0] == f"error: registry {closed.split('/')[0]} refused the connection"
+        assert not (tmp_path / "new").exists()
+    bad_port = run(tmp_path, "--brain", "new", "pull", "127.0.0.1:99999/team/brain:v1")
+    assert bad_port.returncode == 3 and "port 99999 is outside 1-65535" in bad_port.stderr
+
+
+def test_pull_of_a_missing_tag_creates_no_brain(registry: RegistryServer, tmp_path: Path) -> None:
+    make_brain(tmp_path / "src", "one")
+    assert run(tmp_path, "--brain", "src", "push", registry.ref("cli/gone:v1")).returncode == 0
+    missing = run(tmp_path, "--brain", "dest", "pull", registry.ref("cli/gone:v2"))
+    assert missing.returncode == 4 and "has no manifest v2" in missing.stderr
+    assert not (tmp_path / "dest").exists()

@@ -1,0 +1,78 @@
+"""What a failed connection to a registry means for the user: one message, the fix, and whether to retry.
+
+`requests` wraps the real cause several layers deep (ConnectionError → MaxRetryError → NewConnectionError
+→ ConnectionRefusedError). A refused connection, an unknown host or a failed TLS handshake will not heal
+in the next few seconds, so they are reported at once instead of after the whole backoff schedule;
+timeouts and dropped connections are worth another try.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import requests
+
+from brain.errors import RemoteError
+
+_PLAIN_HTTP_HINT = "check the address, the network, or use --plain-http for a plain-HTTP registry"
+
+
+@dataclass(frozen=True)
+class NetworkFailure:
+    """A failed request: the error to raise and whether retrying could help."""
+
+    error: RemoteError
+    retryable: bool
+
+
+def causes(error: BaseException) -> Iterator[BaseException]:
+    """`error` and every exception it wraps (cause, context, urllib3's `reason`, exception arguments)."""
+    seen: set[int] = set()
+    stack: list[object] = [error]
+    while stack:
+        current = stack.pop()
+        if not isinstance(current, BaseException) or id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        stack.extend([current.__cause__, current.__context__, getattr(current, "reason", None), *current.args])
+
+
+def network_failure(registry: str, error: BaseException) -> NetworkFailure:
+    """Classify a connection-level failure talking to `registry` (`host[:port]`)."""
+    chain = list(causes(error))
+    host = registry.rsplit(":", 1)[0] if registry.count(":") == 1 else registry
+    if any(isinstance(c, socket.gaierror) for c in chain):
+        return NetworkFailure(
+            RemoteError(f"registry host {host} not found (DNS lookup failed)", hint="check the host name in the reference"),
+            retryable=False,
+        )
+    if any(isinstance(c, ConnectionRefusedError) for c in chain):
+        return NetworkFailure(
+            RemoteError(
+                f"registry {registry} refused the connection",
+                hint="check that the registry is running and that the port is right",
+            ),
+            retryable=False,
+        )
+    tls = next((c for c in chain if isinstance(c, ssl.SSLError)), None)
+    if tls is not None or isinstance(error, requests.exceptions.SSLError):
+        reason = getattr(tls, "reason", None) or getattr(tls, "verify_message", None)
+        detail = f" ({str(reason).lower().replace('_', ' ')})" if reason else ""
+        return NetworkFailure(
+            RemoteError(
+                f"TLS handshake with registry {registry} failed{detail}",
+                hint="a plain-HTTP registry needs --plain-http; otherwise check its certificate",
+            ),
+            retryable=False,
+        )
+    if isinstance(error, requests.Timeout):
+        return NetworkFailure(
+            RemoteError(f"registry {registry} did not answer in time ({type(error).__name__})", hint=_PLAIN_HTTP_HINT), retryable=True
+        )
+    return NetworkFailure(
+        RemoteError(f"registry {registry} unreachable: {type(error).__name__}", hint=_PLAIN_HTTP_HINT), retryable=True
+    )
