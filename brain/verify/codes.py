@@ -55,6 +55,11 @@ PROBLEM_CODES: dict[str, CodeInfo] = {
     "composition-missing": CodeInfo(_E, "a module's composition document is not stored", _RESTORE),
     "composition-corrupt": CodeInfo(_E, "a composition document does not hash to its digest", _RESTORE),
     "composition-invalid": CodeInfo(_E, "a composition document is not a canonical §5.1 document", _RESTORE),
+    "proof-invalid": CodeInfo(
+        _E,
+        "an inclusion proof built from a composition does not verify against its recomputed root (§4.1, §8.6)",
+        "a Merkle implementation fault: report it with the composition digest",
+    ),
     "root-mismatch": CodeInfo(
         _E, "the Merkle root recomputed from the composition differs from the module reference's `root`", _RESTORE
     ),

@@ -20,6 +20,8 @@ from brain.store.blobs import BLOB_DIR
 from brain.verify.facts import CORRUPT, INVALID, MISSING, OK
 from brain.verify.report import Problem
 
+# A composition that decodes, but whose inclusion proofs do not verify (a Merkle implementation fault).
+UNPROVABLE = "unprovable"
 # Below this many stored composition bytes (~14,000 member ids) the pool costs more than it saves.
 PARALLEL_BYTES = 1 << 20
 
@@ -55,6 +57,12 @@ def _read(directory: str, digest: str) -> CompositionFacts:
     except IntegrityError as e:
         return CompositionFacts(digest, INVALID, e.message)
     ids = tuple(map(str, composition.block_ids))
+    # §8.6: a few inclusion proofs (first, middle, last member) must verify against the recomputed root.
+    for index in sorted({0, len(ids) // 2, len(ids) - 1}) if ids else ():
+        member = composition.block_ids[index]
+        if not composition.prove(member).verify(composition.root):
+            detail = f"the inclusion proof of member {member} does not verify against the recomputed root"
+            return CompositionFacts(digest, UNPROVABLE, detail, composition.memory_type.value, str(composition.root), ids)
     return CompositionFacts(digest, OK, memory_type=composition.memory_type.value, root=str(composition.root), ids=ids)
 
 
@@ -70,9 +78,19 @@ def stored_bytes(root: Path, digests: Sequence[str]) -> int:
     return total
 
 
+def usable(facts: CompositionFacts) -> bool:
+    """Whether the members of a composition are known (it decoded, even if a proof failed)."""
+    return facts.state in (OK, UNPROVABLE)
+
+
 def composition_problems(facts: CompositionFacts, module: str, where: str) -> list[Problem]:
-    """A composition that cannot be used at all: missing, corrupt or invalid."""
-    codes = {MISSING: "composition-missing", CORRUPT: "composition-corrupt", INVALID: "composition-invalid"}
+    """A composition that is missing, corrupt, invalid, or whose inclusion proofs fail."""
+    codes = {
+        MISSING: "composition-missing",
+        CORRUPT: "composition-corrupt",
+        INVALID: "composition-invalid",
+        UNPROVABLE: "proof-invalid",
+    }
     if facts.state == OK:
         return []
     detail = f"not stored at {where}" if facts.state == MISSING else f"{where}: {facts.detail}"

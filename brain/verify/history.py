@@ -25,8 +25,8 @@ from brain.verify.compositions import (
     inspect_compositions,
     ref_problems,
     stored_bytes,
+    usable,
 )
-from brain.verify.facts import OK
 from brain.verify.pool import parallel_map
 from brain.verify.report import Problem
 
@@ -160,7 +160,7 @@ class HistoryWalker:
             facts = found[digest]
             where = f"{self.blobs.path(OciDigest.parse(digest))}, named by snapshot {_short(snapshot)}"
             history.problems.extend(composition_problems(facts, module, where))
-            members[digest] = frozenset(facts.ids) if facts.state == OK else None
+            members[digest] = frozenset(facts.ids) if usable(facts) else None
         checked: set[tuple[str, str, str, int, tuple[str, ...]]] = set()
         for digest, snapshot in history.snapshots.items():
             states: dict[str, ModuleState] = {}

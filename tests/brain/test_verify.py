@@ -13,6 +13,7 @@ from brain.brain import Brain
 from brain.errors import NotFoundError
 from brain.identity import OciDigest
 from brain.verify import PROBLEM_CODES, Problem, Severity, VerifyReport, verify_brain
+from brain.verify.compositions import UNPROVABLE, CompositionFacts, composition_problems, inspect_compositions, usable
 from brain.verify.pool import parallel_map
 from tests.brain.verify_damage import HEAD, MARKDOWN_BLOB, MARKDOWN_BLOCK, V1_CONFIG, blob_path, copy_brain, reference_source
 
@@ -161,3 +162,25 @@ def test_parallel_map_uses_worker_processes_and_keeps_order() -> None:
     assert os.getpid() not in {pid for _, pid in results}
     serial = list(parallel_map(_pids, Path("."), list(range(40)), jobs=2))  # under the threshold
     assert {pid for _, pid in serial} == {os.getpid()}
+
+
+def test_composition_states_map_to_codes() -> None:
+    digest = "sha256:" + "12" * 32
+    cases = {
+        "missing": "composition-missing",
+        "corrupt": "composition-corrupt",
+        "invalid": "composition-invalid",
+        UNPROVABLE: "proof-invalid",
+    }
+    for state, code in cases.items():
+        (problem,) = composition_problems(CompositionFacts(digest, state, "why"), "semantic", "here")
+        assert (problem.code, problem.module, problem.block) == (code, "semantic", digest)
+    assert composition_problems(CompositionFacts(digest, "ok"), "semantic", "here") == []
+    assert usable(CompositionFacts(digest, UNPROVABLE)) and not usable(CompositionFacts(digest, "corrupt"))
+
+
+def test_reference_compositions_prove_their_members() -> None:
+    facts = inspect_compositions(reference_source(), ["sha256:15158afc748ba46e8700223a2be7c1e15a8b9b8abae91725eef325406eba870f"])
+    assert [(f.state, f.root, len(f.ids)) for f in facts] == [
+        ("ok", "sha256:d3623701e36e62fe9f0f4466f0029db073562c921375d82f0c7f5a17379d6a2c", 3)
+    ]
