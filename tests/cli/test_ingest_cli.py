@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from brain.brain import Brain
 from tests.cli.conftest import BrainRunner, assert_one_line_error
 
 ACTOR = "curator@example.org"
@@ -178,3 +179,77 @@ def test_piped_progress_is_plain_lines(brain_exe: BrainRunner, tmp_path: Path) -
     assert "ingest: 3/3" in run.stderr and "\x1b[" not in run.stderr + run.stdout
     quiet = brain_exe("--brain", str(target), "--actor", ACTOR, "-q", "ingest", str(root))
     assert quiet.stderr == "" and quiet.stdout.startswith("registered 0, unchanged 3")
+
+
+RECORDER = textwrap.dedent(
+    """
+    import json, os, pathlib, sys
+    request = json.load(sys.stdin)
+    log = pathlib.Path(os.environ["REQUEST_LOG"])
+    with log.open("a") as handle:
+        handle.write(json.dumps(request["task"]) + "\\n")
+    flag = pathlib.Path(os.environ["FAIL_FLAG"])
+    if flag.exists():
+        flag.unlink()
+        sys.exit(2)
+    source = request["task"]["source"]
+    payload = {"kind": "fact", "label": "seen " + source[7:19], "statement": request["text"].strip()}
+    json.dump({"schema_version": "boltzmann.candidates/v1", "producer": {"kind": "model", "id": "acme/rec",
+               "version": "7"}, "candidates": [{"memory_type": "semantic", "payload": payload,
+               "evidence": [source], "locator": "L1"}]}, sys.stdout)
+    """
+)
+
+
+def test_task_shape_and_a_failed_proposal_is_retried_not_cached(
+    brain: BrainRunner, brain_dir: Path, tmp_path: Path
+) -> None:
+    root = _write(tmp_path / "src", {"a.md": "alpha"})
+    script = tmp_path / "recorder.py"
+    script.write_text(RECORDER)
+    log, flag = tmp_path / "requests.jsonl", tmp_path / "fail-once"
+    flag.touch()
+    env = {"REQUEST_LOG": str(log), "FAIL_FLAG": str(flag)}
+    args = ["--brain", str(brain_dir), "--actor", ACTOR, "ingest", str(root), "--json"]
+    args += ["--proposer", f"exec:{sys.executable} {script}", "--allow", "semantic,episodic"]
+    args += ["--instructions", "be brief"]
+    first = brain(*args, env=env)
+    assert first.code == 0 and _codes(first.json())["a.md"] == [("proposer-crashed", "failure")], first
+    second = brain(*args, env=env)
+    data = second.json()
+    assert (data["unchanged"], data["validated"], data["cache_hits"]) == (1, 1, 0), second
+    third = brain(*args, env=env)
+    assert third.json()["proposed"] == 0  # answered once: neither asked again nor re-judged
+    tasks = [__import__("json").loads(line) for line in log.read_text().splitlines()]
+    assert len(tasks) == 2 and tasks[0] == tasks[1]
+    assert tasks[0] == {
+        "operation": "extract_knowledge",
+        "source": data["outcomes"][0]["block"],
+        "allowed_memory_types": ["episodic", "semantic"],
+        "requirements": [],
+        "output_schema": "boltzmann.candidates/v1",
+        "instructions": "be brief",
+    }
+    records = [r for _, r in Brain.open(brain_dir).ledger().records if r.record_type == "derivation"]
+    assert [(r.producer.kind, r.producer.id, r.producer.version) for r in records] == [("model", "acme/rec", "7")]
+
+
+def test_include_exclude_and_brainignore(brain: BrainRunner, brain_dir: Path, tmp_path: Path) -> None:
+    root = _write(
+        tmp_path / "src",
+        {"docs/a.md": "a", "docs/b.txt": "b", "docs/skip/c.md": "c", "notes/d.md": "d", ".brainignore": "notes/\n"},
+    )
+    args = ["--brain", str(brain_dir), "--actor", ACTOR, "ingest", str(root), "--dry-run", "--json"]
+    run = brain(*args, "--include", "*.md", "--exclude", "docs/skip/")
+    assert [o["relpath"] for o in run.json()["outcomes"]] == ["docs/a.md"], run
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_an_unreadable_file_is_a_failure_and_the_run_goes_on(
+    brain: BrainRunner, brain_dir: Path, tmp_path: Path
+) -> None:
+    root = _write(tmp_path / "src", {"locked.md": "secret", "open.md": "fine"})
+    (root / "locked.md").chmod(0)
+    run = brain("--brain", str(brain_dir), "--actor", ACTOR, "ingest", str(root), "--json")
+    assert run.code == 0 and _codes(run.json())["locked.md"] == [("unreadable", "failure")]
+    assert run.json()["registered"] == 1

@@ -229,3 +229,36 @@ def test_allowed_types_limit_what_is_proposed(tmp_path: Path) -> None:
     result = _run(brain, root, allow=parse_allowed("procedural"))
     assert result.validated >= 1 and result.rejected == 0
     assert set(brain.modules()) == {MemoryType.CANONICAL, MemoryType.PROCEDURAL, MemoryType.PROVENANCE}
+
+
+def test_concurrent_proposals_commit_the_same_blocks_in_source_order(tmp_path: Path) -> None:
+    from ingest.proposers.loader import ProposerOptions
+
+    files = {f"n{i:02d}.md": f"# T\n\nA shard is a piece number {i % 3}.\n" for i in range(20)}
+    root = _corpus(tmp_path / "src", files)
+    results = []
+    for name, concurrency in (("serial", 1), ("parallel", 4)):
+        brain = Brain.init(tmp_path / name)
+        options = ProposerOptions(concurrency=concurrency)
+        results.append((_run(brain, root, proposer_options=options), _members(brain)))
+    (serial, serial_members), (parallel, parallel_members) = results
+    assert serial_members == parallel_members
+    # The same label, subject and kind with another statement: later sources are contradicted, in order.
+    assert [o.rejected for o in serial.outcomes] == [o.rejected for o in parallel.outcomes]
+    assert serial.rejected_by_code.get("contradiction", 0) > 0
+
+
+def test_a_candidate_set_without_producer_names_the_actor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ingest.proposers.base import ProposalResult
+    from ingest.proposers.candidates import Candidate, CandidateSet
+
+    def propose(self: object, task, source):  # type: ignore[no-untyped-def]
+        payload = {"summary": "restarted", "occurred_at": "2026-03-01T10:00:00Z"}
+        candidate = Candidate(memory_type="episodic", payload=payload, evidence=(str(task.source),))
+        return ProposalResult(CandidateSet(candidates=(candidate,)))
+
+    monkeypatch.setattr(HeuristicProposer, "propose", propose)
+    brain = Brain.init(tmp_path / "brain")
+    _run(brain, _corpus(tmp_path / "src", {"a.md": NOTE}))
+    (derivation,) = _records(brain, "derivation")
+    assert (derivation.producer.kind, derivation.producer.id, derivation.locator) == ("actor", ACTOR, None)
