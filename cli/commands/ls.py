@@ -6,7 +6,7 @@ protocol's single "include superseded" retrieval switch.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 import typer
@@ -14,8 +14,11 @@ from rich.console import RenderableType
 
 from brain.blocks.base import Block
 from brain.blocks.memory_type import MemoryType
+from brain.brain import Brain
+from brain.errors import NotFoundError
 from brain.identity import BlockId, is_digest_string
 from brain.ledger import Ledger
+from brain.module import Module
 from cli.context import cli_context
 from cli.options import JsonFlag, MemoryTypeOption, parse_memory_type
 from cli.output import Output, Result
@@ -43,6 +46,16 @@ def ls(
     modules = brain.modules()
     if wanted is not None and wanted not in modules:
         brain.module(wanted)  # raises NotFoundError naming the missing module
+    left_out = not_installed(brain, modules)
+    output = context.output(as_json)
+    if wanted in left_out:
+        raise NotFoundError(
+            f"the {wanted} module was left out when this brain was pulled selectively; its blocks are not stored",
+            hint=f"pull it with `brain pull REF --module {wanted}`",
+        )
+    if left_out:
+        output.message(f"not installed (selective pull): {', '.join(str(t) for t in left_out)}")
+    modules = {t: m for t, m in modules.items() if t not in left_out}
     # Accessibility and origins come from provenance records alone; skipping the structural edges
     # (which would read every semantic and procedural block a second time) keeps ls to one pass.
     provenance = modules.get(MemoryType.PROVENANCE)
@@ -60,8 +73,20 @@ def ls(
         for block in module.blocks()
     ]
     shown = [m for m in members if show_all or m.accessible]
-    output = context.output(as_json)
     output.result(shown, lambda rows: _render(rows, output))
+
+
+def not_installed(brain: Brain, modules: Mapping[MemoryType, Module]) -> list[MemoryType]:
+    """Modules a selective pull left out: the head says the pull was partial and none of their blocks is stored."""
+    head = brain.head()
+    if head is None or head.origin is None or not head.origin.partial:
+        return []
+    left_out = []
+    for memory_type, module in modules.items():
+        readable = [b for b in module.block_ids if b not in module.tombstones]
+        if readable and not any(brain.blobs.has(b) for b in readable):
+            left_out.append(memory_type)
+    return left_out
 
 
 def title_of(block: Block, ledger: Ledger) -> str:

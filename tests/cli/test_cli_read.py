@@ -166,3 +166,21 @@ def test_show_a_dropped_block_by_full_id(brain: BrainRunner, reference_brain: Pa
     assert shown["member_of"] == [] and shown["ledger"]["removed"] is True
     assert_one_line_error(brain("--brain", str(reference_brain), "show", dropped[7:17]), 4)
     assert_one_line_error(brain("--brain", str(reference_brain), "prove", dropped), 4)
+
+
+def test_ls_after_a_selective_pull_lists_what_is_installed(brain: BrainRunner, tmp_path: Path) -> None:
+    from brain.blocks import MemoryType
+    from brain.brain import Brain
+    from oci.install import install_artifact
+    from tests.oci.layer_helpers import REFERENCE_BLOBS, V2
+
+    target = Brain.init(tmp_path / "partial")
+    wanted = {MemoryType.CANONICAL, MemoryType.SEMANTIC, MemoryType.PROVENANCE}
+    fetch = lambda descriptor: REFERENCE_BLOBS / descriptor.digest.hex  # noqa: E731
+    install_artifact(target, (REFERENCE_BLOBS / V2).read_bytes(), fetch, wanted, reference="localhost:5000/r:v2")
+    listed = brain("--brain", "partial", "ls", "--json")
+    # Once exit 2 ("the brain is incomplete") for the modules the pull left out on purpose.
+    assert listed.code == 0, listed.stderr
+    assert {row["memory_type"] for row in listed.json()} == {"canonical", "semantic", "provenance"}
+    assert "not installed (selective pull): episodic, procedural" in listed.stderr
+    assert_one_line_error(brain("--brain", "partial", "ls", "--type", "episodic"), 4)
