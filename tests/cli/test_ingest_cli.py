@@ -253,3 +253,12 @@ def test_an_unreadable_file_is_a_failure_and_the_run_goes_on(
     run = brain("--brain", str(brain_dir), "--actor", ACTOR, "ingest", str(root), "--json")
     assert run.code == 0 and _codes(run.json())["locked.md"] == [("unreadable", "failure")]
     assert run.json()["registered"] == 1
+
+
+def test_the_brain_directory_under_the_root_is_not_ingested(brain: BrainRunner, tmp_path: Path) -> None:
+    root = _write(tmp_path / "project", {"notes/a.md": "# A\n\nA note is a text.\n"})
+    assert brain("init", cwd=root).code == 0  # the default --brain is ./brain, inside the root
+    first = brain("--actor", ACTOR, "ingest", ".", "--json", cwd=root)
+    assert first.code == 0 and [o["relpath"] for o in first.json()["outcomes"]] == ["notes/a.md"], first
+    again = brain("--actor", ACTOR, "ingest", ".", "--json", cwd=root)
+    assert again.json()["sources"] == 1 and again.json()["unchanged"] == 1
