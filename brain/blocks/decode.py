@@ -145,6 +145,7 @@ def _typed_v1(memory_type: MemoryType, cleaned: dict[str, Any]) -> Block | None:
     """
     try:
         block = TYPED_V1[memory_type].model_validate(cleaned)
+        block.canonical_bytes()  # a lone surrogate passes the model but not JCS; the schema path explains it
         return block if block.payload() == cleaned else None
     except (ValidationError, CanonicalFormError):
         return None
