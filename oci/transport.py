@@ -31,6 +31,14 @@ from oci.retry import RETRYABLE_STATUS, RetryPolicy
 
 log = logging.getLogger("brain.oci.transport")
 MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
+# We only install OCI manifests, but ask for every kind: a registry answers 404 for an index it may not
+# send, and a tag that holds something else must not look free to `push`.
+_ACCEPT_MANIFESTS = ", ".join((
+    MANIFEST_MEDIA_TYPE,
+    "application/vnd.oci.image.index.v1+json",
+    "application/vnd.docker.distribution.manifest.v2+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+))
 DEFAULT_TIMEOUT = (10.0, 60.0)
 CHUNK_SIZE = 8 << 20
 MAX_MANIFEST_BYTES = 4 << 20
@@ -337,7 +345,7 @@ class RegistryClient:
     def get_manifest(self, reference: str) -> FetchedManifest:
         """Fetch a manifest by tag or digest; a clean 404 (manifest or repository unknown) is `NotFoundError`."""
         url = f"{self._repo_url}/manifests/{reference}"
-        response = self.request("GET", url, headers={"Accept": MANIFEST_MEDIA_TYPE}, stream=True)
+        response = self.request("GET", url, headers={"Accept": _ACCEPT_MANIFESTS}, stream=True)
         with response:
             if response.status_code == 404 and set(_error_codes(response)) & {"MANIFEST_UNKNOWN", "NAME_UNKNOWN"}:
                 raise NotFoundError(f"{self.reference.registry}/{self.reference.repository} has no manifest {reference}")

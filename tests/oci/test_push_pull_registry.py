@@ -111,6 +111,27 @@ def test_diverged_tag_is_refused_unless_forced(registry: RegistryServer, tmp_pat
     assert forced.forced and client.get_manifest("v1").digest == forced.digest
 
 
+def test_a_tag_holding_an_image_index_is_not_overwritten_without_force(registry: RegistryServer, tmp_path: Path) -> None:
+    import requests
+
+    index = b'{"manifests":[],"mediaType":"application/vnd.oci.image.index.v1+json","schemaVersion":2}'
+    put = requests.put(
+        f"http://{registry.host}/v2/multiarch/app/manifests/latest", data=index,
+        headers={"Content-Type": "application/vnd.oci.image.index.v1+json"}, timeout=10,
+    )
+    assert put.status_code == 201
+    brain = Brain.init(tmp_path / "b")
+    commit_texts(brain, "not an app image")
+    client, ref = client_for(registry.host, "multiarch/app:latest")
+    # The registry answers 404 to a client that does not accept indexes: the tag once looked free.
+    with pytest.raises(ConflictError, match="not a Boltzmann brain"):
+        push(brain, ref, client=client)
+    assert client.get_manifest("latest").data == index
+    with pytest.raises(UntrustedArtifactError, match="not a Boltzmann brain"):
+        pull(Brain.init(tmp_path / "target"), ref, client=client)
+    assert push(brain, ref, force=True, client=client).forced
+
+
 def test_error_while_checking_remote_refuses(registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path) -> None:
     brain = Brain.init(tmp_path / "b")
     commit_texts(brain, "x")
