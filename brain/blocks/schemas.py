@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from typing import Any
-
-from jsonschema import Draft202012Validator
+from typing import TYPE_CHECKING, Any
 
 from brain.blocks.memory_type import MemoryType
 from brain.errors import CanonicalFormError, InvalidInputError
 from brain.identity import canonicalize, parse_timestamp
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 
 @cache
@@ -33,6 +34,9 @@ REGISTERED_VERSIONS: dict[MemoryType, tuple[int, ...]] = {
 
 @cache
 def _validator(memory_type: MemoryType, version: int) -> Draft202012Validator:
+    # Imported on first use: only blocks of later schema versions need it, and every CLI start pays for imports.
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(_registry()[memory_type][version])
 
 
