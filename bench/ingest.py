@@ -31,7 +31,8 @@ def make_corpus(root: Path, count: int, seed: int = 1) -> int:
     total = 0
     past = time.time() - 3600  # an hour old, as real notes are (fresh mtimes make fingerprints "racy")
     for i in range(count):
-        lines = [f"# Topic {i}", "", f"A {WORDS[i % len(WORDS)]}{i} is a {rng.choice(WORDS)} that keeps data close.", ""]
+        definition = f"A {WORDS[i % len(WORDS)]}{i} is a {rng.choice(WORDS)} that keeps data close."
+        lines = [f"# Topic {i}", "", definition, ""]
         lines += ["## How to deploy", *[f"{k}. {rng.choice(WORDS)} the {rng.choice(WORDS)} {k}" for k in range(1, 5)]]
         lines += ["", f"2026-03-{1 + i % 28:02d} 10:{i % 60:02d} deployed {rng.choice(WORDS)} {i}", ""]
         body = "\n".join(lines)

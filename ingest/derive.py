@@ -108,14 +108,18 @@ class Deriver:
             return []
         pairs = [(job.task, job.source) for job in jobs]
         many = getattr(self.proposer, "propose_many", None)
-        outcomes = many(pairs) if callable(many) else propose_many(self.proposer.propose, pairs, self.options.concurrency)
+        if callable(many):  # the proposer bounds its own concurrency (openai)
+            outcomes = many(pairs)
+        else:
+            outcomes = propose_many(self.proposer.propose, pairs, self.options.concurrency)
         return [(o.result, o.error) for o in outcomes]
 
     def _judge(self, job: Job) -> None:
         reg = job.registration
         if job.error is not None or job.result is None:
             error = job.error or ProposerError("proposer-crashed", "no answer")
-            reg.problems.append(SourceProblemReport(stage="propose", code=error.code, detail=error.detail, kind="failure"))
+            problem = SourceProblemReport(stage="propose", code=error.code, detail=error.detail, kind="failure")
+            reg.problems.append(problem)
             reg.fingerprint = None  # not done: the next run must propose again
             return
         answer = job.result.candidates
@@ -125,7 +129,8 @@ class Deriver:
         for verdict in verdicts:
             if isinstance(verdict, RejectedCandidate):
                 job.counts["rejected"] += 1
-                where = f"candidate {verdict.index}" + (f" ({verdict.candidate.locator})" if verdict.candidate.locator else "")
+                locator = verdict.candidate.locator
+                where = f"candidate {verdict.index}" + (f" ({locator})" if locator else "")
                 for issue in verdict.issues:
                     detail = f"{where}, {verdict.verdict.value}: {issue.detail}"
                     reg.problems.append(

@@ -134,7 +134,8 @@ class _Run:
             write_cache=not self.dry_run,
             concurrency=concurrency,
         )
-        self.deriver = Deriver(proposer, ProposalCache(brain.path), self.stager, derive_options, brain.resolve)  # type: ignore[arg-type]
+        cache = ProposalCache(brain.path)
+        self.deriver = Deriver(proposer, cache, self.stager, derive_options, brain.resolve)  # type: ignore[arg-type]
         self.batch_size = max(8, 4 * concurrency)
         self.on_progress = on_progress
         self.total = total

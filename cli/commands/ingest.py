@@ -23,8 +23,12 @@ _Repeat = list[str] | None
 def ingest(
     ctx: typer.Context,
     paths: Annotated[list[Path], typer.Argument(metavar="PATH...", help="Files or directories to ingest.")],
-    include: Annotated[_Repeat, typer.Option("--include", metavar="GLOB", help="Only files matching (repeatable).")] = None,
-    exclude: Annotated[_Repeat, typer.Option("--exclude", metavar="GLOB", help="Skip matching paths (repeatable).")] = None,
+    include: Annotated[
+        _Repeat, typer.Option("--include", metavar="GLOB", help="Only files matching (repeatable).")
+    ] = None,
+    exclude: Annotated[
+        _Repeat, typer.Option("--exclude", metavar="GLOB", help="Skip matching paths (repeatable).")
+    ] = None,
     media_type: Annotated[
         str | None, typer.Option("--media-type", metavar="TYPE", help="Declare every source's media type.")
     ] = None,
