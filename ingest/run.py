@@ -12,6 +12,7 @@ is written. Library code: progress goes to a callback, problems into the result,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from ingest.report import IngestProgress, IngestResult, SourceOutcome, SourcePro
 from ingest.sources import SourceFile, SourceProblem, discover
 
 DEFAULT_CHECKPOINT = 500
+_BARE_MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*")
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,10 @@ def ingest(
     """Ingest `paths` (files or directories) into `brain`; see the module docstring."""
     if options.checkpoint < 1:
         raise UsageError(f"--checkpoint must be at least 1 (got {options.checkpoint})")
+    if options.media_type is not None and _BARE_MEDIA_TYPE.fullmatch(options.media_type) is None:
+        raise UsageError(
+            f"--media-type {options.media_type!r} is not a bare lowercase type/subtype", hint="e.g. text/markdown"
+        )
     proposer = load_proposer(options.proposer, options.proposer_options)
     found = _discover_all(brain, paths, options)
     writer: AbstractContextManager[Sink] = (

@@ -152,6 +152,7 @@ def test_allow_naming_canonical_or_provenance_is_a_usage_error(
         run = brain("--brain", str(brain_dir), "--actor", ACTOR, "ingest", str(root), "--allow", allowed)
         assert_one_line_error(run, 3)
     assert brain("--brain", str(brain_dir), "ingest", str(root), "--checkpoint", "0").code == 3
+    assert_one_line_error(brain("--brain", str(brain_dir), "ingest", str(root), "--media-type", "pdf"), 3)
     assert not (brain_dir / "boltzmann" / "head.json").exists()
 
 
