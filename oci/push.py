@@ -8,13 +8,15 @@ in the local history has diverged and is only overwritten with `force`.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict
 
 from brain.brain import Brain
-from brain.errors import ConflictError, NotFoundError, UntrustedArtifactError, UsageError
+from brain.errors import ConflictError, LockTimeoutError, NotFoundError, UntrustedArtifactError, UsageError
 from brain.identity import OciDigest
+from brain.store.lock import WriterLock
 from oci.auth import resolve_credentials
 from oci.manifest import Descriptor, Manifest
 from oci.reference import Reference
@@ -118,17 +120,23 @@ def push(
     data, manifest, packed = local_artifact(brain, tag, lock_timeout=lock_timeout)
     digest = OciDigest.of(data)
     snapshot = artifact_snapshot(manifest)
-    client = client or RegistryClient(ref, resolve_credentials(ref.registry))
-    replaced = check_remote_tag(client, tag, digest, local_history(brain, snapshot), force)
-    uploaded = present = sent = 0
-    blobs: dict[OciDigest, Descriptor] = {d.digest: d for d in (*manifest.layers, manifest.config)}
-    for descriptor in blobs.values():
-        opener: Callable = lambda d=descriptor.digest: brain.blobs.open(d)  # noqa: E731 - bound per blob
-        if client.push_blob(descriptor.digest, descriptor.size, opener, progress):
-            uploaded, sent = uploaded + 1, sent + descriptor.size
-        else:
-            present += 1
-    client.put_manifest(tag, data)
+    try:
+        client = client or RegistryClient(ref, resolve_credentials(ref.registry))
+        replaced = check_remote_tag(client, tag, digest, local_history(brain, snapshot), force)
+        uploaded = present = sent = 0
+        blobs: dict[OciDigest, Descriptor] = {d.digest: d for d in (*manifest.layers, manifest.config)}
+        for descriptor in blobs.values():
+            opener: Callable = lambda d=descriptor.digest: brain.blobs.open(d)  # noqa: E731 - bound per blob
+            if client.push_blob(descriptor.digest, descriptor.size, opener, progress):
+                uploaded, sent = uploaded + 1, sent + descriptor.size
+            else:
+                present += 1
+        client.put_manifest(tag, data)
+    except BaseException:
+        if packed:  # a refused or failed push leaves no new local tag behind (the packed layers stay as cache)
+            with contextlib.suppress(LockTimeoutError), WriterLock(brain.path, timeout=lock_timeout):
+                brain.layout.remove_tag(tag)
+        raise
     return PushResult(
         reference=str(ref),
         digest=digest,

@@ -124,3 +124,16 @@ def test_pull_of_a_missing_tag_creates_no_brain(registry: RegistryServer, tmp_pa
     missing = run(tmp_path, "--brain", "dest", "pull", registry.ref("cli/gone:v2"))
     assert missing.returncode == 4 and "has no manifest v2" in missing.stderr
     assert not (tmp_path / "dest").exists()
+
+
+def test_a_refused_push_leaves_no_new_local_tag(registry: RegistryServer, tmp_path: Path) -> None:
+    make_brain(tmp_path / "first", "first")
+    make_brain(tmp_path / "other", "other")
+    ref = registry.ref("cli/refused:v1")
+    assert run(tmp_path, "--brain", "first", "push", ref).returncode == 0
+    refused = run(tmp_path, "--brain", "other", "push", ref)
+    assert refused.returncode == 5 and "diverged" in refused.stderr
+    # The push packed tag v1 to compare it; refused, it must not leave that tag behind.
+    assert json.loads(run(tmp_path, "--brain", "other", "tags", "--json").stdout)["tags"] == []
+    assert run(tmp_path, "--brain", "other", "push", ref, "--force").returncode == 0
+    assert [t["tag"] for t in json.loads(run(tmp_path, "--brain", "other", "tags", "--json").stdout)["tags"]] == ["v1"]
