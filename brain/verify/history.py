@@ -63,12 +63,9 @@ class History:
 
     def ever_members(self) -> frozenset[str]:
         """Every block that is or was a member of any module in the checked history."""
-        found: set[str] = set()
-        for states in self.modules.values():
-            for state in states.values():
-                if state.members is not None:
-                    found |= state.members
-        return frozenset(found)
+        # Snapshots sharing a composition share its member set object: union each one once.
+        distinct = {id(s.members): s.members for states in self.modules.values() for s in states.values() if s.members}
+        return frozenset().union(*distinct.values())
 
 
 def _short(digest: str) -> str:
