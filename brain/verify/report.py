@@ -1,8 +1,8 @@
 """The result of `brain verify`: problems with exact locations, per-module summaries, resolvability counts.
 
 `VerifyReport.to_json()` is the `--json` document: `ok`, `snapshot`, `modules` (root, block_count, and the
-resolvability counts), `problems` (code, module, block, detail, severity), plus `partial_history` and
-`snapshots_checked`.
+resolvability counts), `problems` (code, module, block, detail, severity), plus `resolvability` (totals),
+`partial_history` and `snapshots_checked`.
 """
 
 from __future__ import annotations
@@ -84,6 +84,19 @@ class VerifyReport(BaseModel):
     def ok(self) -> bool:
         """True iff no problem is an error."""
         return not any(p.is_error for p in self.problems)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def resolvability(self) -> dict[str, Counts]:
+        """Totals over all modules: how blocks and the content they name resolve."""
+        totals = {"blocks": Counts(), "content": Counts()}
+        for summary in self.modules.values():
+            for kind, counts in (("blocks", summary.blocks), ("content", summary.content)):
+                total = totals[kind]
+                total.resolvable += counts.resolvable
+                total.tombstoned += counts.tombstoned
+                total.missing += counts.missing
+        return totals
 
     def extend(self, problems: Iterable[Problem]) -> None:
         """Add problems, skipping exact repeats (the same finding reached twice)."""

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from brain.errors import BrainError, NotFoundError, ProblemsFoundError
 from brain.identity import OciDigest
-from brain.verify import ModuleSummary, Problem, Severity, VerifyReport, verify_brain
+from brain.verify import Counts, ModuleSummary, Problem, Severity, VerifyReport, verify_brain
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Output, Result
@@ -34,6 +34,7 @@ class VerifyResult(Result):
     snapshot: str | None
     modules: dict[str, ModuleSummary]
     problems: list[Problem]
+    resolvability: dict[str, Counts]
     partial_history: bool
     snapshots_checked: int
     artifact: str | None = None

@@ -51,6 +51,10 @@ def test_json_document_shape() -> None:
     assert data["ok"] is True
     assert set(data["modules"]["canonical"]) >= {"root", "block_count"}
     assert data["modules"]["canonical"]["blocks"] == {"resolvable": 3, "tombstoned": 0, "missing": 0}
+    assert data["resolvability"] == {
+        "blocks": {"resolvable": 27, "tombstoned": 0, "missing": 0},
+        "content": {"resolvable": 3, "tombstoned": 0, "missing": 0},
+    }
 
 
 def test_problem_json_names_code_module_block_detail() -> None:
