@@ -263,3 +263,24 @@ def test_a_candidate_set_without_producer_names_the_actor(tmp_path: Path, monkey
     _run(brain, _corpus(tmp_path / "src", {"a.md": NOTE}))
     (derivation,) = _records(brain, "derivation")
     assert (derivation.producer.kind, derivation.producer.id, derivation.locator) == ("actor", ACTOR, None)
+
+
+def test_a_large_source_is_streamed_in_constant_memory(tmp_path: Path) -> None:
+    import tracemalloc
+
+    big = tmp_path / "src" / "big.bin"
+    big.parent.mkdir()
+    with open(big, "wb") as handle:
+        for i in range(24):
+            handle.write(bytes([i]) * (1 << 20))
+    brain = Brain.init(tmp_path / "brain")
+    tracemalloc.start()
+    try:
+        result = _run(brain, big.parent, media_type="application/octet-stream")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.registered == 1 and result.outcomes[0].size == 24 << 20
+    assert peak < 8 << 20, f"peak {peak / 2**20:.1f} MiB while registering a 24 MiB file"
+    block = brain.resolve(BlockId.parse(result.outcomes[0].block))
+    assert isinstance(block, CanonicalBlock) and brain.blobs.verify_file(block.blob)
