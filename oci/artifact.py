@@ -1,6 +1,6 @@
 """Verify a packed artifact stored in a brain (§8 step 8): manifest, config, every layer and its members.
 
-Each finding is a `brain.verify.Problem` with a kebab-case code (docs/problem-codes-oci.md explains each).
+Each finding is a `brain.verify.Problem` with a kebab-case code (the README's "Packed artifacts" table explains each).
 Module layers are unpacked with the hostile-safe reader and compared with what §6.3 requires, computed
 from the layer's own composition and envelopes, so an artifact can be checked without its brain's blocks.
 The history layer's members are compared with the list §6.4 rebuilds from the brain's stored snapshots.

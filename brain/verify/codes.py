@@ -1,4 +1,4 @@
-"""The problem codes `brain verify` reports: severity, meaning and fix of each (docs/problem-codes.md mirrors it).
+"""The problem codes `brain verify` reports: severity, meaning and fix of each (the README's tables mirror it).
 
 Only `error` problems make a report not ok. A `warning` is worth a look but breaks no protocol rule; an
 `info` describes the brain (e.g. a history cut short by a selective pull) without blaming it.

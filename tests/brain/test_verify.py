@@ -17,7 +17,7 @@ from brain.verify.compositions import UNPROVABLE, CompositionFacts, composition_
 from brain.verify.pool import parallel_map
 from tests.brain.verify_damage import HEAD, MARKDOWN_BLOB, MARKDOWN_BLOCK, V1_CONFIG, blob_path, copy_brain, reference_source
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "problem-codes.md"
+DOCS = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_reference_brain_verifies_clean_at_head() -> None:
