@@ -99,7 +99,7 @@ def verify(
         errors = report.count(Severity.ERROR)
         raise ProblemsFoundError(
             f"{errors} problem{'s' if errors != 1 else ''} found in {brain.path}",
-            hint="the README's "Problem codes" section says what each code means and what to do",
+            hint="the README's 'Problem codes' section says what each code means and what to do",
         )
 
 
