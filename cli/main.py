@@ -52,7 +52,10 @@ def _run(args: list[str]) -> int:
             print_error(f"internal error: {type(e).__name__}: {e} (rerun with --debug)")
         return ExitCode.INTERNAL
     # Without standalone mode click returns the exit code of `typer.Exit` (e.g. 0 after --help) or
-    # the command's return value, which is None for every command.
+    # the command's return value, which is None for every command. Typer turns Ctrl-C inside a command
+    # into a silent `Exit(130)` (no command exits 130 itself), so the message is printed here.
+    if returned == ExitCode.INTERRUPTED:
+        print_error("interrupted")
     return returned if isinstance(returned, int) else ExitCode.OK
 
 
