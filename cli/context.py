@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from brain.brain import Brain
-from brain.errors import InvalidInputError, UsageError
+from brain.errors import InvalidInputError, NotABrainError, UsageError
 from brain.identity import actor_id_problem, validate_actor_id
 from cli.output import Output
 
@@ -43,7 +43,19 @@ class CliContext:
 
     def open_brain(self) -> Brain:
         """Open the brain at `--brain` for reading (raises `NotABrainError` when there is none)."""
-        return Brain.open(self.brain_path)
+        path = self.brain_path
+        if path.exists() and not path.is_dir():
+            raise NotABrainError(f"{path} is a file, not a brain directory", hint="point --brain at a brain directory")
+        try:
+            return Brain.open(path)
+        except NotABrainError as e:
+            if path != DEFAULT_BRAIN_DIR or "BRAIN_DIR" in os.environ:
+                raise
+            # Without --brain or BRAIN_DIR the user may not know which directory was tried.
+            raise NotABrainError(
+                f"./{path} is not a brain (the default: no --brain option and BRAIN_DIR is not set)",
+                hint="pass --brain PATH or set BRAIN_DIR, or create ./brain with `brain init`",
+            ) from e
 
     def writer(self, brain: Brain) -> Writer:
         """The brain's writer as the validated actor, waiting `--lock-timeout` and saying so on stderr."""

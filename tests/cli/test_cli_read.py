@@ -126,6 +126,14 @@ def test_not_a_brain(brain: BrainRunner, tmp_path: Path) -> None:
     assert_one_line_error(brain("--brain", str(tmp_path / "missing"), "status"), 2)
     (tmp_path / "plain").mkdir()
     assert_one_line_error(brain("--brain", str(tmp_path / "plain"), "ls"), 2)
+    (tmp_path / "afile").write_text("not a brain")
+    as_file = brain("--brain", "afile", "status")
+    assert_one_line_error(as_file, 2)
+    assert as_file.stderr.startswith("error: afile is a file, not a brain directory")
+    # Without --brain or BRAIN_DIR, say which directory was tried and how to choose another.
+    default = brain("log")
+    assert_one_line_error(default, 2)
+    assert "./brain is not a brain (the default" in default.stderr and "--brain PATH" in default.stderr
 
 
 def test_unknown_and_malformed_ids(brain: BrainRunner, reference_brain: Path) -> None:
