@@ -27,6 +27,7 @@ from ingest.cache import ProposalCache
 from ingest.commit import DryRunSink, Sink, Stager, acting_actor
 from ingest.derive import DeriveOptions, Deriver, Job
 from ingest.fingerprints import FingerprintIndex
+from ingest.proposers import Proposer
 from ingest.proposers.loader import DEFAULT_PROPOSER, ProposerOptions, load_proposer
 from ingest.register import Registrar, Registration, RegisterOptions
 from ingest.report import IngestProgress, IngestResult, SourceOutcome, SourceProblemReport, summarize
@@ -115,7 +116,7 @@ class _Run:
         self,
         brain: Brain,
         sink: Sink,
-        proposer: object,
+        proposer: Proposer,
         options: IngestOptions,
         actor: str,
         on_progress: Callable[[IngestProgress], None] | None,
@@ -141,12 +142,12 @@ class _Run:
             concurrency=concurrency,
         )
         cache = ProposalCache(brain.path)
-        self.deriver = Deriver(proposer, cache, self.stager, derive_options, brain.resolve)  # type: ignore[arg-type]
+        self.deriver = Deriver(proposer, cache, self.stager, derive_options, brain.resolve)
         self.batch_size = max(8, 4 * concurrency)
         self.on_progress = on_progress
         self.total = total
         self.outcomes: list[SourceOutcome] = []
-        self.pending: list[tuple[Registration, Job | None]] = []
+        self.pending: list[tuple[Registration | SourceOutcome, Job | None]] = []
         self.pending_jobs = 0
         self.snapshot: OciDigest | None = None
         self.checkpoints = 0
@@ -160,8 +161,8 @@ class _Run:
         since_checkpoint = 0
         for item, root_is_dir in found:
             if isinstance(item, SourceProblem):
-                self._flush_if_idle()
-                self.outcomes.append(_problem_outcome(item))
+                # Queued, not appended: outcomes stay in discovery order behind the sources waiting for answers.
+                self.pending.append((_problem_outcome(item), None))
                 self._progress(item.relpath)
                 continue
             reg = self.registrar.register(item, self.registrar.origin_of(item, root_is_dir))
@@ -186,16 +187,14 @@ class _Run:
             blocks_added=self.stager.blocks_added,
         )
 
-    def _flush_if_idle(self) -> None:
-        """Keep outcomes in discovery order: a problem waits for the sources queued before it."""
-        if self.pending:
-            self._flush()
-
     def _flush(self) -> None:
         """Propose for the queued sources, stage what validates, and record their outcomes in order."""
         jobs = [job for _, job in self.pending if job is not None]
         self.deriver.run(jobs)
         for reg, job in self.pending:
+            if isinstance(reg, SourceOutcome):
+                self.outcomes.append(reg)
+                continue
             if reg.fingerprint is not None and not self.dry_run:
                 self.index.record(**reg.fingerprint)
             self.outcomes.append(_outcome(reg, job))
