@@ -126,7 +126,7 @@ def test_hostile_proposers_and_bad_files_are_reported_per_source(
     assert all(codes[f"b{i}.md"] == [] for i in range(9)) and codes["a-vanish.md"] == []
     data = run.json()
     relpaths = [o["relpath"] for o in data["outcomes"]]
-    assert relpaths == sorted(relpaths) and len(relpaths) == 24  # discovery order, problems included
+    assert relpaths == sorted(relpaths) and len(relpaths) == 23  # discovery order, problems included
     assert data["validated"] == 11 and data["failed"] == 2  # a-vanish, b0-b8, the float file's sibling
     verify = brain("--brain", str(brain_dir), "verify", "--json")
     assert verify.code == 0 and verify.json()["ok"] is True, verify
