@@ -167,6 +167,12 @@ def _refuse_divergence(brain: Brain) -> Callable[[Head | None, OciDigest], None]
     def guard(current: Head | None, incoming: OciDigest) -> None:
         if current is None or current.snapshot in local_history(brain, incoming):
             return
+        if incoming in local_history(brain, current.snapshot):
+            raise ConflictError(
+                f"the pulled snapshot {incoming.short} is an ancestor of the local head {current.snapshot.short}: "
+                "the brain already holds it and pulling would move the head back",
+                hint="nothing to do; pull with --force to roll the head back to it",
+            )
         raise ConflictError(
             f"the local head {current.snapshot.short} is not in the history of the pulled snapshot {incoming.short}",
             hint="fetch it and reconcile, or pull with --force to move the head anyway (the old head stays retained)",

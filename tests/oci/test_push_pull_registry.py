@@ -253,6 +253,16 @@ def test_reference_fixture_pulls_v1_then_v2(reference_on_registry: str, tmp_path
     assert len(target.history()) == 10
 
 
+def test_pulling_an_ancestor_is_refused_as_a_step_back(reference_on_registry: str, tmp_path: Path) -> None:
+    target, _ = open_or_init(tmp_path / "ahead")
+    pull(target, parse_reference(f"{reference_on_registry}/ref:v2"))
+    with pytest.raises(ConflictError, match="is an ancestor of the local head .* would move the head back"):
+        pull(target, parse_reference(f"{reference_on_registry}/ref:v1"))
+    assert str(target.snapshot_digest()) == V2_SNAPSHOT
+    rolled = pull(target, parse_reference(f"{reference_on_registry}/ref:v1"), force=True)
+    assert rolled.head_moved and target.snapshot_digest() == rolled.snapshot
+
+
 def test_reference_fixture_selective_canonical(reference_on_registry: str, tmp_path: Path) -> None:
     target, _ = open_or_init(tmp_path / "partial")
     result = pull(target, parse_reference(f"{reference_on_registry}/ref:v2"), {MemoryType.CANONICAL})
