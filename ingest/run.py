@@ -12,6 +12,7 @@ is written. Library code: progress goes to a callback, problems into the result,
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -102,7 +103,10 @@ def _discover_all(
 ) -> list[tuple[SourceFile | SourceProblem, bool]]:
     """Every source of every root, before the lock is taken (a missing root fails before any write)."""
     found: list[tuple[SourceFile | SourceProblem, bool]] = []
+    inside = Path(os.path.realpath(brain.path))
     for root in paths:
+        if Path(os.path.realpath(root)).is_relative_to(inside):
+            raise UsageError(f"{root} is inside the brain {brain.path}", hint="ingest source files, not the brain")
         is_dir = Path(root).is_dir()
         for item in discover(Path(root), options.include, options.exclude, skip=[brain.path]):
             found.append((item, is_dir))

@@ -265,3 +265,4 @@ def test_the_brain_directory_under_the_root_is_not_ingested(brain: BrainRunner, 
     assert first.code == 0 and [o["relpath"] for o in first.json()["outcomes"]] == ["notes/a.md"], first
     again = brain("--actor", ACTOR, "ingest", ".", "--json", cwd=root)
     assert again.json()["sources"] == 1 and again.json()["unchanged"] == 1
+    assert_one_line_error(brain("--actor", ACTOR, "ingest", "brain/blobs", cwd=root), 3)
