@@ -6,6 +6,8 @@ annotations), sizes from the descriptors, and the history length from the `snaps
 
 from __future__ import annotations
 
+import json
+
 from pydantic import BaseModel, ConfigDict
 
 from brain.blocks.memory_type import MemoryType
@@ -43,11 +45,24 @@ class InspectResult(BaseModel):
     subset: bool
     created_at: str | None
     protocol_version: str | None
-    schema_versions: str | None
+    schema_versions: dict[str, list[int]] | None
     modules: list[InspectedModule]
     history_length: int | None
     history_size: int | None
     total_size: int
+
+
+def _schema_versions(text: str | None) -> dict[str, list[int]] | None:
+    """The schema-versions annotation as an object (module → versions), or None if absent or malformed."""
+    try:
+        value = json.loads(text) if text is not None else None
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or not all(
+        isinstance(v, list) and all(type(n) is int for n in v) for v in value.values()
+    ):
+        return None
+    return {str(k): list(v) for k, v in value.items()}
 
 
 def describe(reference: Reference, digest: OciDigest, manifest: Manifest, config: bytes) -> InspectResult:
@@ -91,7 +106,7 @@ def describe(reference: Reference, digest: OciDigest, manifest: Manifest, config
         subset=manifest.is_projection,
         created_at=None if created_at is None else str(created_at),
         protocol_version=manifest.annotations.get(mt.PROTOCOL_VERSION),
-        schema_versions=manifest.annotations.get(mt.SCHEMA_VERSIONS),
+        schema_versions=_schema_versions(manifest.annotations.get(mt.SCHEMA_VERSIONS)),
         modules=modules,
         history_length=int(count) if count is not None and count.isdigit() else None,
         history_size=None if history is None else history.size,

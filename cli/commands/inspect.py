@@ -39,6 +39,9 @@ def _render(result, output: Output) -> Iterable[RenderableType]:  # type: ignore
     history = "unknown" if result.history_length is None else f"{result.history_length} snapshot(s)"
     yield f"history    {history}"
     yield f"size       {result.total_size} bytes"
+    if result.schema_versions:
+        versions = ", ".join(f"{name} {'/'.join(map(str, v))}" for name, v in result.schema_versions.items())
+        yield f"schemas    {versions} (protocol {result.protocol_version or '?'})"
     table = output.table("module", "blocks", "layer bytes", "root")
     for module in result.modules:
         table.add_row(str(module.memory_type), str(module.block_count), str(module.layer_size), str(module.root))

@@ -213,6 +213,8 @@ def test_fetch_does_not_move_head_and_inspect_reads_manifest_only(registry: Regi
     assert [m for m, _, _ in calls] == ["GET", "GET"]
     assert described.digest == pushed.digest and described.snapshot == snapshot and described.history_length == 2
     assert [(m.memory_type, m.block_count) for m in described.modules] == [(MemoryType.CANONICAL, 3), (MemoryType.PROVENANCE, 3)]
+    # The annotation is JSON text on the wire; --json consumers get it as an object, not a string in a string.
+    assert described.schema_versions == {"canonical": [1], "provenance": [1]}
     target = Brain.init(tmp_path / "target")
     result = pull(target, ref, fetch_only=True, client=client)
     assert not result.head_moved and target.snapshot_digest() is None
