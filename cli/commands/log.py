@@ -44,6 +44,12 @@ def log(ctx: typer.Context, as_json: JsonFlag = False) -> None:
             )
         )
     output = context.output(as_json)
+    if entries and entries[-1].parent is not None:
+        # `history()` stops quietly at the first snapshot that is not stored; say so rather than look complete.
+        output.message(
+            f"history stops at {entries[-1].snapshot.short}: its parent {entries[-1].parent.short} is not stored "
+            "here (pruned, or never pulled)"
+        )
     output.result(entries, lambda e: _render(e, output))
 
 

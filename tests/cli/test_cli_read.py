@@ -60,8 +60,17 @@ def test_log_walks_ten_snapshots_back_to_the_root(brain: BrainRunner, reference_
     for child, parent in zip(entries, entries[1:]):
         assert child["parent"] == parent["snapshot"] and child["parents"] == [parent["snapshot"]]
     assert entries[-1]["parent"] is None and entries[-1]["modules"] == {"canonical": 1, "provenance": 2}
-    table = brain("--brain", str(reference_brain), "log").stdout.splitlines()
-    assert len(table) == 11 and table[1].startswith(HEAD[7:19])
+    table = brain("--brain", str(reference_brain), "log")
+    assert len(table.stdout.splitlines()) == 11 and table.stdout.splitlines()[1].startswith(HEAD[7:19])
+    assert table.stderr == ""
+
+
+def test_log_says_where_a_cut_history_stops(brain: BrainRunner, reference_brain: Path) -> None:
+    missing = "0afcd2791763e0eaf5cab90e66e7a18afca9ef612508170a8cbf7235ec451762"
+    (reference_brain / "blobs" / "sha256" / missing).unlink()
+    run = brain("--brain", str(reference_brain), "log", "--json")
+    assert run.code == 0 and len(run.json()) == 3
+    assert run.stderr == "history stops at 67b06a669bfb: its parent 0afcd2791763 is not stored here (pruned, or never pulled)\n"
 
 
 def test_ls_hides_superseded_and_demoted_members_unless_all(brain: BrainRunner, reference_brain: Path) -> None:
