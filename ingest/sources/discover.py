@@ -93,9 +93,12 @@ class _Walker:
         """Yield everything below `directory` (whose relpath plus `/` is `prefix`)."""
         dir_rel = prefix.rstrip("/") or "."
         try:
-            filters = filters.entering(directory, prefix)
             with os.scandir(directory) as it:
                 entries = list(it)
+            # Only a listed `.brainignore` is read: probing an unreadable directory (or /proc) for one
+            # fails with EACCES, which must be this directory's problem line, not the end of the run.
+            if any(entry.name == IGNORE_FILE for entry in entries):
+                filters = filters.entering(directory, prefix)
         except FileNotFoundError:
             yield SourceProblem(relpath=dir_rel, code=p.VANISHED, detail="directory deleted while ingesting")
             return

@@ -169,3 +169,41 @@ def test_bad_brainignore_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / ".brainignore").write_bytes(b"\xff\xfe not utf-8")
     with pytest.raises(UsageError, match=r"\.brainignore"):
         list(discover(tmp_path, [], []))
+
+
+def test_an_unreadable_directory_is_one_problem_not_the_end_of_the_run() -> None:
+    """Once, probing `closed/.brainignore` raised EACCES and ended the whole ingest as a usage error."""
+    import json
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="brain-discover-"))
+    try:
+        root.chmod(0o755)
+        _tree(root, {"closed/a.md": "x", "open/b.md": "x"})
+        (root / "open").chmod(0o755)
+        (root / "open" / "b.md").chmod(0o644)
+        (root / "closed").chmod(0)
+        # Root reads everything: walk in a forked child that drops to an unprivileged user.
+        reader, writer = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child reports through the pipe and leaves with os._exit
+            try:
+                if os.geteuid() == 0:
+                    os.setgid(65534)
+                    os.setuid(65534)
+                found = [[x.relpath, getattr(x, "code", "ok")] for x in discover(root, [], [])]
+                os.write(writer, json.dumps(found).encode())
+                os._exit(0)
+            except BaseException as e:  # noqa: BLE001 - any failure is the test's answer
+                os.write(writer, json.dumps(repr(e)).encode())
+                os._exit(1)
+        os.close(writer)
+        with os.fdopen(reader, "rb") as pipe:
+            answer = json.loads(pipe.read() or b'"no answer"')
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0, answer
+        assert answer == [["closed", "unreadable"], ["open/b.md", "ok"]]
+    finally:
+        (root / "closed").chmod(0o755)
+        shutil.rmtree(root)
