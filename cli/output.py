@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from rich import box
 from rich.console import Console, RenderableType
 from rich.json import JSON
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 
@@ -64,11 +65,39 @@ def _printable_renderable(item: Any, *, keep_newlines: bool = False) -> Any:
 
 
 class _PrintableTable(Table):
-    """A table whose cells never carry raw control characters."""
+    """A table whose cells never carry raw control characters, and which keeps its rows as plain text.
+
+    Rich measures and renders every cell through its layout engine (about 0.7 ms a row); a pipe gets
+    the same aligned columns from `plain_lines`, which is what keeps `brain ls | grep` fast at 100k rows.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._plain_rows: list[list[str]] | None = []
 
     def add_row(self, *renderables: Any, **kwargs: Any) -> None:
         """Add a row, escaping control characters in its text cells."""
-        super().add_row(*(_printable_renderable(cell) for cell in renderables), **kwargs)
+        cells = [_printable_renderable(cell) for cell in renderables]
+        if self._plain_rows is not None:
+            if all(isinstance(cell, (str, Text)) for cell in cells):
+                self._plain_rows.append([cell if isinstance(cell, str) else cell.plain for cell in cells])
+            else:
+                self._plain_rows = None
+        super().add_row(*cells, **kwargs)
+
+    def plain_lines(self) -> list[str] | None:
+        """The rows as columns padded by two spaces (rich's borderless layout), or None if a cell is not text."""
+        if self._plain_rows is None:
+            return None
+        width = len(self.columns)
+        headers = [str(column.header) for column in self.columns]
+        rows = [[*row, *[""] * (width - len(row))] for row in self._plain_rows]
+        rows = [headers, *rows] if self.show_header else rows
+        widths = [max((cell_len(row[i]) for row in rows), default=0) for i in range(width)]
+        return [
+            "".join(cell + " " * (size - cell_len(cell) + 2) for cell, size in zip(row, widths, strict=True)).rstrip()
+            for row in rows
+        ]
 
 
 class Result(BaseModel):
@@ -221,10 +250,13 @@ class Output:
                     self._stdout.print(item)
                 return
             # In a pipe, render first and strip the padding rich adds to the last column.
-            with self._stdout.capture() as captured:
-                for item in items:
-                    self._stdout.print(item)
-            sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
+            for item in items:
+                lines = item.plain_lines() if isinstance(item, _PrintableTable) else None
+                if lines is None:
+                    with self._stdout.capture() as captured:
+                        self._stdout.print(item)
+                    lines = [line.rstrip() for line in captured.get().splitlines()]
+                sys.stdout.write("".join(line + "\n" for line in lines))
 
     def message(self, text: str) -> None:
         """A note for people on stderr (suppressed by `--quiet`)."""

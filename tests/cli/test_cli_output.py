@@ -122,3 +122,18 @@ def test_ls_and_show_escape_hostile_labels_end_to_end(tmp_path: Path, brain: Bra
     assert listed.stdout.count("\n") == 2
     # --json keeps the data exactly (JSON escapes what it must).
     assert brain("--brain", "b", "ls", "--json").json()[0]["title"] == "evil\x1b]0;pwned\x07 \u202eevent"
+
+
+def test_piped_tables_skip_rich_but_lay_out_exactly_like_it(capsys: pytest.CaptureFixture[str]) -> None:
+    output = Output()
+    table = output.table("id", "title", "")
+    rows = [("abc", "日本語 wide", "x"), ("d", Text("styled", style="bold")), ("😀e", "", "(inaccessible)")]
+    for row in rows:
+        table.add_row(*row)
+    output.result(Row(name="n", count=0), lambda r: table)
+    fast = capsys.readouterr().out
+    # What rich itself prints for the same borderless table in a pipe.
+    with output._stdout.capture() as captured:
+        output._stdout.print(table)
+    assert fast == "".join(line.rstrip() + "\n" for line in captured.get().splitlines())
+    assert fast.splitlines()[1] == "abc  日本語 wide  x"
