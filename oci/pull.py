@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.brain import Brain
-from brain.errors import ConflictError, NotFoundError, UntrustedArtifactError, UsageError
+from brain.errors import ConflictError, NotABrainError, NotFoundError, UntrustedArtifactError, UsageError
 from brain.identity import OciDigest
 from brain.store import Head
 from oci import media_types as mt
@@ -79,7 +79,12 @@ def open_or_init(path: Path) -> tuple[Brain, bool]:
     path = Path(path)
     if not path.exists() or (path.is_dir() and not any(path.iterdir())):
         return Brain.init(path), True
-    return Brain.open(path), False
+    if not path.is_dir():
+        raise NotABrainError(f"{path} is a file, not a brain directory", hint="pull into a new or empty directory")
+    try:
+        return Brain.open(path), False
+    except NotABrainError as e:
+        raise NotABrainError(e.message, hint="pull into a new or empty directory, or into an existing brain") from e
 
 
 @contextlib.contextmanager
@@ -191,6 +196,7 @@ def pull(
     progress: Progress | None = None,
     client: RegistryClient | None = None,
     lock_timeout: float | None = None,
+    max_inflate: int | None = None,
 ) -> PullResult:
     """Download what `reference`'s artifact adds and install it (moving the head unless `fetch_only`)."""
     from oci.install import install_artifact
@@ -217,6 +223,7 @@ def pull(
             fetch_only=fetch_only,
             lock_timeout=lock_timeout,
             guard=None if force else _refuse_divergence(brain),
+            max_inflate=max_inflate,
         )
     except UntrustedArtifactError:
         # Nothing a refused artifact brought stays (an interrupted pull, by contrast, keeps its verified blobs).

@@ -137,3 +137,15 @@ def test_a_refused_push_leaves_no_new_local_tag(registry: RegistryServer, tmp_pa
     assert json.loads(run(tmp_path, "--brain", "other", "tags", "--json").stdout)["tags"] == []
     assert run(tmp_path, "--brain", "other", "push", ref, "--force").returncode == 0
     assert [t["tag"] for t in json.loads(run(tmp_path, "--brain", "other", "tags", "--json").stdout)["tags"]] == ["v1"]
+
+
+def test_pull_into_a_file_or_a_foreign_directory_is_refused_with_the_right_hint(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "foreign").mkdir()
+    (tmp_path / "foreign" / "notes.txt").write_text("x")
+    # Refused before any network request, so no registry is needed.
+    as_file = run(tmp_path, "--brain", "afile", "pull", "127.0.0.1:9/team/brain:v1")
+    assert as_file.returncode == 2 and as_file.stderr.startswith("error: afile is a file, not a brain directory")
+    foreign = run(tmp_path, "--brain", "foreign", "pull", "127.0.0.1:9/team/brain:v1")
+    assert foreign.returncode == 2 and "hint: pull into a new or empty directory, or into an existing brain" in foreign.stderr
+    assert sorted(p.name for p in (tmp_path / "foreign").iterdir()) == ["notes.txt"]
