@@ -9,6 +9,7 @@ from rich.console import RenderableType
 
 from brain.blocks.memory_type import MODULE_ORDER
 from brain.identity import MerkleRoot, OciDigest
+from cli.commands.ls import not_installed
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Output, Result
@@ -45,6 +46,9 @@ def status(ctx: typer.Context, as_json: JsonFlag = False) -> None:
         },
     )
     output = context.output(as_json)
+    left_out = not_installed(brain, brain.modules()) if snapshot is not None else []
+    if left_out:
+        output.message(f"not installed (selective pull): {', '.join(str(t) for t in left_out)}")
     output.result(result, lambda r: _render(r, output))
 
 
