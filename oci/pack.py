@@ -53,11 +53,17 @@ class PackResult(BaseModel):
     tag: str | None
     snapshot: OciDigest
     config: OciDigest
+    modules: list[MemoryType]
+    implied: list[MemoryType] = []
     layers: list[PackedLayer]
 
 
 def select_modules(installed: Mapping[MemoryType, ModuleRef], wanted: set[MemoryType] | None) -> list[MemoryType]:
-    """The modules to publish in layer order; refuses a subset §6.7 forbids."""
+    """The modules to publish in layer order; refuses a subset §6.7 forbids.
+
+    A subset always carries provenance when the brain has it: the ledger explains what is installed, and
+    §7.7 lets a consumer refuse a head whose removals it cannot read (as `pull` always installs it too).
+    """
     if wanted is None:
         return [t for t in MODULE_ORDER if t in installed]
     if not wanted:
@@ -71,7 +77,8 @@ def select_modules(installed: Mapping[MemoryType, ModuleRef], wanted: set[Memory
         raise InvalidInputError(
             f"a subset with {', '.join(derived)} must include canonical (derived blocks cite canonical evidence)"
         )
-    return [t for t in MODULE_ORDER if t in wanted]
+    chosen = set(wanted) | ({MemoryType.PROVENANCE} & set(installed))
+    return [t for t in MODULE_ORDER if t in chosen]
 
 
 def module_annotations(ref: ModuleRef) -> dict[str, str]:
@@ -216,6 +223,9 @@ def pack(
             brain.layout.set_tag(tag, entry)
         elif not any(d.digest == digest and d.tag is None for d in brain.layout.index().manifests):
             brain.layout.add_manifest(entry)
+    chosen = [t for t in MODULE_ORDER if any(layer.memory_type is t for layer in layers)]
+    implied = [] if modules is None else [t for t in chosen if t not in modules]
     return PackResult(
-        digest=digest, size=len(data), tag=tag, snapshot=snapshot_digest, config=manifest.config.digest, layers=layers
+        digest=digest, size=len(data), tag=tag, snapshot=snapshot_digest, config=manifest.config.digest,
+        modules=chosen, implied=implied, layers=layers,
     )

@@ -19,7 +19,7 @@ def pack(
     tag: Annotated[str | None, typer.Option("--tag", metavar="TAG", help="Tag the artifact in index.json.")] = None,
     module: Annotated[
         list[str] | None,
-        typer.Option("--module", "-m", metavar="TYPE", help="Publish only these modules (repeatable; §6.7 subset)."),
+        typer.Option("--module", "-m", metavar="TYPE", help="Publish only these modules (repeatable; §6.7 subset); provenance always comes along."),
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -31,6 +31,9 @@ def pack(
     brain = context.open_brain()
     result = pack_brain(brain, tag, modules, lock_timeout=context.lock_timeout)
     output = context.output(as_json)
+    if result.implied:
+        implied = ", ".join(str(t) for t in result.implied)
+        output.message(f"also packed {implied}: a subset always carries the ledger that explains it")
     output.result(result, lambda r: _render(r, output))
 
 

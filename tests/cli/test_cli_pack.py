@@ -52,3 +52,11 @@ def test_tags_of_a_brain_without_tags(brain: BrainRunner, tmp_path: Path) -> Non
 def test_console_script_packs(brain_exe: BrainRunner, reference_brain: Path) -> None:
     run = brain_exe("--brain", str(reference_brain), "pack", "--json")
     assert run.code == 0 and run.json()["digest"] == V2
+
+
+def test_pack_subset_names_the_provenance_it_added(brain: BrainRunner, reference_brain: Path) -> None:
+    run = brain("--brain", str(reference_brain), "pack", "--tag", "p", "-m", "canonical", "-m", "semantic", "--json")
+    assert run.code == 0, run
+    assert run.json()["modules"] == ["canonical", "semantic", "provenance"] and run.json()["implied"] == ["provenance"]
+    assert "also packed provenance" in run.stderr
+    assert "provenance always comes along" in brain("pack", "--help").stdout

@@ -210,3 +210,15 @@ def test_governed_snapshot_is_protocol_version_two_with_its_trust_root(tmp_path:
     assert manifest.annotations[mt.TRUST_ROOT] == str(root.digest)
     assert manifest.config.digest == digest
     assert verify_artifact(brain, "gov") == []
+
+
+def test_a_subset_always_carries_provenance(tmp_path: Path) -> None:
+    brain = Brain.open(copy_reference(tmp_path / "b"))
+    result = pack(brain, "p", {MemoryType.CANONICAL, MemoryType.SEMANTIC})
+    assert result.modules == [MemoryType.CANONICAL, MemoryType.SEMANTIC, MemoryType.PROVENANCE]
+    assert result.implied == [MemoryType.PROVENANCE]
+    manifest = Manifest.decode(brain.blobs.get(result.digest))
+    assert sorted(json.loads(brain.blobs.get(manifest.config.digest))["modules"]) == ["canonical", "provenance", "semantic"]
+    named = pack(brain, "q", {MemoryType.CANONICAL, MemoryType.PROVENANCE})
+    assert named.implied == [] and named.modules == [MemoryType.CANONICAL, MemoryType.PROVENANCE]
+
