@@ -151,11 +151,13 @@ def install_artifact(
     fetch_only: bool = False,
     lock_timeout: float | None = None,
     guard: HeadGuard | None = None,
+    max_inflate: int | None = None,
 ) -> InstallResult:
     """Verify and adopt an artifact; move the head to its snapshot last (unless `fetch_only`).
 
     `guard(current_head, new_snapshot)` runs under the writer lock just before the head moves and may
-    raise (e.g. pull refusing a diverged history without --force).
+    raise (e.g. pull refusing a diverged history without --force). `max_inflate` raises the per-layer
+    inflate bound for a trusted source (see `oci.tarball_reader.inflate_bound`).
     """
     manifest = Manifest.decode(manifest_bytes)
     source, refs, config_bytes = _config(fetch_blob, manifest)
@@ -172,7 +174,7 @@ def install_artifact(
         staging = Staging(brain.blobs)
         try:
             with open_blob(fetch_blob, history_layer) as stream:
-                snapshots = unpack_history(stream, history_layer, staging)
+                snapshots = unpack_history(stream, history_layer, staging, max_inflate)
             staging.put(manifest.config.digest.hex, config_bytes)
             staging.put(OciDigest.of(manifest_bytes).hex, manifest_bytes)
             snapshot = snapshots.get(source)
@@ -184,7 +186,7 @@ def install_artifact(
                 )
             for memory_type in chosen:
                 with open_blob(fetch_blob, layers[memory_type]) as stream:
-                    unpack_module(stream, layers[memory_type], memory_type, refs[str(memory_type)], staging)
+                    unpack_module(stream, layers[memory_type], memory_type, refs[str(memory_type)], staging, max_inflate)
                 _vector_layers(manifest, memory_type, fetch_blob, staging)
             left_out = [t for t in MODULE_ORDER if t.value in snapshot.modules and t not in chosen]
             head_moved = False

@@ -31,6 +31,8 @@ class CachedLayer(BaseModel):
     digest: OciDigest
     size: int = Field(ge=0)
     schema_versions: tuple[int, ...] = ()
+    # Uncompressed tar size, so a repack can warn about the consumers' inflate bound without re-inflating.
+    inflated_size: int | None = Field(default=None, ge=0)
 
 
 def module_key(composition: OciDigest, tombstones: tuple[str, ...] | frozenset[str] = ()) -> str:

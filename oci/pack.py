@@ -26,6 +26,7 @@ from brain.store.layout import validate_tag
 from brain.store.lock import WriterLock
 from oci import media_types as mt
 from oci.layer_cache import CachedLayer, LayerCache, history_key, module_key
+from oci.layer_size import TarSize, bound_warning, inflated_size
 from oci.manifest import Descriptor, Manifest
 from oci.members import scan_history, scan_module, tombstones_of
 from oci.tarball import LayerFile, write_layer
@@ -41,6 +42,7 @@ class PackedLayer(BaseModel):
     size: int
     memory_type: MemoryType | None = None
     reused: bool
+    inflated_size: int | None = None
 
 
 class PackResult(BaseModel):
@@ -56,6 +58,7 @@ class PackResult(BaseModel):
     modules: list[MemoryType]
     implied: list[MemoryType] = []
     layers: list[PackedLayer]
+    warnings: list[str] = []
 
 
 def select_modules(installed: Mapping[MemoryType, ModuleRef], wanted: set[MemoryType] | None) -> list[MemoryType]:
@@ -94,9 +97,22 @@ def module_annotations(ref: ModuleRef) -> dict[str, str]:
     return annotations
 
 
-def _build_module_layer(brain: Brain, memory_type: MemoryType, ref: ModuleRef) -> tuple[LayerFile, tuple[int, ...]]:
+def _build_module_layer(
+    brain: Brain, memory_type: MemoryType, ref: ModuleRef
+) -> tuple[LayerFile, tuple[int, ...], int]:
     contents = scan_module(brain.blobs, memory_type, ref)
-    return write_layer(contents.members(brain.blobs), brain.blobs.directory), contents.schema_versions
+    tar = TarSize()
+    written = write_layer(tar.count(contents.members(brain.blobs)), brain.blobs.directory)
+    return written, contents.schema_versions, tar.total
+
+
+def _cached_inflated_size(brain: Brain, cache: LayerCache, key: str, cached: CachedLayer) -> int:
+    """The cached layer's uncompressed size, measured once for entries cached before it was recorded."""
+    if cached.inflated_size is not None:
+        return cached.inflated_size
+    size = inflated_size(brain.blobs.path(cached.digest))
+    cache.put(key, cached.model_copy(update={"inflated_size": size}))
+    return size
 
 
 def _module_layers(
@@ -106,23 +122,26 @@ def _module_layers(
     done: dict[MemoryType, tuple[PackedLayer, tuple[int, ...]]] = {}
     missing: list[MemoryType] = []
     for memory_type in chosen:
-        cached = cache.get(module_key(installed[memory_type].composition, tombstones_of(installed[memory_type])))
+        key = module_key(installed[memory_type].composition, tombstones_of(installed[memory_type]))
+        cached = cache.get(key)
         if cached is None:
             missing.append(memory_type)
             continue
         layer = PackedLayer(media_type=mt.module_layer(memory_type), digest=cached.digest, size=cached.size,
-                            memory_type=memory_type, reused=True)
+                            memory_type=memory_type, reused=True,
+                            inflated_size=_cached_inflated_size(brain, cache, key, cached))
         done[memory_type] = (layer, cached.schema_versions)
     workers = max(1, min(len(missing), os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = {t: pool.submit(_build_module_layer, brain, t, installed[t]) for t in missing}
         for memory_type, future in futures.items():
-            written, versions = future.result()
+            written, versions, inflated = future.result()
             ref = installed[memory_type]
             cache.put(module_key(ref.composition, tombstones_of(ref)),
-                      CachedLayer(digest=written.digest, size=written.size, schema_versions=versions))
+                      CachedLayer(digest=written.digest, size=written.size, schema_versions=versions,
+                                  inflated_size=inflated))
             layer = PackedLayer(media_type=mt.module_layer(memory_type), digest=written.digest, size=written.size,
-                                memory_type=memory_type, reused=False)
+                                memory_type=memory_type, reused=False, inflated_size=inflated)
             done[memory_type] = (layer, versions)
     return done
 
@@ -132,11 +151,15 @@ def _history_layer(brain: Brain, cache: LayerCache, snapshot_digest: OciDigest) 
     key = history_key(history.member_names())
     cached = cache.get(key)
     if cached is not None:
-        layer = PackedLayer(media_type=mt.HISTORY_LAYER, digest=cached.digest, size=cached.size, reused=True)
+        inflated = _cached_inflated_size(brain, cache, key, cached)
+        layer = PackedLayer(media_type=mt.HISTORY_LAYER, digest=cached.digest, size=cached.size, reused=True,
+                            inflated_size=inflated)
         return layer, len(history.snapshots)
-    written = write_layer(history.members(brain.blobs), brain.blobs.directory)
-    cache.put(key, CachedLayer(digest=written.digest, size=written.size))
-    layer = PackedLayer(media_type=mt.HISTORY_LAYER, digest=written.digest, size=written.size, reused=False)
+    tar = TarSize()
+    written = write_layer(tar.count(history.members(brain.blobs)), brain.blobs.directory)
+    cache.put(key, CachedLayer(digest=written.digest, size=written.size, inflated_size=tar.total))
+    layer = PackedLayer(media_type=mt.HISTORY_LAYER, digest=written.digest, size=written.size, reused=False,
+                        inflated_size=tar.total)
     return layer, len(history.snapshots)
 
 
@@ -227,5 +250,17 @@ def pack(
     implied = [] if modules is None else [t for t in chosen if t not in modules]
     return PackResult(
         digest=digest, size=len(data), tag=tag, snapshot=snapshot_digest, config=manifest.config.digest,
-        modules=chosen, implied=implied, layers=layers,
+        modules=chosen, implied=implied, layers=layers, warnings=_inflate_warnings(layers),
     )
+
+
+def _inflate_warnings(layers: list[PackedLayer]) -> list[str]:
+    """One warning per gzip layer that readers following the reference inflate bound would refuse."""
+    warnings: list[str] = []
+    for layer in layers:
+        if layer.inflated_size is not None:
+            name = str(layer.memory_type or "history")
+            warning = bound_warning(name, layer.digest, layer.size, layer.inflated_size)
+            if warning is not None:
+                warnings.append(warning)
+    return warnings

@@ -1,7 +1,8 @@
 """A hostile-safe reader for gzip-compressed tar layers (§6.8).
 
 Layers come from registries and are treated as hostile: inflation is bounded (max(100 × compressed size,
-8 MiB), never above 4 GiB, and never above a caller's cap), ustar headers are parsed here rather than by
+8 MiB), never above 4 GiB, and never above a caller's cap; a caller that trusts the source may raise it to
+`max_inflate`, at most 64 GiB — see `brain pull --max-inflate`), ustar headers are parsed here rather than by
 `tarfile` so that every field is checked, and anything that could name, link or create something other
 than a plain file under a plain relative path is refused: absolute paths, `..`, links, devices, FIFOs,
 directories with content, duplicate names, GNU long-name headers and pax headers that set a path, a link
@@ -26,6 +27,12 @@ from brain.store.atomic import temp_file
 BLOCK_SIZE = 512
 MIN_BOUND = 8 << 20
 MAX_BOUND = 4 << 30
+# The most `--max-inflate` may allow per layer: a trusted source still must not fill the disk unbounded.
+MAX_TRUSTED_BOUND = 64 << 30
+INFLATE_HINT = (
+    "if you trust the source, pull or fetch again with --max-inflate BYTES (env BRAIN_MAX_INFLATE; "
+    f"at most {MAX_TRUSTED_BOUND} bytes per layer)"
+)
 _READ_SIZE = 1 << 16
 _INFLATE_STEP = 1 << 20
 _REGULAR = (b"0", b"\0", b"7")
@@ -37,9 +44,11 @@ _HARMLESS_PAX_KEYS = frozenset(
 _MAX_PAX = 64 << 10
 
 
-def inflate_bound(compressed_size: int, cap: int | None = None) -> int:
-    """The most bytes a layer of `compressed_size` may inflate to."""
+def inflate_bound(compressed_size: int, cap: int | None = None, max_inflate: int | None = None) -> int:
+    """The most bytes a layer of `compressed_size` may inflate to (`max_inflate` raises it, up to 64 GiB)."""
     bound = min(max(100 * compressed_size, MIN_BOUND), MAX_BOUND)
+    if max_inflate is not None:
+        bound = max(bound, min(max_inflate, MAX_TRUSTED_BOUND))
     return bound if cap is None else min(bound, cap)
 
 
@@ -82,7 +91,8 @@ class _Inflater:
             raise self._refuse(f"gzip stream is corrupt ({e})") from e
         self._produced += len(out)
         if self._produced > self._bound:
-            raise self._refuse(f"inflates beyond the {self._bound}-byte bound (a decompression bomb?)")
+            why = f"{self._what}: inflates beyond the {self._bound}-byte bound (a decompression bomb?)"
+            raise UntrustedArtifactError(why, hint=INFLATE_HINT)
         self._buffer += out
         if self._inflater.eof:
             self._eof = True
@@ -149,8 +159,10 @@ def _pax_keys(data: bytes, what: str) -> set[str]:
 class LayerReader:
     """Iterate the regular-file members of one gzip tar layer, enforcing every §6.8 safety rule."""
 
-    def __init__(self, stream: BinaryIO, *, compressed_size: int, what: str, cap: int | None = None) -> None:
-        self._inflater = _Inflater(stream, inflate_bound(compressed_size, cap), what)
+    def __init__(
+        self, stream: BinaryIO, *, compressed_size: int, what: str, cap: int | None = None, max_inflate: int | None = None
+    ) -> None:
+        self._inflater = _Inflater(stream, inflate_bound(compressed_size, cap, max_inflate), what)
         self._what = what
         self._seen: set[str] = set()
         self._left = 0

@@ -159,14 +159,20 @@ def _member(
 
 
 def unpack_module(
-    stream: BinaryIO, descriptor: Descriptor, memory_type: MemoryType, ref: ModuleRef, staging: Staging
+    stream: BinaryIO,
+    descriptor: Descriptor,
+    memory_type: MemoryType,
+    ref: ModuleRef,
+    staging: Staging,
+    max_inflate: int | None = None,
 ) -> Composition:
     """Adopt one module layer; refuses anything §6.8 refuses, and members whose blocks do not decode."""
     what = f"{memory_type} layer {descriptor.digest}"
     composition_bytes: bytes | None = None
     present: set[str] = set()
     pending = _Pending()
-    for entry, chunks in LayerReader(stream, compressed_size=descriptor.size, what=what).members():
+    reader = LayerReader(stream, compressed_size=descriptor.size, what=what, max_inflate=max_inflate)
+    for entry, chunks in reader.members():
         if entry.name == COMPOSITION_MEMBER:
             composition_bytes = read_all(chunks, MAX_DOCUMENT, what)
             continue
@@ -220,11 +226,14 @@ def _check_block(
             raise UntrustedArtifactError(f"{what}: content sha256:{hex_digest} named by block {block_id} is missing")
 
 
-def unpack_history(stream: BinaryIO, descriptor: Descriptor, staging: Staging) -> dict[OciDigest, Snapshot]:
+def unpack_history(
+    stream: BinaryIO, descriptor: Descriptor, staging: Staging, max_inflate: int | None = None
+) -> dict[OciDigest, Snapshot]:
     """Adopt the history layer's snapshots and compositions (each must hash to its name and decode)."""
     what = f"history layer {descriptor.digest}"
     snapshots: dict[OciDigest, Snapshot] = {}
-    for entry, chunks in LayerReader(stream, compressed_size=descriptor.size, what=what).members():
+    reader = LayerReader(stream, compressed_size=descriptor.size, what=what, max_inflate=max_inflate)
+    for entry, chunks in reader.members():
         prefix, _, hex_digest = entry.name.partition("/")
         if prefix + "/" not in (SNAPSHOTS_PREFIX, COMPOSITIONS_PREFIX) or not _HEX.fullmatch(hex_digest):
             continue  # §6.8: other member names are ignored (the reader has already refused unsafe ones)

@@ -34,6 +34,8 @@ def pack(
     if result.implied:
         implied = ", ".join(str(t) for t in result.implied)
         output.message(f"also packed {implied}: a subset always carries the ledger that explains it")
+    for warning in result.warnings:
+        output.warning(warning)
     output.result(result, lambda r: _render(r, output))
 
 

@@ -19,6 +19,15 @@ ModuleOption = Annotated[
     typer.Option("--module", "-m", metavar="TYPE", help="Install only this module (repeatable); provenance always comes along, canonical with semantic/procedural."),
 ]
 
+MaxInflateOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-inflate", metavar="BYTES", envvar="BRAIN_MAX_INFLATE", min=1,
+        help="Let each layer inflate to BYTES (for a source you trust; normally max(100 x compressed, 8 MiB), "
+        "at most 4 GiB; this option is capped at 64 GiB).",
+    ),
+]
+
 
 def parse_modules(names: list[str] | None) -> set[MemoryType] | None:
     """The memory types named by `--module` options, or None for all of them."""
@@ -48,6 +57,7 @@ def pull(
     module: ModuleOption = None,
     force: Annotated[bool, typer.Option("--force", help="Move the head even if the local head is not in the pulled history.")] = False,
     plain_http: PlainHttpFlag = False,
+    max_inflate: MaxInflateOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Pull a brain from a registry into --brain (verified before the head moves)."""
@@ -60,7 +70,8 @@ def pull(
     modules = parse_modules(module)
     output = context.output(as_json)
     with brain_to_pull_into(context.brain_path) as (brain, created), blob_progress(output) as progress:
-        result = pull_artifact(brain, ref, modules, force=force, progress=progress, lock_timeout=context.lock_timeout)
+        result = pull_artifact(brain, ref, modules, force=force, progress=progress, lock_timeout=context.lock_timeout,
+                               max_inflate=max_inflate)
     result = result.model_copy(update={"initialized": created})
     output.message(f"{result.blobs_fetched} blob(s) downloaded ({result.bytes_fetched} bytes), {result.blobs_reused} already stored")
     output.result(result, render)

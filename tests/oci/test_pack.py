@@ -222,3 +222,35 @@ def test_a_subset_always_carries_provenance(tmp_path: Path) -> None:
     named = pack(brain, "q", {MemoryType.CANONICAL, MemoryType.PROVENANCE})
     assert named.implied == [] and named.modules == [MemoryType.CANONICAL, MemoryType.PROVENANCE]
 
+
+def test_layers_record_their_inflated_size_even_when_reused(tmp_path: Path) -> None:
+    from oci.layer_cache import CACHE_FILE
+    from oci.layer_size import inflated_size
+
+    brain = small_brain(tmp_path / "b")
+    first = pack(brain)
+    measured = [inflated_size(brain.blobs.path(layer.digest)) for layer in first.layers]
+    assert [layer.inflated_size for layer in first.layers] == measured and first.warnings == []
+    # A sidecar written before sizes were recorded: the reused layers are measured once.
+    sidecar = brain.path.joinpath(*CACHE_FILE)
+    entries = json.loads(sidecar.read_text())
+    sidecar.write_text(json.dumps({k: {f: v for f, v in e.items() if f != "inflated_size"} for k, e in entries.items()}))
+    again = pack(brain)
+    assert all(layer.reused for layer in again.layers)
+    assert [layer.inflated_size for layer in again.layers] == measured
+    assert all(e["inflated_size"] is not None for e in json.loads(sidecar.read_text()).values())
+
+
+def test_a_layer_beyond_the_reference_inflate_bound_is_warned_about(tmp_path: Path) -> None:
+    brain = Brain.init(tmp_path / "b")
+    with brain.writer(ACTOR) as writer:
+        add_text(writer, "the same line again\n" * 600_000)  # 12 MB that gzip shrinks more than 100-fold
+        writer.commit()
+    result = pack(brain)
+    canonical = result.layers[0]
+    assert canonical.inflated_size is not None and canonical.inflated_size > 100 * canonical.size
+    assert len(result.warnings) == 1
+    warning = result.warnings[0]
+    assert f"will refuse the canonical layer {canonical.digest}" in warning
+    assert f"--max-inflate {canonical.inflated_size}" in warning
+    assert pack(brain).warnings == result.warnings  # reused layers still warn

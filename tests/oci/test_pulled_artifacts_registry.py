@@ -8,12 +8,13 @@ import pytest
 
 from brain.blocks.memory_type import MemoryType
 from brain.brain import Brain
+from brain.errors import UntrustedArtifactError
 from brain.verify import verify_brain
 from oci.pack import pack
 from oci.pull import open_or_init, pull
 from oci.push import push
 from tests.oci.layer_helpers import copy_reference
-from tests.oci.test_push_pull_registry import client_for
+from tests.oci.test_push_pull_registry import client_for, commit_texts
 from tests.registry import RegistryServer
 
 pytestmark = pytest.mark.registry
@@ -32,3 +33,34 @@ def test_a_subset_pack_pulls_into_a_new_brain_and_verifies(registry: RegistrySer
     report = verify_brain(target, jobs=1)
     assert report.ok, report.problems
 
+
+def test_a_highly_compressible_layer_needs_max_inflate(registry: RegistryServer, tmp_path: Path) -> None:
+    source = Brain.init(tmp_path / "source")
+    commit_texts(source, "the same line again and again\n" * 400_000)  # 12 MB that gzip shrinks far beyond 100:1
+    client, ref = client_for(registry.host, "bomb/brain:v1")
+    assert pack(source, "v1").warnings  # the publisher is told
+    push(source, ref, client=client)
+    target, _ = open_or_init(tmp_path / "pulled")
+    with pytest.raises(UntrustedArtifactError, match="decompression bomb") as refused:
+        pull(target, ref, client=client)
+    assert refused.value.hint is not None and "--max-inflate" in refused.value.hint
+    assert target.snapshot_digest() is None
+    result = pull(target, ref, client=client, max_inflate=64 << 20)
+    assert result.head_moved and verify_brain(target, jobs=1).ok
+
+
+def test_cli_warns_refuses_with_the_option_named_then_accepts_and_tags(registry: RegistryServer, tmp_path: Path) -> None:
+    from tests.oci.test_registry_cli import run
+
+    source = Brain.init(tmp_path / "source")
+    commit_texts(source, "again and again\n" * 800_000)
+    packed = run(tmp_path, "--brain", "source", "pack", "--tag", "v1")
+    assert packed.returncode == 0 and "warning: consumers following the reference inflate bound" in packed.stderr
+    ref = registry.ref("cli-bomb/brain:v1")
+    assert run(tmp_path, "--brain", "source", "push", ref).returncode == 0
+    refused = run(tmp_path, "--brain", "pulled", "pull", ref)
+    assert refused.returncode == 6 and "hint: if you trust the source, pull or fetch again with --max-inflate" in refused.stderr
+    pulled = run(tmp_path, "--brain", "pulled", "pull", ref, "--max-inflate", str(64 << 20))
+    assert pulled.returncode == 0, pulled.stderr
+    fetched = run(tmp_path, "--brain", "fetched", "fetch", ref, "--max-inflate", str(64 << 20))
+    assert fetched.returncode == 0, fetched.stderr

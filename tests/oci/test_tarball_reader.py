@@ -170,3 +170,16 @@ def test_writer_and_reader_agree_with_tarfile(files: dict[str, bytes]) -> None:
     assert _read(layer) == files
     with tarfile.open(fileobj=io.BytesIO(layer), mode="r:gz") as archive:
         assert {m.name: archive.extractfile(m).read() for m in archive.getmembers()} == files  # type: ignore[union-attr]
+
+
+def test_max_inflate_raises_the_bound_up_to_the_trusted_ceiling() -> None:
+    from oci.tarball_reader import MAX_TRUSTED_BOUND
+
+    assert inflate_bound(10, max_inflate=100 << 20) == 100 << 20
+    assert inflate_bound(10**6, max_inflate=1) == 100 * 10**6  # never lowers the reference bound
+    assert inflate_bound(10, max_inflate=1 << 50) == MAX_TRUSTED_BOUND == 64 << 30
+    layer = b"".join(gzip_chunks([b"\0" * (9 << 20)]))
+    with pytest.raises(UntrustedArtifactError, match="decompression bomb") as refused:
+        list(LayerReader(io.BytesIO(layer), compressed_size=len(layer), what="layer").members())
+    assert "--max-inflate" in (refused.value.hint or "")
+    assert list(LayerReader(io.BytesIO(layer), compressed_size=len(layer), what="layer", max_inflate=10 << 20).members()) == []
