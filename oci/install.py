@@ -26,7 +26,7 @@ from brain.store import Head, Origin, WriterLock, read_head, write_head
 from brain.store.blobs import BlobStore
 from oci import media_types as mt
 from oci.manifest import Descriptor, Manifest
-from oci.pack import module_annotations
+from oci.pack import module_annotations, record_manifest
 from oci.unpack import BlobSource, Staging, open_blob, read_blob, unpack_history, unpack_module
 
 HeadGuard = Callable[[Head | None, OciDigest], None]
@@ -44,6 +44,7 @@ class InstallResult(BaseModel):
     partial: bool
     head_moved: bool
     blobs_added: int
+    recorded: bool = False
 
 
 def _plan(manifest: Manifest, refs: Mapping[str, ModuleRef]) -> tuple[dict[MemoryType, Descriptor], Descriptor]:
@@ -152,12 +153,16 @@ def install_artifact(
     lock_timeout: float | None = None,
     guard: HeadGuard | None = None,
     max_inflate: int | None = None,
+    record: bool = False,
+    record_tag: str | None = None,
 ) -> InstallResult:
     """Verify and adopt an artifact; move the head to its snapshot last (unless `fetch_only`).
 
     `guard(current_head, new_snapshot)` runs under the writer lock just before the head moves and may
     raise (e.g. pull refusing a diverged history without --force). `max_inflate` raises the per-layer
-    inflate bound for a trusted source (see `oci.tarball_reader.inflate_bound`).
+    inflate bound for a trusted source (see `oci.tarball_reader.inflate_bound`). With `record`, an
+    artifact installed whole is named in `index.json` (under `record_tag`, else untagged), so that
+    `brain tags`, `verify --tag` and `push` see it; a selective install stores only part of it and is not.
     """
     manifest = Manifest.decode(manifest_bytes)
     source, refs, config_bytes = _config(fetch_blob, manifest)
@@ -205,9 +210,13 @@ def install_artifact(
         except BaseException:
             staging.rollback()
             raise
+        # After the try: once adopted, blobs are never rolled back because naming them failed.
+        recorded = record and chosen == carried
+        if recorded:
+            record_manifest(brain, OciDigest.of(manifest_bytes), len(manifest_bytes), record_tag)
     return InstallResult(
         manifest=OciDigest.of(manifest_bytes), snapshot=source, modules=chosen, left_out=left_out,
-        partial=bool(left_out), head_moved=head_moved, blobs_added=len(staging.added),
+        partial=bool(left_out), head_moved=head_moved, blobs_added=len(staging.added), recorded=recorded,
     )
 
 

@@ -241,17 +241,25 @@ def pack(
         digest = brain.blobs.put(data, sync=False)
         # Layers, config and manifest become durable before index.json can name them.
         brain.blobs.sync()
-        entry = IndexEntry(mediaType=mt.MANIFEST, digest=digest, size=len(data), artifactType=mt.ARTIFACT)
-        if tag is not None:
-            brain.layout.set_tag(tag, entry)
-        elif not any(d.digest == digest and d.tag is None for d in brain.layout.index().manifests):
-            brain.layout.add_manifest(entry)
+        record_manifest(brain, digest, len(data), tag)
     chosen = [t for t in MODULE_ORDER if any(layer.memory_type is t for layer in layers)]
     implied = [] if modules is None else [t for t in chosen if t not in modules]
     return PackResult(
         digest=digest, size=len(data), tag=tag, snapshot=snapshot_digest, config=manifest.config.digest,
         modules=chosen, implied=implied, layers=layers, warnings=_inflate_warnings(layers),
     )
+
+
+def record_manifest(brain: Brain, digest: OciDigest, size: int, tag: str | None) -> None:
+    """Name a stored brain manifest in `index.json`: under `tag`, else as one untagged entry (callers hold the lock)."""
+    entry = IndexEntry(mediaType=mt.MANIFEST, digest=digest, size=size, artifactType=mt.ARTIFACT)
+    manifests = brain.layout.index().manifests
+    if tag is not None:
+        current = next((d for d in reversed(manifests) if d.tag == tag), None)
+        if current is None or current.digest != digest:
+            brain.layout.set_tag(tag, entry)
+    elif not any(d.digest == digest and d.tag is None for d in manifests):
+        brain.layout.add_manifest(entry)
 
 
 def _inflate_warnings(layers: list[PackedLayer]) -> list[str]:

@@ -71,6 +71,9 @@ class PullResult(_Pulled):
     blobs_reused: int
     bytes_fetched: int
     head_moved: bool
+    # The local index.json name of the pulled manifest (None when untagged or not recorded).
+    tag: str | None = None
+    recorded: bool = False
     initialized: bool = False
 
 
@@ -207,6 +210,8 @@ def pull(
     fetched = client.get_manifest(reference.manifest_reference)
     manifest = Manifest.decode(fetched.data, what=f"manifest of {reference}")
     plan = plan_pull(brain, reference, fetched.digest, manifest, modules)
+    # Pulled by tag: the local index.json names it the same; pinned to a digest alone: an untagged entry.
+    local_tag = reference.tag if reference.digest is not None else reference.tag_or_default
     added: list[OciDigest] = []
     try:
         for blob in plan.missing:
@@ -224,6 +229,8 @@ def pull(
             lock_timeout=lock_timeout,
             guard=None if force else _refuse_divergence(brain),
             max_inflate=max_inflate,
+            record=True,
+            record_tag=local_tag,
         )
     except UntrustedArtifactError:
         # Nothing a refused artifact brought stays (an interrupted pull, by contrast, keeps its verified blobs).
@@ -241,4 +248,6 @@ def pull(
         blobs_reused=len(plan.blobs) - len(added),
         bytes_fetched=sum(b.size for b in plan.missing),
         head_moved=outcome.head_moved,
+        tag=local_tag if outcome.recorded else None,
+        recorded=outcome.recorded,
     )

@@ -49,6 +49,8 @@ def render(result) -> Iterable[RenderableType]:  # type: ignore[no-untyped-def]
     yield f"snapshot {result.snapshot}" + ("" if result.head_moved else " (fetched, head not moved)")
     if result.left_out:
         yield "left out: " + ", ".join(str(t) for t in result.left_out)
+    if result.tag:
+        yield f"tagged {result.tag} in index.json"
 
 
 def pull(

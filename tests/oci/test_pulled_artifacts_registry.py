@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from brain.blocks.memory_type import MemoryType
 from brain.brain import Brain
 from brain.errors import UntrustedArtifactError
 from brain.verify import verify_brain
+from oci.artifact import verify_artifact
 from oci.pack import pack
 from oci.pull import open_or_init, pull
 from oci.push import push
@@ -32,6 +34,36 @@ def test_a_subset_pack_pulls_into_a_new_brain_and_verifies(registry: RegistrySer
     assert result.head_moved and result.modules == packed.modules
     report = verify_brain(target, jobs=1)
     assert report.ok, report.problems
+
+
+def test_a_pulled_artifact_is_tagged_verifiable_and_pushed_again_without_repacking(
+    registry: RegistryServer, tmp_path: Path
+) -> None:
+    source = Brain.init(tmp_path / "source")
+    commit_texts(source, "one", "two")
+    client, ref = client_for(registry.host, "tagged/brain:v3")
+    pushed = push(source, ref, client=client)
+    target, _ = open_or_init(tmp_path / "pulled")
+    result = pull(target, ref, client=client)
+    assert result.recorded and result.tag == "v3"
+    assert [(tag, d.digest) for tag, d in target.layout.tags()] == [("v3", pushed.digest)]
+    assert verify_artifact(target, "v3") == []
+    _, elsewhere = client_for(registry.host, "tagged/copy:v3")
+    again = push(target, elsewhere, client=client_for(registry.host, "tagged/copy:v3")[0])
+    assert not again.packed and again.digest == pushed.digest
+
+    # Pinned to a digest: an untagged entry; a selective pull stores part of the artifact and names nothing.
+    by_digest, _ = open_or_init(tmp_path / "by-digest")
+    pinned, pinned_ref = client_for(registry.host, f"tagged/brain@{pushed.digest}")
+    assert pull(by_digest, pinned_ref, client=pinned).tag is None
+    assert [(d.tag, d.digest) for d in by_digest.layout.index().manifests] == [(None, pushed.digest)]
+    selective, _ = open_or_init(tmp_path / "selective")
+    with_canonical = Brain.init(tmp_path / "rich")
+    commit_texts(with_canonical, "three")
+    client2, ref2 = client_for(registry.host, "tagged/partial:v1")
+    push(with_canonical, ref2, client=client2)
+    assert not pull(selective, ref2, {MemoryType.PROVENANCE}, client=client2).recorded
+    assert selective.layout.tags() == []
 
 
 def test_a_highly_compressible_layer_needs_max_inflate(registry: RegistryServer, tmp_path: Path) -> None:
@@ -62,5 +94,7 @@ def test_cli_warns_refuses_with_the_option_named_then_accepts_and_tags(registry:
     assert refused.returncode == 6 and "hint: if you trust the source, pull or fetch again with --max-inflate" in refused.stderr
     pulled = run(tmp_path, "--brain", "pulled", "pull", ref, "--max-inflate", str(64 << 20))
     assert pulled.returncode == 0, pulled.stderr
+    assert "tagged v1 in index.json" in pulled.stdout
+    assert [t["tag"] for t in json.loads(run(tmp_path, "--brain", "pulled", "tags", "--json").stdout)["tags"]] == ["v1"]
     fetched = run(tmp_path, "--brain", "fetched", "fetch", ref, "--max-inflate", str(64 << 20))
     assert fetched.returncode == 0, fetched.stderr
