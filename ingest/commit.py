@@ -15,7 +15,7 @@ a source's canonical block, its records and its derived blocks together, or none
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol, cast
 
 from brain.blocks import Block, MemoryType, Verdict
@@ -24,11 +24,13 @@ from brain.blocks.provenance import (
     Actor,
     ActorKind,
     DerivationRecord,
+    DemotionRecord,
     NormalizationRecord,
     Producer,
     ProducerKind,
     ProvenanceBlock,
     RegistrationRecord,
+    SupersessionRecord,
     ValidationRecord,
 )
 from brain.identity import BlockId, OciDigest, utc_timestamp
@@ -140,8 +142,13 @@ class Stager:
         origin: str | None,
         license: str | None,
         pipeline: tuple[str, str] | None,
+        supersedes: Sequence[BlockId] = (),
     ) -> bool:
-        """Add a canonical block with its registration (and normalization) record; False if already a member."""
+        """Add a canonical block with its registration (and normalization) record; False if already a member.
+
+        `supersedes` names the previous versions of the same origin (§3.7 "replace source"): each gets a
+        `supersession` record (no reason) sharing the registration's timestamp.
+        """
         if not self.add(canonical):
             return False
         at = utc_timestamp()
@@ -152,6 +159,9 @@ class Stager:
                 )
             )
         )
+        for old in supersedes:
+            record = SupersessionRecord(actor=self.actor, at=at, block=canonical.block_id, supersedes=old)
+            self.add(ProvenanceBlock(record=record))
         if pipeline is not None:
             name, version = pipeline
             record = NormalizationRecord(
@@ -159,6 +169,14 @@ class Stager:
             )
             self.add(ProvenanceBlock(record=record))
         return True
+
+    def demote(self, block_ids: Iterable[BlockId], reason: str) -> int:
+        """Stage one `demotion` record per block (they stay members); returns how many were written."""
+        at = utc_timestamp()
+        return sum(
+            self.add(ProvenanceBlock(record=DemotionRecord(actor=self.actor, at=at, block=b, reason=reason)))
+            for b in block_ids
+        )
 
     def commit_validated(self, validated: ValidatedCandidate, answer: CandidateSet, task_id: str | None) -> bool:
         """Add a validated block with its derivation and validation records (§3.7)."""

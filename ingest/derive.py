@@ -69,7 +69,7 @@ class Deriver:
 
     def job_for(self, reg: Registration) -> Job | None:
         """The proposal job a registration calls for, or None (no text, duplicate, or already answered)."""
-        if reg.view is None or reg.block is None or reg.status not in ("registered", "unchanged"):
+        if reg.view is None or reg.block is None or reg.status not in ("registered", "replaced", "unchanged"):
             return None
         try:
             text = reg.view.decode("utf-8")

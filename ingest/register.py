@@ -27,6 +27,7 @@ from ingest.commit import Stager
 from ingest.fingerprints import FingerprintEntry, FingerprintIndex
 from ingest.hashing import Blake3Tee, iter_file_chunks
 from ingest.normalize import NormalizationError, installed_pipelines, pipeline_for
+from ingest.replace import Origins
 from ingest.report import SourceProblemReport, Status
 from ingest.sources import SourceFile, read_head, sniff
 from ingest.sources import problems as p
@@ -45,6 +46,8 @@ class Registration:
     problems: list[SourceProblemReport] = field(default_factory=list)
     view: bytes | None = None
     newly_added: bool = False
+    # The previous versions of this origin that the new block superseded (§3.7 "replace source").
+    replaces: list[BlockId] = field(default_factory=list)
     # Arguments for `FingerprintIndex.record`, applied once the source is fully handled.
     fingerprint: dict[str, Any] | None = None
 
@@ -63,9 +66,15 @@ class Registrar:
     """Registers files one at a time through a `Stager`, consulting the fingerprint index."""
 
     def __init__(
-        self, stager: Stager, index: FingerprintIndex, options: RegisterOptions, blob_path: Any | None
+        self,
+        stager: Stager,
+        index: FingerprintIndex,
+        options: RegisterOptions,
+        blob_path: Any | None,
+        origins: Origins,
     ) -> None:
         self.stager = stager
+        self.origins = origins
         self.index = index
         self.options = options
         # Where a stored blob can be read back (None in a dry run: nothing is stored, read the source).
@@ -115,8 +124,19 @@ class Registrar:
             "pipeline": pipeline[0] if pipeline else None,
             "pipeline_version": pipeline[1] if pipeline else None,
         }
-        added = self.stager.register(canonical, origin=origin, license=self.options.license, pipeline=pipeline)
+        previous: list[BlockId] = []
+        if not self.stager.is_member(MemoryType.CANONICAL, canonical.block_id):
+            previous = self.origins.current(origin, canonical.block_id)
+        added = self.stager.register(
+            canonical, origin=origin, license=self.options.license, pipeline=pipeline, supersedes=previous
+        )
         reg.newly_added = added
+        if added:
+            self.origins.registered(origin, canonical.block_id, previous)
+        if added and previous:
+            reg.status, reg.replaces = "replaced", previous
+            stale = self.origins.stale_dependents(previous)
+            self.stager.demote(stale, f"its evidence was replaced: {origin} is now {canonical.block_id}")
         if not added:
             first = self._first_path.get(canonical.block_id)
             reg.status = "duplicate" if first is not None else "unchanged"

@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict
 
 Stage = Literal["discover", "register", "normalize", "propose", "validate"]
 ProblemKind = Literal["failure", "skipped", "note", "rejection"]
-Status = Literal["registered", "unchanged", "duplicate", "skipped", "failed"]
+Status = Literal["registered", "replaced", "unchanged", "duplicate", "skipped", "failed"]
+"""`replaced`: new bytes under an origin that named other bytes; the new block supersedes the old (§3.7)."""
 STRICT_KINDS: frozenset[str] = frozenset({"failure", "rejection"})
 
 
@@ -46,6 +47,7 @@ class SourceOutcome(_Model):
     validated: int = 0
     rejected: int = 0
     cached: bool = False
+    replaces: tuple[str, ...] = ()
     problems: tuple[SourceProblemReport, ...] = ()
 
 
@@ -57,6 +59,7 @@ class IngestResult(_Model):
     checkpoints: int
     sources: int
     registered: int
+    replaced: int
     unchanged: int
     duplicate: int
     skipped: int
@@ -107,6 +110,7 @@ def summarize(
         checkpoints=checkpoints,
         sources=len(items),
         registered=status["registered"],
+        replaced=status["replaced"],
         unchanged=status["unchanged"],
         duplicate=status["duplicate"],
         skipped=status["skipped"],
@@ -117,7 +121,7 @@ def summarize(
         rejected_by_code=dict(sorted(rejected.items())),
         problems_by_code=dict(sorted(others.items())),
         blocks_added=blocks_added,
-        bytes_registered=sum(o.size or 0 for o in items if o.status == "registered"),
+        bytes_registered=sum(o.size or 0 for o in items if o.status in ("registered", "replaced")),
         cache_hits=sum(1 for o in items if o.cached),
         outcomes=items,
     )

@@ -31,6 +31,7 @@ from ingest.fingerprints import FingerprintIndex
 from ingest.proposers import Proposer
 from ingest.proposers.loader import DEFAULT_PROPOSER, ProposerOptions, load_proposer
 from ingest.register import Registrar, Registration, RegisterOptions
+from ingest.replace import Origins
 from ingest.report import IngestProgress, IngestResult, SourceOutcome, SourceProblemReport, summarize
 from ingest.sources import SourceFile, SourceProblem, discover
 
@@ -134,8 +135,13 @@ class _Run:
         register_options = RegisterOptions(
             license=options.license, origin=options.origin, media_type=options.media_type, use_index=options.use_cache
         )
+        start = brain.snapshot()
+        origins = Origins(
+            lambda: None if start is None or MemoryType.CANONICAL.value not in start.modules else brain.ledger(start),
+            self.stager.is_member,
+        )
         self.registrar = Registrar(
-            self.stager, self.index, register_options, None if self.dry_run else brain.blobs.path
+            self.stager, self.index, register_options, None if self.dry_run else brain.blobs.path, origins
         )
         concurrency = options.proposer_options.concurrency or 1
         derive_options = DeriveOptions(
@@ -173,7 +179,7 @@ class _Run:
             job = self.deriver.job_for(reg)
             self.pending.append((reg, job))
             self.pending_jobs += job is not None
-            if reg.status == "registered":
+            if reg.status in ("registered", "replaced"):
                 self.bytes += reg.size or 0
                 since_checkpoint += 1
             if self.pending_jobs >= self.batch_size:
@@ -243,5 +249,6 @@ def _outcome(reg: Registration, job: Job | None) -> SourceOutcome:
         validated=counts["validated"],
         rejected=counts["rejected"],
         cached=job is not None and job.cached,
+        replaces=tuple(str(b) for b in reg.replaces),
         problems=tuple(reg.problems),
     )

@@ -22,7 +22,7 @@ _Repeat = list[str] | None
 
 def ingest(
     ctx: typer.Context,
-    paths: Annotated[list[Path], typer.Argument(metavar="PATH...", help="Files or directories to ingest.")],
+    paths: Annotated[list[Path], typer.Argument(metavar="PATH", help="Files or directories to ingest.")],
     include: Annotated[
         _Repeat, typer.Option("--include", metavar="GLOB", help="Only files matching (repeatable).")
     ] = None,
@@ -148,7 +148,9 @@ def _bytes(count: int) -> str:
 def _render(result: IngestResult, output: Output) -> Iterable[RenderableType]:
     verb = "would register" if result.dry_run else "registered"
     yield (
-        f"{verb} {result.registered}, unchanged {result.unchanged}, duplicate {result.duplicate}, "
+        f"{verb} {result.registered}, "
+        + (f"replaced {result.replaced}, " if result.replaced else "")
+        + f"unchanged {result.unchanged}, duplicate {result.duplicate}, "
         f"skipped {result.skipped}, failed {result.failed} (of {result.sources} sources, "
         f"{_bytes(result.bytes_registered)})"
     )
