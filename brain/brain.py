@@ -16,6 +16,7 @@ from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.composition import Composition, ModuleRef
 from brain.errors import (
     AmbiguousIdError,
+    BrainError,
     BrainUnreadableError,
     ConflictError,
     IntegrityError,
@@ -33,6 +34,7 @@ from brain.store.head import head_path
 from brain.writer import Writer
 
 _HEX = frozenset("0123456789abcdef")
+_MAX_SNAPSHOT = 16 << 20
 _FIX = "restore the file from a copy of the brain or pull it again, then run `brain verify`"
 
 
@@ -196,6 +198,44 @@ class Brain:
                 f"block id prefix {prefix!r} matches {len(matches)} blocks ({shown}); type more digits"
             )
         return matches[0]
+
+    def resolve_snapshot_prefix(self, prefix: str) -> OciDigest:
+        """The stored snapshot whose digest starts with `prefix` (at least 4 hex digits, `sha256:` optional).
+
+        A full digest is taken as given once stored (checking what it holds is the caller's job); a shorter
+        prefix must match exactly one stored blob that decodes as a snapshot, as `brain log` prints them.
+        """
+        text = prefix.removeprefix("sha256:").lower()
+        if not 4 <= len(text) <= 64 or not set(text) <= _HEX:
+            raise InvalidInputError(
+                f"invalid snapshot {prefix!r}: expected a digest or at least 4 of its hex digits "
+                "(optionally after 'sha256:')"
+            )
+        if len(text) == 64:
+            digest = OciDigest(text)
+            if not self.blobs.has(digest):
+                message = f"snapshot {digest} is not stored in {self.path}"
+                raise NotFoundError(message, hint="see `brain log` for snapshots")
+            return digest
+        matches = sorted(d for d in self.blobs.digests(text) if self._is_snapshot(d))
+        if not matches:
+            raise NotFoundError(f"no stored snapshot starts with {prefix!r}", hint="see `brain log` for snapshots")
+        if len(matches) > 1:
+            shown = ", ".join(m.short for m in matches[:5])
+            raise AmbiguousIdError(
+                f"snapshot prefix {prefix!r} matches {len(matches)} snapshots ({shown}); type more digits"
+            )
+        return matches[0]
+
+    def _is_snapshot(self, digest: OciDigest) -> bool:
+        try:
+            # Snapshot documents are small; a large blob sharing the prefix is never read into memory.
+            if self.blobs.size(digest) > _MAX_SNAPSHOT:
+                return False
+            Snapshot.decode(self.blobs.get(digest), digest)
+            return True
+        except BrainError:
+            return False
 
     def prove(
         self, block_id: BlockId, memory_type: MemoryType, snapshot: Snapshot | OciDigest | None = None

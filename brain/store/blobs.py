@@ -140,15 +140,15 @@ class BlobStore:
                 publish(temp, handle, self.path(digest), sync=sync)
         return digest, size
 
-    def digests(self) -> Iterator[OciDigest]:
-        """Every stored blob name (temporary files and other dot-names are ignored)."""
+    def digests(self, prefix: str = "") -> Iterator[OciDigest]:
+        """Every stored blob name starting with the hex `prefix` (temporary files and other dot-names are ignored)."""
         try:
             entries = os.scandir(self.directory)
         except FileNotFoundError:
             return
         with entries:
             for entry in entries:
-                if not entry.name.startswith(".") and entry.is_file():
+                if entry.name.startswith(prefix) and not entry.name.startswith(".") and entry.is_file():
                     try:
                         yield OciDigest(entry.name)
                     except InvalidInputError:

@@ -14,7 +14,7 @@ import typer
 from rich.console import RenderableType
 from rich.text import Text
 
-from brain.errors import BrainError, NotFoundError, ProblemsFoundError
+from brain.errors import BrainError, ProblemsFoundError
 from brain.identity import OciDigest
 from brain.verify import Counts, ModuleSummary, Problem, Severity, VerifyReport, verify_brain
 from cli.context import cli_context
@@ -65,7 +65,11 @@ def verify(
         str | None, typer.Option("--tag", metavar="TAG", help="Check the packed artifact a tag (or manifest digest) names.")
     ] = None,
     snapshot: Annotated[
-        str | None, typer.Option("--snapshot", metavar="DIGEST", help="Check this snapshot instead of the head.")
+        str | None,
+        typer.Option(
+            "--snapshot", metavar="DIGEST",
+            help="Check this snapshot (its digest, or a unique prefix as `brain log` prints it) instead of the head.",
+        ),
     ] = None,
     jobs: Annotated[
         int | None, typer.Option("--jobs", "-j", min=1, metavar="N", help="Worker processes (default: all cores).")
@@ -75,9 +79,7 @@ def verify(
     """Check integrity, ledger consistency and resolvability; exit 1 if problems are found."""
     context = cli_context(ctx)
     brain = context.open_brain()
-    target = None if snapshot is None else OciDigest.parse(snapshot)
-    if target is not None and not brain.blobs.has(target):
-        raise NotFoundError(f"snapshot {target} is not stored in {brain.path}", hint="see `brain log` for snapshots")
+    target = None if snapshot is None else brain.resolve_snapshot_prefix(snapshot)
     artifact_problems: list[Problem] = []
     manifest = None
     if tag is not None:

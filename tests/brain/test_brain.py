@@ -267,3 +267,28 @@ def test_non_canonical_documents_are_refused_naming_the_file(tmp_path, what):
     message = str(info.value)
     assert str(brain.blobs.path(target)) in message and "canonical" in message and "\n" not in message
     assert tree_digest(brain.path) == before
+
+
+def test_snapshot_prefix_resolves_unique_stored_snapshots_only(tmp_path):
+    from brain.snapshot import Snapshot
+
+    brain = brain_with(tmp_path / "b", "one")
+    head = brain.snapshot_digest()
+    assert brain.resolve_snapshot_prefix(head.hex[:6]) == head
+    assert brain.resolve_snapshot_prefix(str(head)) == head
+    by_prefix: dict[str, OciDigest] = {}
+    second = 0
+    while True:  # store empty snapshots until two share a 4-digit prefix (about 300 on average)
+        second += 1
+        at = f"2020-01-01T{second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}Z"
+        digest = brain.blobs.put(Snapshot(created_at=at, modules={}).to_bytes(), sync=False)
+        if digest.hex[:4] in by_prefix:
+            break
+        by_prefix[digest.hex[:4]] = digest
+    with pytest.raises(AmbiguousIdError, match="matches 2 snapshots"):
+        brain.resolve_snapshot_prefix(digest.hex[:4])
+    assert brain.resolve_snapshot_prefix(digest.hex[:20]) == digest
+    with pytest.raises(InvalidInputError):
+        brain.resolve_snapshot_prefix("abc")
+    with pytest.raises(NotFoundError):
+        brain.resolve_snapshot_prefix("0" * 64)

@@ -126,3 +126,13 @@ def test_selectively_installed_brain_verifies_ok(brain: BrainRunner, tmp_path: P
     notes = sorted(p["module"] for p in data["problems"] if p["code"] == "module-not-installed")
     assert notes == ["canonical", "procedural", "semantic"]
     assert {p["severity"] for p in data["problems"]} == {"info"}
+
+
+def test_snapshot_by_the_short_id_brain_log_prints(brain: BrainRunner, reference_brain: Path) -> None:
+    short = V1_CONFIG.removeprefix("sha256:")[:12]
+    for given in (short, "sha256:" + short, short[:4].upper()):
+        run = brain("--brain", str(reference_brain), "verify", "--snapshot", given, "--json", "--jobs", "1")
+        assert run.code == 0, run
+        assert run.json()["snapshot"] == V1_CONFIG
+    # A prefix of a stored blob that is not a snapshot (a PDF source) finds no snapshot.
+    assert_one_line_error(brain("--brain", str(reference_brain), "verify", "--snapshot", PDF_BLOB[7:19]), 4)
