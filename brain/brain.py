@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 from brain.blocks.base import Block
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
@@ -35,6 +36,7 @@ from brain.writer import Writer
 
 _HEX = frozenset("0123456789abcdef")
 _MAX_SNAPSHOT = 16 << 20
+D = TypeVar("D", BlockId, OciDigest)
 _FIX = "restore the file from a copy of the brain or pull it again, then run `brain verify`"
 
 
@@ -189,15 +191,7 @@ class Brain:
             while start < len(ids) and ids[start].hex.startswith(text) and len(found) < 1000:
                 found.add(ids[start])
                 start += 1
-        matches = sorted(found)
-        if not matches:
-            raise NotFoundError(f"no block in the current snapshot starts with {prefix!r}")
-        if len(matches) > 1:
-            shown = ", ".join(m.short for m in matches[:5])
-            raise AmbiguousIdError(
-                f"block id prefix {prefix!r} matches {len(matches)} blocks ({shown}); type more digits"
-            )
-        return matches[0]
+        return _unique(sorted(found), prefix, "block", none=f"no block in the current snapshot starts with {prefix!r}")
 
     def resolve_snapshot_prefix(self, prefix: str) -> OciDigest:
         """The stored snapshot whose digest starts with `prefix` (at least 4 hex digits, `sha256:` optional).
@@ -218,14 +212,8 @@ class Brain:
                 raise NotFoundError(message, hint="see `brain log` for snapshots")
             return digest
         matches = sorted(d for d in self.blobs.digests(text) if self._is_snapshot(d))
-        if not matches:
-            raise NotFoundError(f"no stored snapshot starts with {prefix!r}", hint="see `brain log` for snapshots")
-        if len(matches) > 1:
-            shown = ", ".join(m.short for m in matches[:5])
-            raise AmbiguousIdError(
-                f"snapshot prefix {prefix!r} matches {len(matches)} snapshots ({shown}); type more digits"
-            )
-        return matches[0]
+        return _unique(matches, prefix, "snapshot", none=f"no stored snapshot starts with {prefix!r}",
+                       hint="see `brain log` for snapshots")
 
     def _is_snapshot(self, digest: OciDigest) -> bool:
         try:
@@ -272,6 +260,17 @@ class Brain:
     ) -> Writer:
         """The only write path: a context manager holding the writer lock (see `Writer`)."""
         return Writer(self, actor, lock_timeout=lock_timeout, on_wait=on_wait)
+
+
+def _unique(matches: list[D], prefix: str, kind: str, *, none: str, hint: str | None = None) -> D:
+    """The one match of an id prefix; `NotFoundError(none)` for none, `AmbiguousIdError` for several."""
+    if not matches:
+        raise NotFoundError(none, hint=hint)
+    if len(matches) > 1:
+        shown = ", ".join(m.short for m in matches[:5])
+        message = f"{kind} id prefix {prefix!r} matches {len(matches)} {kind}s ({shown}); type more digits"
+        raise AmbiguousIdError(message)
+    return matches[0]
 
 
 def _ref_mismatch(ref: ModuleRef, composition: Composition) -> str | None:

@@ -285,7 +285,7 @@ def test_snapshot_prefix_resolves_unique_stored_snapshots_only(tmp_path):
         if digest.hex[:4] in by_prefix:
             break
         by_prefix[digest.hex[:4]] = digest
-    with pytest.raises(AmbiguousIdError, match="matches 2 snapshots"):
+    with pytest.raises(AmbiguousIdError, match="snapshot id prefix .* matches 2 snapshots"):
         brain.resolve_snapshot_prefix(digest.hex[:4])
     assert brain.resolve_snapshot_prefix(digest.hex[:20]) == digest
     with pytest.raises(InvalidInputError):
