@@ -19,6 +19,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -92,7 +93,8 @@ class ExecProposer:
         for thread in threads:
             thread.start()
         try:
-            finished = _wait_unreaped(process, self.timeout)
+            # A flood of output is garbage already: stop it now rather than at the timeout.
+            finished = _wait_unreaped(process, self.timeout, give_up=lambda: out.overflow)
         finally:
             # The leader is a zombie (or still running) here, so its group id cannot have been reused: killing
             # the group takes exactly the command and any children it left holding our pipes.
@@ -100,13 +102,13 @@ class ExecProposer:
             code = process.wait()
             for thread in threads:
                 thread.join(timeout=5.0)
+        if out.overflow:
+            raise ProposerError("proposer-garbage", f"{self.argv[0]} wrote more than {self.max_output_bytes} bytes")
         if not finished:
             raise ProposerError("proposer-timeout", f"{self.argv[0]} ran longer than {self.timeout:g} s")
         if code != 0:
             how = f"killed by signal {-code}" if code < 0 else f"exited with status {code}"
             raise ProposerError("proposer-crashed", f"{self.argv[0]} {how}: {err.text() or '(no stderr)'}")
-        if out.overflow:
-            raise ProposerError("proposer-garbage", f"{self.argv[0]} wrote more than {self.max_output_bytes} bytes")
         return bytes(out.data)
 
 
@@ -175,8 +177,10 @@ class _Tail:
         return " ".join(tail.decode("utf-8", "replace").split())
 
 
-def _wait_unreaped(process: subprocess.Popen[bytes], timeout: float) -> bool:
-    """Wait until the command exits without reaping it; False on timeout."""
+def _wait_unreaped(
+    process: subprocess.Popen[bytes], timeout: float, give_up: Callable[[], bool] = lambda: False
+) -> bool:
+    """Wait until the command exits without reaping it; False on timeout or as soon as `give_up()` is true."""
     deadline = time.monotonic() + timeout
     pause = 0.002
     while True:
@@ -186,7 +190,7 @@ def _wait_unreaped(process: subprocess.Popen[bytes], timeout: float) -> bool:
         except ChildProcessError:
             return True
         remaining = deadline - time.monotonic()
-        if remaining <= 0:
+        if remaining <= 0 or give_up():
             return False
         time.sleep(min(pause, remaining))
         pause = min(pause * 2, 0.05)

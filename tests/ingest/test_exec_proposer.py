@@ -116,6 +116,16 @@ def test_huge_output_is_capped(tmp_path: Path) -> None:
     assert error.code == "proposer-garbage" and "more than 1000 bytes" in error.detail
 
 
+def test_endless_output_is_stopped_at_the_cap_not_at_the_timeout(tmp_path: Path) -> None:
+    # Once, a flood ran until the (120 s default) timeout for every source.
+    flood = "import sys\nwhile True:\n    sys.stdout.write('x' * 65536)\n"
+    proposer = _proposer(tmp_path, flood, max_output_bytes=1000, timeout=60.0)
+    started = time.monotonic()
+    error = _failure(proposer)
+    assert error.code == "proposer-garbage" and "more than 1000 bytes" in error.detail
+    assert time.monotonic() - started < 30
+
+
 def test_wrong_task_id_is_garbage(tmp_path: Path) -> None:
     script = ANSWER.replace('request["task"].get("task_id")', '"someone-else"').replace("CANDIDATES", "candidates = []")
     assert "someone-else" in _failure(_proposer(tmp_path, script)).detail
