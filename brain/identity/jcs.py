@@ -127,7 +127,9 @@ def parse_strict(data: bytes) -> Any:
     try:
         value = _DECODER.decode(text)
     except json.JSONDecodeError as e:
-        raise CanonicalFormError(f"not JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+        # Some of json's messages end in "at" and expect the position next ("Unterminated string starting at").
+        at = " " if e.msg.endswith(" at") else " at "
+        raise CanonicalFormError(f"not JSON: {e.msg}{at}line {e.lineno} column {e.colno}") from None
     except RecursionError:
         raise CanonicalFormError("JSON nested too deeply") from None
     if _ESCAPED_SURROGATE.search(data):

@@ -80,7 +80,8 @@ def read_head(root: Path) -> Head | None:
     try:
         return Head.model_validate(parse_strict(data))
     except CanonicalFormError as e:
-        raise BrainUnreadableError(f"{where} is not valid JSON: {e.message}", hint=_FIX) from None
+        # e.message says what is wrong ("not JSON: ...", "duplicate key ..."): prefixing only the file reads once.
+        raise BrainUnreadableError(f"{where}: {e.message}", hint=_FIX) from None
     except ValidationError as e:
         first = e.errors()[0]
         place = ".".join(str(p) for p in first["loc"]) or "document"

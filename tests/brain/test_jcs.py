@@ -87,6 +87,15 @@ def test_strict_parse_refusals(data: bytes, message: str) -> None:
         parse_strict(data)
 
 
+def test_strict_parse_names_the_position_once() -> None:
+    with pytest.raises(CanonicalFormError) as unterminated:
+        parse_strict(b'{"a":"b')
+    assert unterminated.value.message == "not JSON: Unterminated string starting at line 1 column 6"
+    with pytest.raises(CanonicalFormError) as extra:
+        parse_strict(b"[1] 2")
+    assert extra.value.message == "not JSON: Extra data at line 1 column 5"
+
+
 def test_strict_parse_accepts_an_escaped_pair_as_one_char() -> None:
     assert parse_strict(b'["\\ud83d\\ude00"]') == ["\U0001f600"]
     assert not is_canonical(b'["\\ud83d\\ude00"]')  # JCS emits the raw character

@@ -213,8 +213,9 @@ def test_head_read_accepts_non_canonical_but_strict(tmp_path):
     [
         (b"", "empty"),
         (b"   ", "empty"),
-        (b"{not json", "not valid JSON"),
-        (b'{"boltzmann":1,"boltzmann":1,"snapshot":"sha256:' + b"0" * 64 + b'"}', "not valid JSON"),
+        (b"{not json", "head.json: not JSON: Expecting property name enclosed in double quotes at line 1 column 2"),
+        (b'{"boltzmann":1,"boltzmann":1,"snapshot":"sha256:' + b"0" * 64 + b'"}', "head.json: duplicate key"),
+        (b'{"boltzmann":1,"snapsh', "head.json: not JSON: Unterminated string starting at line 1 column 16 "),
         (b'{"boltzmann":1,"snapshot":"sha256:XYZ"}', "snapshot"),
         (b'{"boltzmann":2,"snapshot":"sha256:' + b"0" * 64 + b'"}', "boltzmann"),
         (b"[]", "not a head pointer"),
