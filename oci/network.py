@@ -47,7 +47,9 @@ def network_failure(registry: str, error: BaseException) -> NetworkFailure:
     host = registry.rsplit(":", 1)[0] if registry.count(":") == 1 else registry
     if any(isinstance(c, socket.gaierror) for c in chain):
         return NetworkFailure(
-            RemoteError(f"registry host {host} not found (DNS lookup failed)", hint="check the host name in the reference"),
+            RemoteError(
+                f"registry host {host} not found (DNS lookup failed)", hint="check the host name in the reference"
+            ),
             retryable=False,
         )
     if any(isinstance(c, ConnectionRefusedError) for c in chain):
@@ -70,9 +72,9 @@ def network_failure(registry: str, error: BaseException) -> NetworkFailure:
             retryable=False,
         )
     if isinstance(error, requests.Timeout):
-        return NetworkFailure(
-            RemoteError(f"registry {registry} did not answer in time ({type(error).__name__})", hint=_PLAIN_HTTP_HINT), retryable=True
-        )
+        what = type(error).__name__
+        slow = RemoteError(f"registry {registry} did not answer in time ({what})", hint=_PLAIN_HTTP_HINT)
+        return NetworkFailure(slow, retryable=True)
     return NetworkFailure(
         RemoteError(f"registry {registry} unreachable: {type(error).__name__}", hint=_PLAIN_HTTP_HINT), retryable=True
     )

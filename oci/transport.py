@@ -191,14 +191,16 @@ class RegistryClient:
             creds = self._credentials
             if creds is None or (creds.basic is None and not creds.token):
                 raise RemoteError(
-                    f"registry {self.reference.registry} requires a login (HTTP 401) and no credentials are stored for it",
+                    f"registry {self.reference.registry} requires a login (HTTP 401) "
+                    "and no credentials are stored for it",
                     hint=f"run `brain login {self.reference.registry}` or set BRAIN_REGISTRY_USERNAME/PASSWORD",
                 )
             who = f" for {creds.username}" if creds.username else ""
             where = "" if creds.source in ("none", "login") else f" from {creds.source}"
             raise RemoteError(
                 f"registry {self.reference.registry} refused the credentials{who}{where} (HTTP 401)",
-                hint=f"check them, then run `brain login {self.reference.registry}` again or fix BRAIN_REGISTRY_USERNAME/PASSWORD",
+                hint=f"check them, then run `brain login {self.reference.registry}` again "
+                "or fix BRAIN_REGISTRY_USERNAME/PASSWORD",
             )
         if response.status_code == 403:
             raise RemoteError(f"registry {self.reference.registry} denied access to {self.reference.repository} (HTTP 403)")

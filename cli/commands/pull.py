@@ -16,7 +16,10 @@ from cli.transfer import PlainHttpFlag, blob_progress
 
 ModuleOption = Annotated[
     list[str] | None,
-    typer.Option("--module", "-m", metavar="TYPE", help="Install only this module (repeatable); provenance always comes along, canonical with semantic/procedural."),
+    typer.Option(
+        "--module", "-m", metavar="TYPE",
+        help="Install only this module (repeatable); provenance always comes along, canonical with semantic/procedural.",
+    ),
 ]
 
 MaxInflateOption = Annotated[

@@ -202,5 +202,6 @@ def test_ls_after_a_selective_pull_lists_what_is_installed(brain: BrainRunner, t
     assert "not installed (selective pull): episodic, procedural" in listed.stderr
     assert_one_line_error(brain("--brain", "partial", "ls", "--type", "episodic"), 4)
     status = brain("--brain", "partial", "status", "--json")
-    assert status.code == 0 and set(status.json()["modules"]) == {"canonical", "episodic", "semantic", "procedural", "provenance"}
+    assert status.code == 0
+    assert set(status.json()["modules"]) == {"canonical", "episodic", "semantic", "procedural", "provenance"}
     assert status.stderr == "not installed (selective pull): episodic, procedural\n"

@@ -111,7 +111,9 @@ def test_diverged_tag_is_refused_unless_forced(registry: RegistryServer, tmp_pat
     assert forced.forced and client.get_manifest("v1").digest == forced.digest
 
 
-def test_a_tag_holding_an_image_index_is_not_overwritten_without_force(registry: RegistryServer, tmp_path: Path) -> None:
+def test_a_tag_holding_an_image_index_is_not_overwritten_without_force(
+    registry: RegistryServer, tmp_path: Path
+) -> None:
     import requests
 
     index = b'{"manifests":[],"mediaType":"application/vnd.oci.image.index.v1+json","schemaVersion":2}'
@@ -274,7 +276,9 @@ def test_reference_fixture_selective_canonical(reference_on_registry: str, tmp_p
     assert head is not None and head.origin is not None and head.origin.partial
 
 
-def test_reference_fixture_selective_semantic_brings_its_canonical_evidence(reference_on_registry: str, tmp_path: Path) -> None:
+def test_reference_fixture_selective_semantic_brings_its_canonical_evidence(
+    reference_on_registry: str, tmp_path: Path
+) -> None:
     target, _ = open_or_init(tmp_path / "semantic")
     result = pull(target, parse_reference(f"{reference_on_registry}/ref:v2"), {MemoryType.SEMANTIC})
     # Semantic blocks cite canonical evidence (§6.7): canonical comes along, like provenance.

@@ -147,5 +147,6 @@ def test_pull_into_a_file_or_a_foreign_directory_is_refused_with_the_right_hint(
     as_file = run(tmp_path, "--brain", "afile", "pull", "127.0.0.1:9/team/brain:v1")
     assert as_file.returncode == 2 and as_file.stderr.startswith("error: afile is a file, not a brain directory")
     foreign = run(tmp_path, "--brain", "foreign", "pull", "127.0.0.1:9/team/brain:v1")
-    assert foreign.returncode == 2 and "hint: pull into a new or empty directory, or into an existing brain" in foreign.stderr
+    assert foreign.returncode == 2
+    assert "hint: pull into a new or empty directory, or into an existing brain" in foreign.stderr
     assert sorted(p.name for p in (tmp_path / "foreign").iterdir()) == ["notes.txt"]

@@ -163,7 +163,8 @@ def test_basic_auth_registry(auth_registry: RegistryServer) -> None:
     with pytest.raises(RemoteError, match=r"requires a login \(HTTP 401\) and no credentials are stored"):
         RegistryClient(ref, None, retry=FAST).ping()
     wrong = Credentials(auth_registry.username, "wrong-password", source="BRAIN_REGISTRY_USERNAME")
-    with pytest.raises(RemoteError, match=r"refused the credentials for .* from BRAIN_REGISTRY_USERNAME \(HTTP 401\)") as caught:
+    refused = r"refused the credentials for .* from BRAIN_REGISTRY_USERNAME \(HTTP 401\)"
+    with pytest.raises(RemoteError, match=refused) as caught:
         RegistryClient(ref, wrong, retry=FAST).ping()
     assert "wrong-password" not in str(caught.value)
     good = RegistryClient(ref, Credentials(auth_registry.username, auth_registry.password), retry=FAST)
