@@ -4,6 +4,11 @@ A file is written to a unique `.tmp-<hex>` sibling (readers ignore dot-names), f
 final name with `os.replace`, and the directory is fsynced, so a reader sees the old file or the new
 one, never a torn one. Blob writes may defer durability (`sync=False`) and make a whole batch durable
 with one `sync_tree` call before the pointer that makes them reachable is written.
+
+A temp file is `flock`ed by its writer for as long as it is open, so `sweep_temps` (run by a writer that
+has just taken the brain's lock) can tell the leftovers of a killed process, which nobody holds, from the
+temp file of a live one (a pull downloads without the brain's lock). A writer whose fresh temp file was
+swept between its creation and its `flock` notices and starts another.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import fcntl
 import os
 import secrets
 from collections.abc import Iterable, Iterator
@@ -29,16 +35,65 @@ def fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
+def open_temp(directory: str | Path) -> tuple[str, int]:
+    """A new `.tmp-<hex>` file in `directory`, opened for writing and locked against `sweep_temps`: (path, fd)."""
+    while True:
+        temp = os.path.join(directory, f"{TEMP_PREFIX}{secrets.token_hex(8)}")
+        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        except FileExistsError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # blocks only while a sweep holds it, just before it unlinks it
+            if os.stat(temp).st_ino == os.fstat(fd).st_ino:
+                return temp, fd
+        except FileNotFoundError:
+            pass  # swept between os.open and flock: start another
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
+def sweep_temps(directory: Path, before: float) -> int:
+    """Delete the `.tmp-*` files in `directory` that dead writers left: unlocked, last written before `before`."""
+    removed = 0
+    try:
+        entries = os.scandir(directory)
+    except OSError:
+        return 0
+    with entries:
+        for entry in entries:
+            if entry.name.startswith(TEMP_PREFIX) and _remove_abandoned(entry, before):
+                removed += 1
+    return removed
+
+
+def _remove_abandoned(entry: os.DirEntry[str], before: float) -> bool:
+    try:
+        if not entry.is_file(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_mtime >= before:
+            return False
+        fd = os.open(entry.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a live writer holds its temp file's lock
+        if os.stat(entry.path).st_ino != os.fstat(fd).st_ino:
+            return False
+        os.unlink(entry.path)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def temp_file(directory: Path) -> Iterator[tuple[Path, BinaryIO]]:
     """A new, exclusively created `.tmp-<hex>` file in `directory`; deleted on exit unless renamed away."""
-    while True:
-        temp = directory / f"{TEMP_PREFIX}{secrets.token_hex(8)}"
-        try:
-            handle = open(temp, "xb")  # noqa: SIM115 - closed below, renamed by the caller
-        except FileExistsError:
-            continue
-        break
+    name, fd = open_temp(directory)
+    temp = Path(name)
+    handle = os.fdopen(fd, "wb")
     try:
         with handle:
             yield temp, handle

@@ -6,6 +6,7 @@ size: `put` re-hashes it and replaces it with the good bytes if it is corrupt.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
@@ -15,7 +16,7 @@ from typing import BinaryIO
 
 from brain.errors import IntegrityError, InvalidInputError, NotFoundError
 from brain.identity import Digest, OciDigest
-from brain.store.atomic import TEMP_PREFIX, atomic_write, publish, sync_tree, temp_file
+from brain.store.atomic import TEMP_PREFIX, fsync_directory, open_temp, publish, sync_tree, temp_file
 
 BLOB_DIR = ("blobs", "sha256")
 CHUNK = 1 << 20
@@ -114,10 +115,40 @@ class BlobStore:
     def put(self, data: bytes, *, sync: bool = True) -> OciDigest:
         """Store `data` under its digest; a good existing copy is kept, a corrupt one is replaced."""
         digest = OciDigest.of(data)
-        if not self.verify_file(digest):
-            self.directory.mkdir(parents=True, exist_ok=True)
-            atomic_write(self.path(digest), data, sync=sync)
+        target = os.path.join(self.directory, digest.hex)
+        try:
+            with open(target, "rb") as handle:
+                if hashlib.sha256(handle.read()).hexdigest() == digest.hex:
+                    return digest
+        except (FileNotFoundError, IsADirectoryError):
+            pass
+        self._write_new(target, data, sync)
         return digest
+
+    def _write_new(self, target: str, data: bytes, sync: bool) -> None:
+        # atomic_write's protocol (unique .tmp- sibling, rename over the name) in bare os calls: an ingest
+        # creates a file per block, and the file-object layers cost more than the syscalls on small blobs.
+        while True:
+            try:
+                temp, fd = open_temp(self.directory)
+                break
+            except FileNotFoundError:
+                self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if sync:
+                os.fsync(fd)
+            os.replace(temp, target)  # before closing: the temp file stays locked against sweep_temps until renamed
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+            raise
+        os.close(fd)
+        if sync:
+            fsync_directory(self.directory)
 
     def put_stream(
         self, chunks: Iterable[bytes], expected: Digest | None = None, *, sync: bool = True

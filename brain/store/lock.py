@@ -1,7 +1,9 @@
 """The exclusive writer lock: `flock` on `boltzmann/lock`, holder info written inside.
 
 The kernel releases an `flock` when its holder dies, so a crashed writer can never leave a stale lock;
-the host/pid/time stored in the file only serve to tell a waiting writer who it is waiting for.
+the host/pid/time stored in the file only serve to tell a waiting writer who it is waiting for. Having
+taken the lock, a writer removes the temp files that killed writers left in `blobs/sha256` and
+`boltzmann/` (only unlocked ones: see `brain.store.atomic.sweep_temps`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from types import TracebackType
 
 from brain.errors import ConflictError, LockTimeoutError
 from brain.identity import utc_timestamp
+from brain.store.atomic import sweep_temps
+from brain.store.blobs import BLOB_DIR
 
 LOCK_FILE = ("boltzmann", "lock")
 POLL_SECONDS = 0.05
@@ -87,6 +91,13 @@ class WriterLock:
             os.close(fd)
             raise
         self._fd = fd
+        acquired = time.time()
+        try:
+            for directory in (self.path.parent.parent.joinpath(*BLOB_DIR), self.path.parent):
+                sweep_temps(directory, acquired)
+        except BaseException:
+            self.release()
+            raise
 
     def release(self) -> None:
         """Give the lock up (idempotent)."""

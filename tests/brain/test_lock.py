@@ -105,3 +105,94 @@ def test_unwritable_brain_is_a_clear_conflict(tmp_path):
     (tmp_path / "boltzmann").write_text("a file where the directory should be")
     with pytest.raises(ConflictError, match="cannot open the writer lock"):
         WriterLock(tmp_path).acquire()
+
+
+KILLED_MID_WRITE = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from brain.brain import Brain
+    from brain.store import WriterLock
+    from brain.store.atomic import temp_file
+
+    brain = Brain.open(sys.argv[1])
+
+    def chunks():
+        yield b"half a blob"
+        print("writing", flush=True)
+        time.sleep(60)
+
+    with WriterLock(brain.path), temp_file(brain.path / "boltzmann") as (_, handle):
+        handle.write(b"half a sidecar")
+        handle.flush()
+        brain.blobs.put_stream(chunks())
+    """
+)
+
+LIVE_DOWNLOAD = textwrap.dedent(
+    """
+    import sys
+    from brain.brain import Brain
+
+    brain = Brain.open(sys.argv[1])
+
+    def chunks():
+        yield b"downloading "
+        print("writing", flush=True)
+        sys.stdin.readline()
+        yield b"without the lock"
+
+    digest, _ = brain.blobs.put_stream(chunks())
+    print(digest.hex, flush=True)
+    """
+)
+
+
+def _temps(brain_path) -> list[str]:
+    return sorted(
+        p.name for d in (brain_path / "blobs" / "sha256", brain_path / "boltzmann") for p in d.glob(".tmp-*")
+    )
+
+
+def test_the_next_writer_sweeps_what_a_killed_writer_left_but_not_a_live_download(tmp_path):
+    from brain.brain import Brain
+
+    brain = Brain.init(tmp_path / "b")
+    killed = subprocess.Popen(
+        [sys.executable, "-c", KILLED_MID_WRITE, str(brain.path)], stdout=subprocess.PIPE, text=True
+    )
+    assert killed.stdout.readline().strip() == "writing"
+    killed.send_signal(signal.SIGKILL)
+    killed.wait(timeout=10)
+    left = _temps(brain.path)
+    assert len(left) == 2
+    live = subprocess.Popen(
+        [sys.executable, "-c", LIVE_DOWNLOAD, str(brain.path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert live.stdout.readline().strip() == "writing"
+    downloading = set(_temps(brain.path)) - set(left)
+    assert len(downloading) == 1
+    time.sleep(0.02)  # the live temp file is older than the lock acquisition too: only its flock protects it
+    with WriterLock(brain.path):
+        assert set(_temps(brain.path)) == downloading
+    live.stdin.write("go on\n")
+    live.stdin.flush()
+    digest = live.stdout.readline().strip()
+    assert live.wait(timeout=10) == 0
+    assert (brain.path / "blobs" / "sha256" / digest).read_bytes() == b"downloading without the lock"
+    assert _temps(brain.path) == []
+
+
+def test_sweep_removes_only_unlocked_temp_files(tmp_path):
+    from brain.store.atomic import open_temp, sweep_temps
+
+    (tmp_path / ".tmp-abandoned").write_bytes(b"x")
+    (tmp_path / "not-a-temp").write_bytes(b"x")
+    claimed, fd = open_temp(tmp_path)
+    try:
+        assert sweep_temps(tmp_path, time.time() + 60) == 1
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted([os.path.basename(claimed), "not-a-temp"])
+        assert sweep_temps(tmp_path, 0) == 0  # nothing older than the epoch
+    finally:
+        os.close(fd)
+    assert sweep_temps(tmp_path, time.time() + 60) == 1  # closed: abandoned now
