@@ -37,6 +37,7 @@ _LINE_PROGRESS_INTERVAL = 1.0
 
 # C0 and C1 controls, DEL, and the bidirectional overrides that can make text display out of order.
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -146,7 +147,10 @@ def to_json_text(data: BaseModel | Sequence[BaseModel]) -> str:
         payload: Any = data.model_dump(mode="json")
     else:
         payload = [item.model_dump(mode="json") for item in data]
-    return json.dumps(payload, indent=2, ensure_ascii=False)
+    text = json.dumps(payload, indent=2, ensure_ascii=False)
+    # json escapes C0 controls itself; DEL, C1 (e.g. the one-byte CSI) and bidi overrides it leaves raw, and
+    # they can only occur inside strings, where `\uXXXX` is the same value.
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def print_error(message: str, hint: str | None = None, *, stream: Any = None) -> None:

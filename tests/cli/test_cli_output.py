@@ -137,3 +137,11 @@ def test_piped_tables_skip_rich_but_lay_out_exactly_like_it(capsys: pytest.Captu
         output._stdout.print(table)
     assert fast == "".join(line.rstrip() + "\n" for line in captured.get().splitlines())
     assert fast.splitlines()[1] == "abc  日本語 wide  x"
+
+
+def test_json_escapes_c1_controls_and_bidi_overrides_but_keeps_the_value() -> None:
+    row = Row(name="csi\x9b31m del\x7f \u202eevil\u2028 café", count=1)
+    text = to_json_text([row])
+    assert not any(ch in text for ch in "\x9b\x7f\u202e\u2028")
+    assert "\\u009b31m" in text and "café" in text
+    assert json.loads(text) == [{"name": row.name, "count": 1}]
