@@ -223,7 +223,7 @@ class _RichProgress:
         if item is None:
             self._progress.advance(self._task, n)
         else:
-            self._progress.update(self._task, advance=n, item=item)
+            self._progress.update(self._task, advance=n, item=printable(item))
 
 
 class Output:

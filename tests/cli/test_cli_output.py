@@ -145,3 +145,17 @@ def test_json_escapes_c1_controls_and_bidi_overrides_but_keeps_the_value() -> No
     assert not any(ch in text for ch in "\x9b\x7f\u202e\u2028")
     assert "\\u009b31m" in text and "café" in text
     assert json.loads(text) == [{"name": row.name, "count": 1}]
+
+
+def test_terminal_progress_bar_shows_hostile_item_names_escaped() -> None:
+    from rich.console import Console
+    from rich.progress import Progress, TextColumn
+
+    from cli.output import _RichProgress
+
+    stream = io.StringIO()
+    console = Console(file=stream, force_terminal=True, width=100)
+    with Progress(TextColumn("{task.fields[item]}", markup=False), console=console, auto_refresh=False) as bar:
+        _RichProgress(bar, "ingest", total=1).advance(item="\x1b]0;pwned\x07.md")
+        bar.refresh()
+    assert "\x1b]0;pwned" not in stream.getvalue() and "\\x1b]0;pwned\\x07.md" in stream.getvalue()
