@@ -144,7 +144,12 @@ class FingerprintIndex:
                 index[self._rows[path][2]] = path
             self._by_blake3 = index
         path = self._by_blake3.get(blake3_hex)
-        return None if path is None else self.get(path)
+        entry = None if path is None else self.get(path)
+        if entry is not None and entry.blake3 != blake3_hex:
+            # The path was re-recorded with other content since: rebuild the map once and look again.
+            self._by_blake3 = None
+            return self.by_blake3(blake3_hex)
+        return entry
 
     def record(
         self,
@@ -166,7 +171,11 @@ class FingerprintIndex:
             pipeline, pipeline_version, time.time_ns() if recorded_ns is None else recorded_ns,
         )  # fmt: skip
         self._rows[entry.path] = entry._row()
-        self._by_blake3 = None
+        if self._by_blake3 is not None:
+            # Kept current instead of rebuilt: a run records thousands of entries between lookups.
+            held = self._by_blake3.get(blake3)
+            if held is None or entry.path < held or self._rows[held][2] != blake3:
+                self._by_blake3[blake3] = entry.path
         self._dirty = True
         return entry
 

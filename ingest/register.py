@@ -30,7 +30,19 @@ from ingest.normalize import NormalizationError, installed_pipelines, pipeline_f
 from ingest.replace import Origins
 from ingest.report import SourceProblemReport, Status
 from ingest.sources import SourceFile, read_head, sniff
+from ingest.sources.media import HEAD_SIZE
 from ingest.sources import problems as p
+
+
+SMALL_SOURCE = 1 << 20
+"""Sources up to this size are read into memory once; larger ones are streamed in constant memory."""
+
+
+def _read_small(path: Path) -> bytes | None:
+    """All bytes of `path`, or None if it grew past `SMALL_SOURCE` (then it is streamed instead)."""
+    with open(path, "rb") as handle:
+        data = handle.read(SMALL_SOURCE + 1)
+    return data if len(data) <= SMALL_SOURCE else None
 
 
 @dataclass
@@ -95,12 +107,19 @@ class Registrar:
             entry = self.index.lookup(source.path, source.size, source.mtime_ns)
             if entry is not None and self._still_current(entry):
                 return self._unchanged(reg, entry)
+        data: bytes | None = None
         try:
-            head = read_head(source.path)
+            if source.size <= SMALL_SOURCE:
+                # One read for sniffing, hashing, storing and normalizing (the common case: notes, pages).
+                data = _read_small(source.path)
+            head = read_head(source.path) if data is None else data[:HEAD_SIZE]
             guess = sniff(source.path, head)
             media_type = self.options.media_type or guess.media_type
-            tee = Blake3Tee(iter_file_chunks(source.path))
-            digest, size = self.stager.sink.put_blob_stream(tee)
+            tee = Blake3Tee([data] if data is not None else iter_file_chunks(source.path))
+            if data is not None:
+                digest, size = self.stager.sink.put_blob(b"".join(tee)), len(data)
+            else:
+                digest, size = self.stager.sink.put_blob_stream(tee)
         except FileNotFoundError:
             return self._failed(reg, p.VANISHED, "deleted while ingesting")
         except OSError as e:
@@ -116,7 +135,7 @@ class Registrar:
             prior = self.index.get(source.path) or self.index.by_blake3(tee.hexdigest())
             if prior is not None and prior.sha256 == digest and self._still_current(prior):
                 return self._unchanged(reg, prior, fingerprint)
-        view, pipeline = self._normalize(reg, media_type, digest, source.path)
+        view, pipeline = self._normalize(reg, media_type, digest, source.path, data)
         canonical = CanonicalBlock(blob=digest, media_type=media_type, size=size, normalized_view=view)
         reg.block = canonical.block_id
         reg.fingerprint = fingerprint | {
@@ -171,19 +190,22 @@ class Registrar:
         return reg
 
     def _normalize(
-        self, reg: Registration, media_type: str, digest: OciDigest, source_path: Path
+        self, reg: Registration, media_type: str, digest: OciDigest, source_path: Path, data: bytes | None
     ) -> tuple[NormalizedView | None, tuple[str, str] | None]:
         pipeline = pipeline_for(media_type)
         if pipeline is None:
             return None, None
         readable = source_path if self._blob_path is None else self._blob_path(digest)
+        from_bytes = getattr(pipeline, "normalize_bytes", None)
         try:
-            output = pipeline.normalize(readable)
+            # `data` hashed to `digest`: it is the stored blob, so the view still describes the registered bytes.
+            output = pipeline.normalize(readable) if data is None or from_bytes is None else from_bytes(data)
         except NormalizationError as e:
             detail = f"{pipeline.name}: {e.detail}".replace(str(readable), reg.relpath)
             reg.problems.append(SourceProblemReport(stage="normalize", code=e.code, detail=detail, kind="failure"))
             return None, None
-        view_digest = self.stager.sink.put_blob(output.data)
+        # A view identical to the source shares its blob (already stored and verified just now).
+        view_digest = digest if output.data == data else self.stager.sink.put_blob(output.data)
         reg.view = output.data
         view = NormalizedView(blob=view_digest, media_type=output.media_type, size=len(output.data))
         return view, (pipeline.name, pipeline.version)

@@ -1,7 +1,9 @@
 """`brain ingest`, the use case: discover sources, register them, propose, validate, commit in checkpoints.
 
 One writer lock for the whole run. Every `checkpoint` registered sources (and at the end) the staged
-work is committed as one snapshot, and only then is the fingerprint index saved, so the index never
+work is committed as one snapshot (by default: every `DEFAULT_CHECKPOINT` sources, but not before
+`CHECKPOINT_SECONDS` of work since the last one, because each checkpoint rewrites every changed
+composition in full and a fast run would spend its time there), and only then is the fingerprint index saved, so the index never
 claims a file whose block is not in a committed snapshot. A kill at any moment leaves the last
 checkpoint's snapshot as the head; re-running skips what it committed (fingerprints, membership) and
 redoes the rest (cached answers make the redo cheap), so nothing is duplicated.
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -36,6 +39,7 @@ from ingest.report import IngestProgress, IngestResult, SourceOutcome, SourcePro
 from ingest.sources import SourceFile, SourceProblem, discover
 
 DEFAULT_CHECKPOINT = 500
+CHECKPOINT_SECONDS = 10.0
 _BARE_MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*")
 
 
@@ -52,7 +56,8 @@ class IngestOptions:
     proposer_options: ProposerOptions = field(default_factory=ProposerOptions)
     allow: tuple[MemoryType, ...] = tuple(sorted(PROPOSABLE_MEMORY_TYPES, key=lambda m: m.value))
     instructions: str | None = None
-    checkpoint: int = DEFAULT_CHECKPOINT
+    checkpoint: int | None = None
+    """Commit every N registered sources exactly; None: every `DEFAULT_CHECKPOINT` once `CHECKPOINT_SECONDS` passed."""
     use_cache: bool = True
     dry_run: bool = False
 
@@ -83,7 +88,7 @@ def ingest(
     on_progress: Callable[[IngestProgress], None] | None = None,
 ) -> IngestResult:
     """Ingest `paths` (files or directories) into `brain`; see the module docstring."""
-    if options.checkpoint < 1:
+    if options.checkpoint is not None and options.checkpoint < 1:
         raise UsageError(f"--checkpoint must be at least 1 (got {options.checkpoint})")
     if options.media_type is not None and _BARE_MEDIA_TYPE.fullmatch(options.media_type) is None:
         raise UsageError(
@@ -109,7 +114,8 @@ def _discover_all(
         if Path(os.path.realpath(root)).is_relative_to(inside):
             raise UsageError(f"{root} is inside the brain {brain.path}", hint="ingest source files, not the brain")
         is_dir = Path(root).is_dir()
-        for item in discover(Path(root), options.include, options.exclude, skip=[brain.path]):
+        # Absolute once here, so the fingerprint index never calls getcwd() per source.
+        for item in discover(Path(os.path.abspath(root)), options.include, options.exclude, skip=[brain.path]):
             found.append((item, is_dir))
     return found
 
@@ -161,6 +167,7 @@ class _Run:
         self.pending_jobs = 0
         self.snapshot: OciDigest | None = None
         self.checkpoints = 0
+        self.last_checkpoint = time.monotonic()
         self.bytes = 0
 
     def _blob_size(self, digest: OciDigest) -> int | None:
@@ -184,7 +191,7 @@ class _Run:
                 since_checkpoint += 1
             if self.pending_jobs >= self.batch_size:
                 self._flush()
-            if since_checkpoint >= self.options.checkpoint:
+            if self._checkpoint_due(since_checkpoint):
                 self._checkpoint()
                 since_checkpoint = 0
             self._progress(item.relpath)
@@ -211,7 +218,13 @@ class _Run:
         self.pending.clear()
         self.pending_jobs = 0
 
+    def _checkpoint_due(self, since: int) -> bool:
+        if self.options.checkpoint is not None:
+            return since >= self.options.checkpoint
+        return since >= DEFAULT_CHECKPOINT and time.monotonic() - self.last_checkpoint >= CHECKPOINT_SECONDS
+
     def _checkpoint(self) -> None:
+        self.last_checkpoint = time.monotonic()
         self._flush()
         digest = self.stager.checkpoint()
         if digest is not None:

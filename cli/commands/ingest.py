@@ -57,8 +57,14 @@ def ingest(
         str | None, typer.Option("--instructions", metavar="TEXT", help="Extra instructions for the proposer.")
     ] = None,
     checkpoint: Annotated[
-        int, typer.Option("--checkpoint", metavar="N", min=1, help="Commit a snapshot every N registered sources.")
-    ] = 500,
+        int | None,
+        typer.Option(
+            "--checkpoint",
+            metavar="N",
+            min=1,
+            help="Commit a snapshot every N registered sources (default: every 500, at most one per 10 s).",
+        ),
+    ] = None,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Ignore the fingerprint index and the proposal cache.")
     ] = False,

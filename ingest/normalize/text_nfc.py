@@ -11,7 +11,9 @@ from pathlib import Path
 
 from ingest.normalize.base import (
     MAX_TEXT_BYTES,
+    TOO_LARGE,
     UNICODE_TAG,
+    NormalizationError,
     NormalizedOutput,
     decode_utf8,
     read_limited,
@@ -37,3 +39,9 @@ class TextNfc:
     def normalize(self, source_path: Path) -> NormalizedOutput:
         """The NFC, LF-terminated UTF-8 text of `source_path`."""
         return NormalizedOutput(text_view(decode_utf8(read_limited(source_path, self.max_bytes))))
+
+    def normalize_bytes(self, data: bytes) -> NormalizedOutput:
+        """The same view from bytes already in memory (a small source read once by registration)."""
+        if len(data) > self.max_bytes:
+            raise NormalizationError(TOO_LARGE, f"{len(data)} bytes exceeds the {self.max_bytes}-byte text limit")
+        return NormalizedOutput(text_view(decode_utf8(data)))

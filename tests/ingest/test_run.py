@@ -110,6 +110,7 @@ def test_fingerprint_hit_reads_nothing_but_still_needs_membership(
         raise AssertionError("an unchanged file was read")
 
     monkeypatch.setattr("ingest.register.iter_file_chunks", refuse)
+    monkeypatch.setattr("ingest.register._read_small", refuse)
     assert _run(brain, root).unchanged == 1
     # A fresh brain with the same index: the entry's block is not a member, so the file is registered.
     other = Brain.init(tmp_path / "other")
@@ -123,8 +124,10 @@ def test_no_cache_rehashes_and_reproposes_nothing_for_members(tmp_path: Path, mo
     brain = Brain.init(tmp_path / "brain")
     _run(brain, root)
     reads: list[object] = []
-    real = __import__("ingest.register", fromlist=["iter_file_chunks"]).iter_file_chunks
-    monkeypatch.setattr("ingest.register.iter_file_chunks", lambda path: reads.append(path) or real(path))
+    module = __import__("ingest.register", fromlist=["iter_file_chunks"])
+    for name in ("iter_file_chunks", "_read_small"):  # a large source is streamed, a small one read at once
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda path, real=real: reads.append(path) or real(path))
     result = _run(brain, root, use_cache=False)
     assert reads and (result.unchanged, result.proposed, result.blocks_added) == (1, 0, 0)
 
