@@ -208,7 +208,10 @@ class RegistryClient:
 
     def _unexpected(self, what: str, response: requests.Response) -> RemoteError:
         codes = ",".join(_error_codes(response)) or response.reason
-        return RemoteError(f"{what} on {self.reference.registry}: unexpected HTTP {response.status_code} ({codes})")
+        message = f"{what} on {self.reference.registry}: unexpected HTTP {response.status_code} ({codes})"
+        if response.status_code == 405:
+            return RemoteError(message, hint="the registry refuses it here: read-only, or a pull-through cache?")
+        return RemoteError(message)
 
     def ping(self) -> None:
         """GET /v2/: proves the registry speaks the distribution API and accepts our credentials."""

@@ -126,6 +126,16 @@ def test_persistent_503_gives_up_with_remote_error(faulty_proxy: FaultyProxy) ->
     assert len(faulty_proxy.requests_seen) == FAST.attempts
 
 
+def test_a_read_only_registry_says_so(faulty_proxy: FaultyProxy) -> None:
+    refused = (405, {"Allow": "GET, HEAD"}, b"Method not allowed")
+    faulty_proxy.hook = lambda method, path: refused if method == "POST" else None
+    client = _client(faulty_proxy.host, "transport/readonly")
+    data = b"refused upload"
+    with pytest.raises(RemoteError, match=r"unexpected HTTP 405") as caught:
+        client.push_blob(OciDigest.of(data), len(data), lambda: io.BytesIO(data))
+    assert "read-only" in (caught.value.hint or "")
+
+
 def test_upload_restarts_after_a_failed_chunk(registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path) -> None:
     data = os.urandom(200_000)
     failures = {"left": 1}
