@@ -10,6 +10,7 @@ one resumes where it stopped.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -116,8 +117,12 @@ _DERIVED = frozenset({MemoryType.SEMANTIC, MemoryType.PROCEDURAL})
 
 
 def _holds_blobs(brain: Brain) -> bool:
-    with contextlib.closing(brain.blobs.digests()) as digests:
-        return next(digests, None) is not None
+    # Temporary files count too: a concurrent pull into the same new directory may be downloading.
+    try:
+        with os.scandir(brain.blobs.directory) as entries:
+            return next(entries, None) is not None
+    except FileNotFoundError:
+        return False
 
 
 def select_modules(manifest: Manifest, wanted: set[MemoryType] | None) -> tuple[list[MemoryType], list[MemoryType]]:
