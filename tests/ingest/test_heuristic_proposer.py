@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -201,3 +203,25 @@ def test_every_candidate_of_any_text_is_a_valid_block(lines: list[str], media_ty
         assert block.schema_version == 1 and candidate.locator
         keys.add(block.block_id)
     assert len(keys) == len(candidates)
+
+
+_BACKTRACKING_SENTENCE = re.compile(r"(?:[^.!?]|[.!?](?!\s|$))+[.!?]?")
+
+
+@given(st.text(alphabet="ab .!?\n\t\u00a0", max_size=40))
+def test_sentence_spans_match_the_plain_pattern(text: str) -> None:
+    expected = [(m.start() + len(m[0]) - len(m[0].lstrip()), m.end()) for m in _BACKTRACKING_SENTENCE.finditer(text)]
+    assert sentences(text) == [span for span in expected if span[0] < span[1]]
+
+
+def test_one_huge_line_splits_into_sentences_in_constant_regex_memory() -> None:
+    import tracemalloc
+
+    line = "The " + "x is a " * 300_000  # once ~120 bytes of regex stack per character (250 MB here)
+    tracemalloc.start()
+    try:
+        spans = sentences(line)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert spans == [(0, len(line))] and peak < 10 << 20
