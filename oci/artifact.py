@@ -18,15 +18,17 @@ from brain.composition import Composition, ModuleRef
 from brain.errors import BrainError, NotFoundError
 from brain.identity import OciDigest, canonicalize, is_canonical, is_digest_string
 from brain.snapshot import Projection, Snapshot
+from brain.verify.codes import Severity
 from brain.verify.report import Problem
 from oci import media_types as mt
 from oci.manifest import Descriptor, Manifest
 from oci.members import BLOBS_PREFIX, COMPOSITION_MEMBER, content_hexes, scan_history, tombstones_of
 from oci.pack import module_annotations
-from oci.tarball_reader import LayerReader
+from oci.tarball_reader import MAX_TRUSTED_BOUND, LayerReader, inflate_bound
 
 # Envelopes are small; anything bigger is content and is only hashed.
 _ENVELOPE_LIMIT = 1 << 20
+_TAR_BLOCK = 512
 
 
 def resolve_manifest(brain: Brain, tag_or_digest: str) -> OciDigest:
@@ -45,6 +47,17 @@ class _Check:
 
     def add(self, code: str, detail: str, *, module: object = None, block: object = None) -> None:
         self.problems.append(Problem.of(code, detail, module=module, block=block))
+
+    def warn_if_beyond_reference_bound(self, layer: Descriptor, inflated: int, module: object = None) -> None:
+        """Warn when a layer inflates past the bound reference consumers enforce (§6.8): they would refuse it."""
+        bound = inflate_bound(layer.size)
+        if inflated > bound:
+            detail = (
+                f"layer {layer.digest} inflates to about {inflated} bytes, past the {bound}-byte bound consumers "
+                "following the reference enforce; they will refuse it (ours accept it with --max-inflate)"
+            )
+            problem = Problem.of("layer-inflate-ratio", detail, module=module, block=layer.digest)
+            self.problems.append(problem.model_copy(update={"severity": Severity.WARNING}))
 
     def blob(self, descriptor: Descriptor, what: str, prefix: str) -> bool:
         """Whether the described blob is stored with the right size and digest (reporting why not)."""
@@ -99,10 +112,13 @@ def _read_module_layer(
     small: dict[str, bytes] = {}
     composition: bytes | None = None
     what = f"{memory_type} layer {layer.digest}"
+    inflated = 0
     try:
         with check.brain.blobs.open(layer.digest) as stream:
-            for entry, chunks in LayerReader(stream, compressed_size=layer.size, what=what).members():
+            reader = LayerReader(stream, compressed_size=layer.size, what=what, max_inflate=MAX_TRUSTED_BOUND)
+            for entry, chunks in reader.members():
                 names.append(entry.name)
+                inflated += _TAR_BLOCK + -(-entry.size // _TAR_BLOCK) * _TAR_BLOCK
                 hasher, kept = hashlib.sha256(), bytearray()
                 for chunk in chunks:
                     hasher.update(chunk)
@@ -119,6 +135,7 @@ def _read_module_layer(
     except BrainError as e:
         check.add("layer-unreadable", e.message, module=memory_type, block=layer.digest)
         return None
+    check.warn_if_beyond_reference_bound(layer, inflated, module=memory_type)
     return names, small, composition
 
 
@@ -173,10 +190,13 @@ def _check_history(check: _Check, layer: Descriptor, source: OciDigest | None) -
     """Compare the history layer's members and snapshot-count with §6.4."""
     what = f"history layer {layer.digest}"
     names: list[str] = []
+    inflated = 0
     try:
         with check.brain.blobs.open(layer.digest) as stream:
-            for entry, chunks in LayerReader(stream, compressed_size=layer.size, what=what).members():
+            reader = LayerReader(stream, compressed_size=layer.size, what=what, max_inflate=MAX_TRUSTED_BOUND)
+            for entry, chunks in reader.members():
                 names.append(entry.name)
+                inflated += _TAR_BLOCK + -(-entry.size // _TAR_BLOCK) * _TAR_BLOCK
                 hasher = hashlib.sha256()
                 for chunk in chunks:
                     hasher.update(chunk)
@@ -186,6 +206,7 @@ def _check_history(check: _Check, layer: Descriptor, source: OciDigest | None) -
     except BrainError as e:
         check.add("layer-unreadable", e.message, block=layer.digest)
         return
+    check.warn_if_beyond_reference_bound(layer, inflated)
     count, claimed = sum(1 for n in names if n.startswith("snapshots/")), layer.annotation(mt.SNAPSHOT_COUNT)
     if claimed != str(count):
         check.add("history-count-mismatch", f"snapshot-count says {claimed}, the layer has {count}", block=layer.digest)

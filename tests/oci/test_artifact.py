@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -80,6 +81,13 @@ def _with_canonical_layer(brain: Brain, members: list[Member]) -> list[str]:
     return _codes(brain, document)
 
 
+def _problems_with_canonical_layer(brain: Brain, members: list[Member]) -> list:  # type: ignore[type-arg]
+    layer = layer_bytes(members)
+    document = reference_manifest()
+    document["layers"][0].update(digest=str(brain.blobs.put(layer)), size=len(layer))
+    return verify_artifact(brain, str(brain.blobs.put(manifest_bytes(document))))
+
+
 def _reference_members(brain: Brain) -> list[Member]:
     ref = brain.snapshot().modules["canonical"]  # type: ignore[union-attr]
     return list(scan_module(brain.blobs, MemoryType.CANONICAL, ref).members(brain.blobs))
@@ -119,3 +127,15 @@ def test_missing_layers_and_config(brain: Brain) -> None:
     document = reference_manifest()
     document["config"]["size"] += 1
     assert "config-size-mismatch" in _codes(brain, document)
+
+
+def test_highly_compressible_layer_is_a_warning_not_damage(brain: Brain) -> None:
+    # 12 MB of zeros gzips to a few KB: past the reference consumers' 100x bound, yet a sound layer.
+    members = _reference_members(brain)
+    big = b"\0" * (12 << 20)
+    members.append(Member("blobs/" + hashlib.sha256(big).hexdigest(), data=big))
+    members.sort(key=lambda m: (m.name != "composition.json", m.name))
+    problems = _problems_with_canonical_layer(brain, members)
+    warnings = [p for p in problems if p.code == "layer-inflate-ratio"]
+    assert len(warnings) == 1 and warnings[0].severity == "warning" and not warnings[0].is_error
+    assert "layer-unreadable" not in {p.code for p in problems}
