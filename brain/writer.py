@@ -10,9 +10,7 @@ Membership is kept in memory across checkpoints (a sorted list per touched modul
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -22,7 +20,8 @@ from brain.composition import Composition, ModuleRef
 from brain.errors import ConflictError, NotFoundError
 from brain.identity import BlockId, OciDigest, utc_timestamp, validate_actor_id
 from brain.snapshot import Snapshot
-from brain.store import BlobStore, Head, WriterLock, read_head, write_head
+from brain.store import Head, WriterLock, read_head, write_head
+from brain.store.background import BackgroundPuts
 
 if TYPE_CHECKING:
     from brain.brain import Brain
@@ -76,59 +75,6 @@ class _Membership:
         return self.ordered
 
 
-class _BackgroundPuts:
-    """Block envelopes stored by one worker thread while the caller goes on building the next ones.
-
-    Creating a file costs tens of microseconds of kernel time (more on a busy disk) and an ingest makes
-    one per block; the syscalls release the GIL, so a second core absorbs them. Puts go in batches to keep
-    the hand-off cheap; at most `MAX_BATCHES` are in flight (bounded memory). `drain()` waits for all of
-    them and re-raises the first error; `Writer.commit()` drains before it syncs, so the durability
-    order (blobs, sync, snapshot, head) is unchanged.
-    """
-
-    BATCH = 256
-    MAX_BATCHES = 8
-
-    def __init__(self, blobs: BlobStore) -> None:
-        self._blobs = blobs
-        self._batch: list[bytes] = []
-        self._futures: deque[Future[None]] = deque()
-        self._pool: ThreadPoolExecutor | None = None
-
-    def put(self, data: bytes) -> None:
-        self._batch.append(data)
-        if len(self._batch) >= self.BATCH:
-            self._submit()
-
-    def _submit(self) -> None:
-        if not self._batch:
-            return
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(1, thread_name_prefix="brain-blobs")
-        batch, self._batch = self._batch, []
-        self._futures.append(self._pool.submit(self._store, batch))
-        while len(self._futures) > self.MAX_BATCHES:
-            self._futures.popleft().result()
-
-    def _store(self, batch: list[bytes]) -> None:
-        for data in batch:
-            self._blobs.put(data, sync=False)
-
-    def drain(self) -> None:
-        """Wait until every put so far is stored; raises the first error a put met."""
-        self._submit()
-        while self._futures:
-            self._futures.popleft().result()
-
-    def close(self) -> None:
-        """Stop the worker after the puts in flight (nothing is left running past the lock)."""
-        self._batch.clear()
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
-        self._futures.clear()
-
-
 class Writer:
     """Holds the writer lock; stages blobs, blocks and removals; `commit()` makes one new snapshot.
 
@@ -151,7 +97,7 @@ class Writer:
         self._snapshot: Snapshot | None = None
         self._refs: dict[MemoryType, ModuleRef] = {}
         self._staged: dict[MemoryType, _Membership] = {}
-        self._puts = _BackgroundPuts(brain.blobs)
+        self._puts = BackgroundPuts(brain.blobs)
 
     # --- lifecycle ---------------------------------------------------------------------------------
 
