@@ -3,28 +3,34 @@
 Key = BLAKE3 of the JCS of a structured object (never string concatenation, so no two inputs collide):
 cache format, proposer id/version/model/parameters, and the task fields that shape the answer (operation,
 source, sorted allowed types, requirements, instructions). The task id is left out: it names a run, not
-a question. Entries live at `<brain>/boltzmann/cache/proposals/<2 hex>/<key>.json`, written atomically;
-an unreadable or corrupt entry is a miss. Only successful answers are stored. Nothing here is protocol
-data: the cache can be deleted at any time.
+a question. Only successful answers are stored. Nothing here is protocol data: the cache can be deleted
+at any time.
+
+Storage: one append-only file, `<brain>/boltzmann/cache/proposals.log`, one line per answer:
+`<key> <entry JSON>` (JSON never holds a raw newline). One file instead of one per source: creating a
+file costs more than everything else a small source's answer needs. The last line for a key wins; a
+torn line (a writer killed mid-append), an unreadable file or a corrupt entry is a miss. Appends happen
+under the brain's writer lock. Lines are indexed by key when first looked up and parsed only when used.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from blake3 import blake3
 
 from brain.errors import CanonicalFormError, InvalidInputError
 from brain.identity import canonicalize
-from brain.store.atomic import atomic_write
 from ingest.proposers.base import ProposalResult, Proposer, TokenUsage
 from ingest.proposers.candidates import Task, candidate_set_from_json, parse_candidate_set
 from ingest.proposers.errors import ProposerError
 
 CACHE_FORMAT = "brain.proposal-cache/1"
-CACHE_DIR = Path("boltzmann") / "cache" / "proposals"
+CACHE_FILE = Path("boltzmann") / "cache" / "proposals.log"
 
 
 def cache_key(proposer: Proposer, task: Task) -> str:
@@ -55,17 +61,31 @@ class ProposalCache:
     """Cached answers under one brain directory."""
 
     def __init__(self, brain_dir: Path) -> None:
-        self.root = Path(brain_dir) / CACHE_DIR
+        self.file = Path(brain_dir) / CACHE_FILE
+        self._lines: dict[str, bytes] | None = None
+        self._appender: BinaryIO | None = None
 
-    def path(self, key: str) -> Path:
-        """Where the entry for `key` lives."""
-        return self.root / key[:2] / f"{key}.json"
+    def _index(self) -> dict[str, bytes]:
+        if self._lines is None:
+            self._lines = {}
+            try:
+                data = self.file.read_bytes()
+            except OSError:
+                data = b""
+            for line in data.split(b"\n"):
+                key, _, entry = line.partition(b" ")
+                with contextlib.suppress(UnicodeDecodeError):
+                    self._lines[key.decode("ascii")] = entry
+        return self._lines
+
+    def has(self, key: str) -> bool:
+        """Whether an entry (not necessarily a readable one) is stored for `key`."""
+        return key in self._index()
 
     def get(self, key: str, task: Task | None = None) -> ProposalResult | None:
         """The cached answer (re-stamped with `task`'s id), or None on a miss or an unreadable entry."""
-        try:
-            data = self.path(key).read_bytes()
-        except OSError:
+        data = self._index().get(key)
+        if data is None:
             return None
         try:
             entry = json.loads(data)
@@ -88,7 +108,23 @@ class ProposalCache:
             "candidates": json.loads(result.candidates.to_bytes()),
             "usage": None if result.usage is None else result.usage.model_dump(),
         }
-        path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Durability is not needed (a lost entry is a miss); atomicity is (a torn entry must never parse).
-        atomic_write(path, json.dumps(entry, ensure_ascii=False, sort_keys=True).encode(), sync=False)
+        data = json.dumps(entry, ensure_ascii=False, sort_keys=True).encode()
+        if self._appender is None:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            self._appender = open(self.file, "ab")  # noqa: SIM115 - closed by close()
+            if self._appender.tell() and not self._ends_with_newline():
+                self._appender.write(b"\n")  # a killed writer's torn line must not swallow this one
+        # Durability is not needed (a lost entry is a miss); one write per line keeps a torn one detectable.
+        self._appender.write(key.encode("ascii") + b" " + data + b"\n")
+        self._index()[key] = data
+
+    def _ends_with_newline(self) -> bool:
+        with open(self.file, "rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            return handle.read(1) == b"\n"
+
+    def close(self) -> None:
+        """Flush and close the append handle (a no-op if nothing was put)."""
+        if self._appender is not None:
+            self._appender.close()
+            self._appender = None

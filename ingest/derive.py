@@ -82,7 +82,7 @@ class Deriver:
             instructions=self.options.instructions,
         )
         key = cache_key(self.proposer, task)
-        if not reg.newly_added and (not self.options.read_cache or self.cache.path(key).is_file()):
+        if not reg.newly_added and (not self.options.read_cache or self.cache.has(key)):
             return None
         source = SourceText.of(reg.block, reg.media_type or "text/plain", text)
         return Job(registration=reg, task=task, source=source, key=key)

@@ -157,7 +157,7 @@ class _Run:
             write_cache=not self.dry_run,
             concurrency=concurrency,
         )
-        cache = ProposalCache(brain.path)
+        self.cache = cache = ProposalCache(brain.path)
         self.deriver = Deriver(proposer, cache, self.stager, derive_options, brain.resolve)
         self.batch_size = max(8, 4 * concurrency)
         self.on_progress = on_progress
@@ -233,6 +233,7 @@ class _Run:
         if not self.dry_run:
             # Only after the commit: the index must never name a block that is not committed.
             self.index.save()
+            self.cache.close()  # flushed with each checkpoint; reopened by the next answer
         if self.snapshot is None and not self.dry_run:
             self.snapshot = self.brain.snapshot_digest()
 

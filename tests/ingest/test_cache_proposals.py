@@ -71,11 +71,35 @@ def test_roundtrip_restamps_task_id(tmp_path: Path) -> None:
     key = cache_key(HeuristicProposer(), _task())
     assert cache.get(key) is None
     cache.put(key, _result())
-    assert cache.path(key) == tmp_path / "boltzmann/cache/proposals" / key[:2] / f"{key}.json"
+    cache.close()
+    assert cache.file == tmp_path / "boltzmann/cache/proposals.log"
     assert cache.get(key) == _result()
-    again = cache.get(key, _task(task_id="run-2"))
+    reopened = ProposalCache(tmp_path)  # read back from the file, not the writer's memory
+    again = reopened.get(key, _task(task_id="run-2"))
     assert again.candidates.task_id == "run-2" and again.usage == _result().usage
-    assert [p.name for p in cache.path(key).parent.iterdir()] == [f"{key}.json"]
+    assert [p.name for p in cache.file.parent.iterdir()] == ["proposals.log"]
+    assert cache.file.read_bytes().count(b"\n") == 1 and cache.file.read_bytes().startswith(key.encode() + b" ")
+
+
+def _overwrite(cache: ProposalCache, key: str, entry: bytes) -> None:
+    """Append a later line for `key` (the last line for a key wins)."""
+    cache.close()
+    with open(cache.file, "ab") as handle:
+        handle.write(key.encode() + b" " + entry + b"\n")
+
+
+def test_a_torn_last_line_is_a_miss_and_does_not_swallow_the_next_answer(tmp_path: Path) -> None:
+    cache = ProposalCache(tmp_path)
+    cache.put("ab" * 32, _result())
+    cache.close()
+    whole = cache.file.read_bytes()
+    cache.file.write_bytes(whole + whole[: len(whole) // 2].replace(b"ab" * 32, b"cd" * 32))  # killed mid-append
+    assert ProposalCache(tmp_path).get("cd" * 32) is None
+    later = ProposalCache(tmp_path)
+    later.put("ef" * 32, _result())
+    later.close()
+    assert ProposalCache(tmp_path).get("ef" * 32) == _result()
+    assert ProposalCache(tmp_path).get("ab" * 32) == _result()
 
 
 @pytest.mark.parametrize(
@@ -93,19 +117,20 @@ def test_corrupt_entry_is_a_miss(tmp_path: Path, damage: bytes) -> None:
     cache = ProposalCache(tmp_path)
     key = "ab" * 32
     cache.put(key, _result())
-    cache.path(key).write_bytes(damage)
-    assert cache.get(key) is None
+    _overwrite(cache, key, damage)
+    assert ProposalCache(tmp_path).get(key) is None
 
 
 def test_tampered_answer_is_a_miss(tmp_path: Path) -> None:
     cache = ProposalCache(tmp_path)
     key = "cd" * 32
     cache.put(key, _result())
-    entry = json.loads(cache.path(key).read_bytes())
+    cache.close()
+    entry = json.loads(cache.file.read_bytes().split(b" ", 1)[1])
     entry["candidates"]["candidates"][0]["evidence"] = []
-    cache.path(key).write_text(json.dumps(entry))
-    assert cache.get(key) is None
+    _overwrite(cache, key, json.dumps(entry).encode())
+    assert ProposalCache(tmp_path).get(key) is None
     entry["candidates"] = _result().candidates.to_json()
     entry["usage"] = {"prompt_tokens": -1}
-    cache.path(key).write_text(json.dumps(entry))
-    assert cache.get(key) is None
+    _overwrite(cache, key, json.dumps(entry).encode())
+    assert ProposalCache(tmp_path).get(key) is None
