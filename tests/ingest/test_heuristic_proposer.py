@@ -12,7 +12,7 @@ from brain.blocks import Block
 from brain.identity import BlockId, canonicalize
 from ingest.proposers.base import SourceText
 from ingest.proposers.candidates import Candidate, Task
-from ingest.proposers.heuristic import HeuristicProposer
+from ingest.proposers.heuristic import HeuristicProposer, atx_heading
 from ingest.proposers.rules import dated, definition, procedure_goal, sentences, term_item
 
 SOURCE = BlockId("5" * 64)
@@ -225,3 +225,21 @@ def test_one_huge_line_splits_into_sentences_in_constant_regex_memory() -> None:
     finally:
         tracemalloc.stop()
     assert spans == [(0, len(line))] and peak < 10 << 20
+
+
+_BACKTRACKING_HEADING = re.compile(r"(#{1,6})\s+(.*?)\s*#*\s*")
+
+
+@given(st.integers(1, 8), st.text(alphabet="# ab\t\u00a0\n\x0b", max_size=14))
+def test_atx_heading_matches_the_plain_pattern(hashes: int, tail: str) -> None:
+    line = "#" * hashes + tail
+    match = _BACKTRACKING_HEADING.fullmatch(line)
+    assert atx_heading(line) == (None if match is None else (len(match[1]), match[2]))
+
+
+def test_a_heading_with_a_long_run_of_inner_spaces_is_linear() -> None:
+    # Once the pattern above took ~1 s for 1,000 inner spaces and ~1 min for 4,000 (cubic backtracking).
+    line = "## a" + " " * 200_000 + "b ##"
+    assert atx_heading(line) == (2, "a" + " " * 200_000 + "b")
+    found = _propose(line + "\n\nThe widget is a small thing.\n")
+    assert [(c.payload["label"], c.payload.get("subject")) for c in found] == [("widget", "a b")]
