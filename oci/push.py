@@ -4,6 +4,10 @@ Order: check the remote tag (a clean 404 is the only "nothing there"; any other 
 every blob the registry does not already hold (HEAD first, so an interrupted push resumes for free), and
 put the manifest last so the tag never names an incomplete artifact. A remote tag whose snapshot is not
 in the local history has diverged and is only overwritten with `force`.
+
+A push publishes the current head: a local tag packed from an older snapshot (an earlier `brain pack`, or a
+`brain pull` that recorded the remote's tag) is re-packed first, with the same module set. Packing is
+deterministic and reuses unchanged layers, so this is cheap; `as_packed` publishes the old packing as is.
 """
 
 from __future__ import annotations
@@ -13,10 +17,12 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict
 
+from brain.blocks.memory_type import MemoryType
 from brain.brain import Brain
 from brain.errors import ConflictError, LockTimeoutError, NotFoundError, UntrustedArtifactError, UsageError
 from brain.identity import OciDigest
 from brain.store.lock import WriterLock
+from oci import media_types as mt
 from oci.auth import resolve_credentials
 from oci.manifest import Descriptor, Manifest
 from oci.reference import Reference
@@ -40,6 +46,7 @@ class PushResult(BaseModel):
     replaced: OciDigest | None = None
     forced: bool = False
     head: OciDigest | None = None
+    repacked_from: OciDigest | None = None
 
     @property
     def stale(self) -> bool:
@@ -60,18 +67,45 @@ def local_history(brain: Brain, start: OciDigest) -> set[OciDigest]:
     return seen
 
 
-def local_artifact(brain: Brain, tag: str, *, lock_timeout: float | None = None) -> tuple[bytes, Manifest, bool]:
-    """The manifest bytes packed under `tag`, packing the current snapshot first if the tag is absent."""
-    packed = False
+class LocalArtifact(BaseModel):
+    """The artifact a push sends: its manifest, and whether it was packed (or re-packed) for this push."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    data: bytes
+    manifest: Manifest
+    created_tag: bool = False
+    repacked_from: OciDigest | None = None
+
+
+def _packed_modules(manifest: Manifest) -> set[MemoryType] | None:
+    """The module subset a projection artifact carries; None for a full snapshot artifact."""
+    if manifest.config.mediaType != mt.PROJECTION_CONFIG:
+        return None
+    return {m for m in (mt.module_of_layer(layer.mediaType) for layer in manifest.layers) if m is not None}
+
+
+def local_artifact(
+    brain: Brain, tag: str, *, as_packed: bool = False, lock_timeout: float | None = None
+) -> LocalArtifact:
+    """The artifact to publish under `tag`: packed now if absent, re-packed if it lags the head (unless `as_packed`)."""
+    from oci.pack import pack
+
     try:
         entry = brain.layout.resolve_tag(tag)
     except NotFoundError:
-        from oci.pack import pack
-
         result = pack(brain, tag, lock_timeout=lock_timeout)
-        entry, packed = brain.layout.resolve_tag(result.tag or tag), True
+        data = brain.blobs.get(brain.layout.resolve_tag(result.tag or tag).digest)
+        return LocalArtifact(data=data, manifest=Manifest.decode(data, what=f"local manifest (tag {tag})"), created_tag=True)
     data = brain.blobs.get(entry.digest)
-    return data, Manifest.decode(data, what=f"local manifest {entry.digest} (tag {tag})"), packed
+    manifest = Manifest.decode(data, what=f"local manifest {entry.digest} (tag {tag})")
+    old_snapshot, head = artifact_snapshot(manifest), brain.snapshot_digest()
+    if as_packed or head is None or old_snapshot == head:
+        return LocalArtifact(data=data, manifest=manifest)
+    result = pack(brain, tag, _packed_modules(manifest), lock_timeout=lock_timeout)
+    data = brain.blobs.get(result.digest)
+    manifest = Manifest.decode(data, what=f"local manifest {result.digest} (tag {tag})")
+    return LocalArtifact(data=data, manifest=manifest, repacked_from=old_snapshot)
 
 
 def artifact_snapshot(manifest: Manifest) -> OciDigest:
@@ -112,12 +146,14 @@ def push(
     progress: Progress | None = None,
     client: RegistryClient | None = None,
     lock_timeout: float | None = None,
+    as_packed: bool = False,
 ) -> PushResult:
-    """Publish the artifact tagged `ref.tag` (packing the current snapshot if needed) to `ref`."""
+    """Publish the current head under `ref.tag` (packing or re-packing it as needed; `as_packed`: the tag as is)."""
     if ref.digest is not None:
         raise UsageError(f"cannot push to {ref}: a push names a tag, not a digest", hint="drop the @sha256:... part")
     tag = ref.tag_or_default
-    data, manifest, packed = local_artifact(brain, tag, lock_timeout=lock_timeout)
+    local = local_artifact(brain, tag, as_packed=as_packed, lock_timeout=lock_timeout)
+    data, manifest, packed = local.data, local.manifest, local.created_tag or local.repacked_from is not None
     digest = OciDigest.of(data)
     snapshot = artifact_snapshot(manifest)
     try:
@@ -133,7 +169,7 @@ def push(
                 present += 1
         client.put_manifest(tag, data)
     except BaseException:
-        if packed:  # a refused or failed push leaves no new local tag behind (the packed layers stay as cache)
+        if local.created_tag:  # a refused or failed push leaves no new local tag behind (layers stay as cache)
             with contextlib.suppress(LockTimeoutError), WriterLock(brain.path, timeout=lock_timeout):
                 brain.layout.remove_tag(tag)
         raise
@@ -150,4 +186,5 @@ def push(
         replaced=None if replaced == digest else replaced,
         forced=force and replaced is not None and replaced != digest,
         head=brain.snapshot_digest(),
+        repacked_from=local.repacked_from,
     )

@@ -15,10 +15,14 @@ def push(
     ctx: typer.Context,
     reference: Annotated[str, typer.Argument(metavar="REF", help="HOST[:PORT]/REPOSITORY[:TAG]")],
     force: Annotated[bool, typer.Option("--force", help="Overwrite a remote tag that has diverged.")] = False,
+    as_packed: Annotated[
+        bool,
+        typer.Option("--packed", help="Publish the tag exactly as packed, even if it lags the current head."),
+    ] = False,
     plain_http: PlainHttpFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Push the brain to a registry; prints the manifest digest."""
+    """Push the current head to a registry (re-packing a lagging tag); prints the manifest digest."""
     from oci.push import push as push_artifact
     from oci.reference import parse_reference
 
@@ -27,13 +31,19 @@ def push(
     brain = context.open_brain()
     output = context.output(as_json)
     with blob_progress(output) as progress:
-        result = push_artifact(brain, ref, force=force, progress=progress, lock_timeout=context.lock_timeout)
+        result = push_artifact(
+            brain, ref, force=force, progress=progress, lock_timeout=context.lock_timeout, as_packed=as_packed
+        )
     if result.stale:
         output.warning(
             f"tag {result.tag} was packed from snapshot {result.snapshot.short}, not the current head "
-            f"{result.head.short}; run `brain pack --tag {result.tag}` to publish the head"
+            f"{result.head.short} (--packed); drop --packed to publish the head"
         )
-    if result.packed:
+    if result.repacked_from is not None:
+        output.message(
+            f"re-packed tag {result.tag} from the current head (it was packed from {result.repacked_from.short})"
+        )
+    elif result.packed:
         output.message(f"packed the current snapshot as tag {result.tag}")
     output.message(
         f"pushed {result.reference}: {result.blobs_uploaded} blob(s) uploaded "

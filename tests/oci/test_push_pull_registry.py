@@ -324,3 +324,26 @@ def test_interrupted_push_resends_nothing_complete(registry: RegistryServer, fau
     result = push(brain, ref, client=client)
     assert result.blobs_present == 2 and result.blobs_uploaded == 2
     assert sum(1 for m, _, _ in calls if m == "POST") == 2
+
+
+def test_push_repacks_a_lagging_subset_tag_with_the_same_modules(registry: RegistryServer, tmp_path: Path) -> None:
+    from oci.manifest import Manifest
+    from oci.pack import pack
+
+    from brain.blocks import EpisodicBlock
+
+    brain = Brain.init(tmp_path / "src")
+    commit_texts(brain, "first")
+    with brain.writer(ACTOR) as writer:
+        writer.add(EpisodicBlock(summary="an event outside the subset", occurred_at="2026-01-01T00:00:00Z"))
+        writer.commit()
+    packed = pack(brain, "sub", {MemoryType.CANONICAL})
+    head = commit_texts(brain, "second")
+    result = push(brain, parse_reference(registry.ref("repack/brain:sub")))
+    assert result.repacked_from is not None and result.snapshot == head and result.digest != packed.digest
+    manifest = Manifest.decode(brain.blobs.get(result.digest), what="pushed")
+    assert manifest.config.mediaType.endswith("projection.v1+json")
+    assert [layer.annotations.get("ai.gaussia.boltzmann.memory-type") for layer in manifest.layers[:-1]] == [
+        "canonical",
+        "provenance",
+    ]

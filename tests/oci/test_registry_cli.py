@@ -72,9 +72,14 @@ def test_push_pull_fetch_inspect_commands(registry: RegistryServer, tmp_path: Pa
     with source.writer("tester@example.org") as writer:
         writer.add(CanonicalBlock(blob=writer.put_blob(b"later"), media_type="text/plain", size=5))
         writer.commit()
-    stale = run(tmp_path, "--brain", "src", "push", ref)
-    assert stale.returncode == 0 and stale.stdout.strip() == digest
-    assert "brain pack --tag v1" in stale.stderr
+    as_packed = run(tmp_path, "--brain", "src", "push", ref, "--packed")
+    assert as_packed.returncode == 0 and as_packed.stdout.strip() == digest
+    assert "drop --packed" in as_packed.stderr
+    fresh = run(tmp_path, "--brain", "src", "push", ref)
+    assert fresh.returncode == 0 and fresh.stdout.strip() != digest
+    assert "re-packed tag v1 from the current head" in fresh.stderr
+    republished = run(tmp_path, "inspect", ref, "--json")
+    assert json.loads(republished.stdout)["digest"] == fresh.stdout.strip()
 
 
 def test_login_verifies_then_stores_and_never_echoes(auth_registry: RegistryServer, tmp_path: Path) -> None:
