@@ -163,6 +163,12 @@ class Writer:
         self._require_lock()
         return self.brain.blobs.put(data, sync=False)
 
+    def put_blob_later(self, data: bytes) -> OciDigest:
+        """`put_blob` for bytes nothing reads before the next commit: stored in the background, like blocks."""
+        self._require_lock()
+        self._puts.put(data)
+        return OciDigest.of(data)
+
     def put_blob_stream(self, chunks: Iterable[bytes], expected: OciDigest | None = None) -> tuple[OciDigest, int]:
         """Store a stream in constant memory; refuses it if it does not hash to `expected`."""
         self._require_lock()

@@ -110,6 +110,8 @@ class Stager:
         self.sink = sink
         self.actor = actor
         self._blob_size = blob_size
+        # Blobs put in the background this run: not on disk yet, but stored by the next commit.
+        self.deferred_sizes: dict[OciDigest, int] = {}
         self._members: dict[MemoryType, set[BlockId]] = {}
         self._statements: dict[ContradictionKey, list[tuple[str, BlockId]]] | None = None
         self.blocks_added = 0
@@ -207,6 +209,20 @@ class Stager:
         self.add(ProvenanceBlock(record=validation))
         return True
 
+    def put_blob_later(self, data: bytes) -> OciDigest:
+        """Store bytes nothing reads back before the next checkpoint (in the background when the sink can)."""
+        later = getattr(self.sink, "put_blob_later", None)
+        if later is None:
+            return self.sink.put_blob(data)
+        digest: OciDigest = later(data)
+        self.deferred_sizes[digest] = len(data)
+        return digest
+
+    def blob_size(self, digest: OciDigest) -> int | None:
+        """The size of a stored (or deferred) blob, None if it is not stored."""
+        size = self.deferred_sizes.get(digest)
+        return size if size is not None else self._blob_size(digest)
+
     def gate_context(self, read_block: Callable[[BlockId], Block]) -> GateContext:
         """The gate's view of the brain: live member sets and the member semantic statements.
 
@@ -221,7 +237,7 @@ class Stager:
         return GateContext(
             members=cast("dict[MemoryType, frozenset[BlockId]]", members),
             statements=cast("dict[ContradictionKey, tuple[tuple[str, BlockId], ...]]", self._statements),
-            blob_size=self._blob_size,
+            blob_size=self.blob_size,
         )
 
     def _remember_statements(self, blocks: Iterable[Block]) -> None:

@@ -117,7 +117,7 @@ class Registrar:
             media_type = self.options.media_type or guess.media_type
             tee = Blake3Tee([data] if data is not None else iter_file_chunks(source.path))
             if data is not None:
-                digest, size = self.stager.sink.put_blob(b"".join(tee)), len(data)
+                digest, size = self._put_small(b"".join(tee), media_type), len(data)
             else:
                 digest, size = self.stager.sink.put_blob_stream(tee)
         except FileNotFoundError:
@@ -164,6 +164,12 @@ class Registrar:
                 reg.problems.append(SourceProblemReport(stage="register", code="duplicate", detail=detail, kind="note"))
         self._first_path.setdefault(canonical.block_id, source.relpath)
         return reg
+
+    def _put_small(self, data: bytes, media_type: str) -> OciDigest:
+        pipeline = pipeline_for(media_type)
+        if pipeline is None or hasattr(pipeline, "normalize_bytes"):
+            return self.stager.put_blob_later(data)  # normalized from memory: nothing reads the file this run
+        return self.stager.sink.put_blob(data)  # the pipeline reads the stored blob
 
     def _still_current(self, entry: FingerprintEntry) -> bool:
         """The entry's block is a member and would be built the same way today."""
