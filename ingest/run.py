@@ -1,9 +1,10 @@
 """`brain ingest`, the use case: discover sources, register them, propose, validate, commit in checkpoints.
 
 One writer lock for the whole run. Every `checkpoint` registered sources (and at the end) the staged
-work is committed as one snapshot (by default: every `DEFAULT_CHECKPOINT` sources, but not before
-`CHECKPOINT_SECONDS` of work since the last one, because each checkpoint rewrites every changed
-composition in full and a fast run would spend its time there), and only then is the fingerprint index saved, so the index never
+work is committed as one snapshot. By default the interval grows with the run: `DEFAULT_CHECKPOINT`
+sources, or half of those registered so far, at most `MAX_CHECKPOINT`: each checkpoint rewrites every
+changed composition in full, so a fixed interval makes a long run quadratic. (Counted, never timed:
+the same sources give the same snapshots, history included.) and only then is the fingerprint index saved, so the index never
 claims a file whose block is not in a committed snapshot. A kill at any moment leaves the last
 checkpoint's snapshot as the head; re-running skips what it committed (fingerprints, membership) and
 redoes the rest (cached answers make the redo cheap), so nothing is duplicated.
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -39,7 +39,7 @@ from ingest.report import IngestProgress, IngestResult, SourceOutcome, SourcePro
 from ingest.sources import SourceFile, SourceProblem, discover
 
 DEFAULT_CHECKPOINT = 500
-CHECKPOINT_SECONDS = 10.0
+MAX_CHECKPOINT = 2500
 _BARE_MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*")
 
 
@@ -57,9 +57,14 @@ class IngestOptions:
     allow: tuple[MemoryType, ...] = tuple(sorted(PROPOSABLE_MEMORY_TYPES, key=lambda m: m.value))
     instructions: str | None = None
     checkpoint: int | None = None
-    """Commit every N registered sources exactly; None: every `DEFAULT_CHECKPOINT` once `CHECKPOINT_SECONDS` passed."""
+    """Commit every N registered sources exactly; None: the growing default (module docstring)."""
     use_cache: bool = True
     dry_run: bool = False
+
+
+def default_checkpoint_interval(committed: int) -> int:
+    """Sources per checkpoint once `committed` sources of this run are in snapshots (see the module docstring)."""
+    return max(DEFAULT_CHECKPOINT, min(MAX_CHECKPOINT, committed // 2))
 
 
 def parse_allowed(text: str) -> tuple[MemoryType, ...]:
@@ -167,7 +172,7 @@ class _Run:
         self.pending_jobs = 0
         self.snapshot: OciDigest | None = None
         self.checkpoints = 0
-        self.last_checkpoint = time.monotonic()
+        self.registered = 0
         self.bytes = 0
 
     def _blob_size(self, digest: OciDigest) -> int | None:
@@ -189,6 +194,7 @@ class _Run:
             if reg.status in ("registered", "replaced"):
                 self.bytes += reg.size or 0
                 since_checkpoint += 1
+                self.registered += 1
             if self.pending_jobs >= self.batch_size:
                 self._flush()
             if self._checkpoint_due(since_checkpoint):
@@ -221,10 +227,9 @@ class _Run:
     def _checkpoint_due(self, since: int) -> bool:
         if self.options.checkpoint is not None:
             return since >= self.options.checkpoint
-        return since >= DEFAULT_CHECKPOINT and time.monotonic() - self.last_checkpoint >= CHECKPOINT_SECONDS
+        return since >= default_checkpoint_interval(self.registered - since)
 
     def _checkpoint(self) -> None:
-        self.last_checkpoint = time.monotonic()
         self._flush()
         digest = self.stager.checkpoint()
         if digest is not None:

@@ -287,3 +287,11 @@ def test_a_large_source_is_streamed_in_constant_memory(tmp_path: Path) -> None:
     assert peak < 8 << 20, f"peak {peak / 2**20:.1f} MiB while registering a 24 MiB file"
     block = brain.resolve(BlockId.parse(result.outcomes[0].block))
     assert isinstance(block, CanonicalBlock) and brain.blobs.verify_file(block.blob)
+
+
+def test_the_default_checkpoint_interval_grows_with_the_run_and_is_capped() -> None:
+    from ingest.run import default_checkpoint_interval
+
+    assert [default_checkpoint_interval(n) for n in (0, 500, 1000, 1500, 3000, 5062, 10**6)] == [
+        500, 500, 500, 750, 1500, 2500, 2500,
+    ]  # fmt: skip
