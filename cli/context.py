@@ -11,6 +11,7 @@ from __future__ import annotations
 import getpass
 import os
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -59,8 +60,11 @@ class CliContext:
 
     def writer(self, brain: Brain) -> Writer:
         """The brain's writer as the validated actor, waiting `--lock-timeout` and saying so on stderr."""
-        notes = Output(quiet=self.quiet)
-        return brain.writer(self.actor(), lock_timeout=self.lock_timeout, on_wait=notes.message)
+        return brain.writer(self.actor(), lock_timeout=self.lock_timeout, on_wait=self.wait_note())
+
+    def wait_note(self) -> Callable[[str], None]:
+        """What a command waiting for the writer lock calls to say who it waits for (stderr, unless --quiet)."""
+        return Output(quiet=self.quiet).message
 
     def output(self, as_json: bool) -> Output:
         """The renderer for this command's results."""

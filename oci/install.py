@@ -151,6 +151,7 @@ def install_artifact(
     tag: str | None = None,
     fetch_only: bool = False,
     lock_timeout: float | None = None,
+    on_wait: Callable[[str], None] | None = None,
     guard: HeadGuard | None = None,
     max_inflate: int | None = None,
     record: bool = False,
@@ -163,6 +164,7 @@ def install_artifact(
     inflate bound for a trusted source (see `oci.tarball_reader.inflate_bound`). With `record`, an
     artifact installed whole is named in `index.json` (under `record_tag`, else untagged), so that
     `brain tags`, `verify --tag` and `push` see it; a selective install stores only part of it and is not.
+    `on_wait` is told who holds the writer lock while this waits for it.
     """
     manifest = Manifest.decode(manifest_bytes)
     source, refs, config_bytes = _config(fetch_blob, manifest)
@@ -175,7 +177,7 @@ def install_artifact(
                 f"the artifact does not carry module(s) {', '.join(absent)} (it carries {', '.join(map(str, carried))})"
             )
     chosen = carried if modules is None else [t for t in carried if t in modules]
-    with WriterLock(brain.path, timeout=lock_timeout):
+    with WriterLock(brain.path, timeout=lock_timeout, on_wait=on_wait):
         staging = Staging(brain.blobs)
         try:
             with open_blob(fetch_blob, history_layer) as stream:

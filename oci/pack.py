@@ -10,7 +10,7 @@ brain writes no new blob. Layers and the manifest are written first, made durabl
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
 from pydantic import BaseModel, ConfigDict
@@ -225,12 +225,20 @@ def build_manifest(
 
 
 def pack(
-    brain: Brain, tag: str | None = None, modules: set[MemoryType] | None = None, *, lock_timeout: float | None = None
+    brain: Brain,
+    tag: str | None = None,
+    modules: set[MemoryType] | None = None,
+    *,
+    lock_timeout: float | None = None,
+    on_wait: Callable[[str], None] | None = None,
 ) -> PackResult:
-    """Pack the current snapshot (or a subset of its modules), store it, and tag it in `index.json`."""
+    """Pack the current snapshot (or a subset of its modules), store it, and tag it in `index.json`.
+
+    `on_wait` is told who holds the writer lock while this waits for it (see `WriterLock`).
+    """
     if tag is not None:
         validate_tag(tag)
-    with WriterLock(brain.path, timeout=lock_timeout):
+    with WriterLock(brain.path, timeout=lock_timeout, on_wait=on_wait):
         snapshot_digest = brain.snapshot_digest()
         snapshot = brain.snapshot()
         if snapshot_digest is None or snapshot is None:

@@ -205,8 +205,12 @@ def pull(
     client: RegistryClient | None = None,
     lock_timeout: float | None = None,
     max_inflate: int | None = None,
+    on_wait: Callable[[str], None] | None = None,
 ) -> PullResult:
-    """Download what `reference`'s artifact adds and install it (moving the head unless `fetch_only`)."""
+    """Download what `reference`'s artifact adds and install it (moving the head unless `fetch_only`).
+
+    `on_wait` is told who holds the writer lock while the install waits for it.
+    """
     from oci.install import install_artifact
 
     if fetch_only and modules is not None:
@@ -232,6 +236,7 @@ def pull(
             tag=reference.tag,
             fetch_only=fetch_only,
             lock_timeout=lock_timeout,
+            on_wait=on_wait,
             guard=None if force else _refuse_divergence(brain),
             max_inflate=max_inflate,
             record=True,

@@ -86,7 +86,12 @@ def _packed_modules(manifest: Manifest) -> set[MemoryType] | None:
 
 
 def local_artifact(
-    brain: Brain, tag: str, *, as_packed: bool = False, lock_timeout: float | None = None
+    brain: Brain,
+    tag: str,
+    *,
+    as_packed: bool = False,
+    lock_timeout: float | None = None,
+    on_wait: Callable[[str], None] | None = None,
 ) -> LocalArtifact:
     """The artifact to publish under `tag`: packed now if absent, re-packed if it lags the head (unless `as_packed`)."""
     from oci.pack import pack
@@ -94,7 +99,7 @@ def local_artifact(
     try:
         entry = brain.layout.resolve_tag(tag)
     except NotFoundError:
-        result = pack(brain, tag, lock_timeout=lock_timeout)
+        result = pack(brain, tag, lock_timeout=lock_timeout, on_wait=on_wait)
         data = brain.blobs.get(brain.layout.resolve_tag(result.tag or tag).digest)
         return LocalArtifact(data=data, manifest=Manifest.decode(data, what=f"local manifest (tag {tag})"), created_tag=True)
     data = brain.blobs.get(entry.digest)
@@ -102,7 +107,7 @@ def local_artifact(
     old_snapshot, head = artifact_snapshot(manifest), brain.snapshot_digest()
     if as_packed or head is None or old_snapshot == head:
         return LocalArtifact(data=data, manifest=manifest)
-    result = pack(brain, tag, _packed_modules(manifest), lock_timeout=lock_timeout)
+    result = pack(brain, tag, _packed_modules(manifest), lock_timeout=lock_timeout, on_wait=on_wait)
     data = brain.blobs.get(result.digest)
     manifest = Manifest.decode(data, what=f"local manifest {result.digest} (tag {tag})")
     return LocalArtifact(data=data, manifest=manifest, repacked_from=old_snapshot)
@@ -147,12 +152,16 @@ def push(
     client: RegistryClient | None = None,
     lock_timeout: float | None = None,
     as_packed: bool = False,
+    on_wait: Callable[[str], None] | None = None,
 ) -> PushResult:
-    """Publish the current head under `ref.tag` (packing or re-packing it as needed; `as_packed`: the tag as is)."""
+    """Publish the current head under `ref.tag` (packing or re-packing it as needed; `as_packed`: the tag as is).
+
+    `on_wait` is told who holds the writer lock whenever a (re-)pack or clean-up waits for it.
+    """
     if ref.digest is not None:
         raise UsageError(f"cannot push to {ref}: a push names a tag, not a digest", hint="drop the @sha256:... part")
     tag = ref.tag_or_default
-    local = local_artifact(brain, tag, as_packed=as_packed, lock_timeout=lock_timeout)
+    local = local_artifact(brain, tag, as_packed=as_packed, lock_timeout=lock_timeout, on_wait=on_wait)
     data, manifest, packed = local.data, local.manifest, local.created_tag or local.repacked_from is not None
     digest = OciDigest.of(data)
     snapshot = artifact_snapshot(manifest)
@@ -170,7 +179,7 @@ def push(
         client.put_manifest(tag, data)
     except BaseException:
         if local.created_tag:  # a refused or failed push leaves no new local tag behind (layers stay as cache)
-            with contextlib.suppress(LockTimeoutError), WriterLock(brain.path, timeout=lock_timeout):
+            with contextlib.suppress(LockTimeoutError), WriterLock(brain.path, timeout=lock_timeout, on_wait=on_wait):
                 brain.layout.remove_tag(tag)
         raise
     return PushResult(

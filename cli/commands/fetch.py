@@ -28,7 +28,7 @@ def fetch(
     output = context.output(as_json)
     with brain_to_pull_into(context.brain_path) as (brain, created), blob_progress(output) as progress:
         result = pull(brain, ref, fetch_only=True, progress=progress, lock_timeout=context.lock_timeout,
-                      max_inflate=max_inflate)
+                      max_inflate=max_inflate, on_wait=context.wait_note())
     result = result.model_copy(update={"initialized": created})
     output.message(f"{result.blobs_fetched} blob(s) downloaded ({result.bytes_fetched} bytes), {result.blobs_reused} already stored")
     output.result(result, render)

@@ -29,7 +29,7 @@ def pack(
     context = cli_context(ctx)
     modules = None if not module else {MemoryType.parse(name.lower()) for name in module}
     brain = context.open_brain()
-    result = pack_brain(brain, tag, modules, lock_timeout=context.lock_timeout)
+    result = pack_brain(brain, tag, modules, lock_timeout=context.lock_timeout, on_wait=context.wait_note())
     output = context.output(as_json)
     if result.implied:
         implied = ", ".join(str(t) for t in result.implied)

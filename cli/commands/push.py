@@ -32,7 +32,8 @@ def push(
     output = context.output(as_json)
     with blob_progress(output) as progress:
         result = push_artifact(
-            brain, ref, force=force, progress=progress, lock_timeout=context.lock_timeout, as_packed=as_packed
+            brain, ref, force=force, progress=progress, lock_timeout=context.lock_timeout, as_packed=as_packed,
+            on_wait=context.wait_note(),
         )
     if result.stale:
         output.warning(
