@@ -45,6 +45,8 @@ class InstallResult(BaseModel):
     head_moved: bool
     blobs_added: int
     recorded: bool = False
+    # The installed snapshot already was the head (head_moved is then False).
+    already_head: bool = False
 
 
 def _plan(manifest: Manifest, refs: Mapping[str, ModuleRef]) -> tuple[dict[MemoryType, Descriptor], Descriptor]:
@@ -196,17 +198,19 @@ def install_artifact(
                     unpack_module(stream, layers[memory_type], memory_type, refs[str(memory_type)], staging, max_inflate)
                 _vector_layers(manifest, memory_type, fetch_blob, staging)
             left_out = [t for t in MODULE_ORDER if t.value in snapshot.modules and t not in chosen]
-            head_moved = False
+            head_moved = already_head = False
             if not fetch_only:
                 _check_removals(brain.blobs, source, snapshot, snapshots)
                 current = read_head(brain.path)
                 if guard is not None:
                     guard(current, source)
                 origin = Origin(partial=bool(left_out), reference=reference, snapshot=source, tag=tag)
-                head = Head.first(source, origin=origin) if current is None else current.advance(source, origin=origin)
+                head = next_head(current, source, origin)
                 brain.blobs.sync()
-                write_head(brain.path, head)
-                head_moved = True
+                if head is not None:
+                    write_head(brain.path, head)
+                already_head = current is not None and current.snapshot == source
+                head_moved = not already_head
             else:
                 brain.blobs.sync()
         except BaseException:
@@ -219,7 +223,23 @@ def install_artifact(
     return InstallResult(
         manifest=OciDigest.of(manifest_bytes), snapshot=source, modules=chosen, left_out=left_out,
         partial=bool(left_out), head_moved=head_moved, blobs_added=len(staging.added), recorded=recorded,
+        already_head=already_head,
     )
+
+
+def next_head(current: Head | None, source: OciDigest, origin: Origin) -> Head | None:
+    """The head to write after installing `source`, or None when `head.json` should stay as it is.
+
+    Installing the snapshot that already is the head leaves the head alone (its retained list and origin
+    stay): only a head recorded as a partial pull becomes whole when this install left nothing out.
+    """
+    if current is None:
+        return Head.first(source, origin=origin)
+    if current.snapshot != source:
+        return current.advance(source, origin=origin)
+    if current.origin is not None and current.origin.partial and not origin.partial:
+        return current.model_copy(update={"origin": origin})
+    return None
 
 
 def _vector_layers(manifest: Manifest, memory_type: MemoryType, fetch: BlobSource, staging: Staging) -> None:

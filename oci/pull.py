@@ -72,6 +72,8 @@ class PullResult(_Pulled):
     blobs_reused: int
     bytes_fetched: int
     head_moved: bool
+    # The pulled snapshot already was the head: nothing moved (see `oci.install.next_head`).
+    already_head: bool = False
     # The local index.json name of the pulled manifest (None when untagged or not recorded).
     tag: str | None = None
     recorded: bool = False
@@ -258,6 +260,7 @@ def pull(
         blobs_reused=len(plan.blobs) - len(added),
         bytes_fetched=sum(b.size for b in plan.missing),
         head_moved=outcome.head_moved,
+        already_head=outcome.already_head,
         tag=local_tag if outcome.recorded else None,
         recorded=outcome.recorded,
     )

@@ -49,7 +49,10 @@ def parse_modules(names: list[str] | None) -> set[MemoryType] | None:
 def render(result) -> Iterable[RenderableType]:  # type: ignore[no-untyped-def]
     """The lines `pull` and `fetch` print for people."""
     yield f"{result.reference} {result.digest}"
-    yield f"snapshot {result.snapshot}" + ("" if result.head_moved else " (fetched, head not moved)")
+    if result.already_head:
+        yield f"snapshot {result.snapshot} (already the head)"
+    else:
+        yield f"snapshot {result.snapshot}" + ("" if result.head_moved else " (fetched, head not moved)")
     if result.left_out:
         yield "left out: " + ", ".join(str(t) for t in result.left_out)
     if result.tag:

@@ -211,3 +211,31 @@ def test_config_that_is_not_its_source_snapshot_is_refused(tmp_path: Path) -> No
     with pytest.raises(UntrustedArtifactError, match="lacks the source snapshot"):
         install_artifact(brain, manifest_bytes(document), _fetch(blobs), reference=REF)
     assert brain.head() is None and _blob_names(brain) == set()
+
+
+def test_installing_the_current_head_again_leaves_head_json_alone(tmp_path: Path) -> None:
+    brain = Brain.init(tmp_path / "b")
+    data, fetch = (REFERENCE_BLOBS / V2).read_bytes(), _fetch(REFERENCE_BLOBS)
+    first = install_artifact(brain, data, fetch, reference=REF, tag="v2")
+    head_file = brain.path / "boltzmann" / "head.json"
+    before, stamp = head_file.read_bytes(), head_file.stat().st_mtime_ns
+    again = install_artifact(brain, data, fetch, reference="elsewhere.example/brain:v2", tag="v2")
+    assert first.head_moved and not first.already_head
+    assert not again.head_moved and again.already_head and again.snapshot == first.snapshot
+    assert head_file.read_bytes() == before and head_file.stat().st_mtime_ns == stamp
+
+
+def test_a_partial_head_becomes_whole_when_the_same_snapshot_is_installed_whole(tmp_path: Path) -> None:
+    brain = Brain.init(tmp_path / "b")
+    data, fetch = (REFERENCE_BLOBS / V2).read_bytes(), _fetch(REFERENCE_BLOBS)
+    install_artifact(brain, data, fetch, {MemoryType.EPISODIC, MemoryType.PROVENANCE}, reference=REF)
+    partial = brain.head()
+    whole = install_artifact(brain, data, fetch, reference=REF)
+    head = brain.head()
+    assert partial is not None and partial.origin is not None and partial.origin.partial
+    assert not whole.head_moved and whole.already_head
+    assert head is not None and head.origin is not None and not head.origin.partial
+    assert head.retained == partial.retained
+    # A whole head stays whole when a subset of the same snapshot is installed over it.
+    install_artifact(brain, data, fetch, {MemoryType.EPISODIC, MemoryType.PROVENANCE}, reference=REF)
+    assert brain.head() == head

@@ -155,3 +155,20 @@ def test_pull_into_a_file_or_a_foreign_directory_is_refused_with_the_right_hint(
     assert foreign.returncode == 2
     assert "hint: pull into a new or empty directory, or into an existing brain" in foreign.stderr
     assert sorted(p.name for p in (tmp_path / "foreign").iterdir()) == ["notes.txt"]
+
+
+def test_pulling_the_same_artifact_twice_does_not_move_the_head(registry: RegistryServer, tmp_path: Path) -> None:
+    make_brain(tmp_path / "src", "twice")
+    ref = registry.ref("cli/twice:v1")
+    assert run(tmp_path, "--brain", "src", "push", ref).returncode == 0
+    first = run(tmp_path, "--brain", "dest", "pull", ref, "--json")
+    assert first.returncode == 0 and json.loads(first.stdout)["head_moved"] is True
+    head_file = tmp_path / "dest" / "boltzmann" / "head.json"
+    before, stamp = head_file.read_bytes(), head_file.stat().st_mtime_ns
+    second = run(tmp_path, "--brain", "dest", "pull", ref, "--json")
+    body = json.loads(second.stdout)
+    assert second.returncode == 0 and body["blobs_fetched"] == 0
+    assert body["head_moved"] is False and body["already_head"] is True
+    assert head_file.read_bytes() == before and head_file.stat().st_mtime_ns == stamp
+    people = run(tmp_path, "--brain", "dest", "pull", ref)
+    assert people.returncode == 0 and "(already the head)" in people.stdout
