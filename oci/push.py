@@ -107,7 +107,8 @@ def local_artifact(
     old_snapshot, head = artifact_snapshot(manifest), brain.snapshot_digest()
     if as_packed or head is None or old_snapshot == head:
         return LocalArtifact(data=data, manifest=manifest)
-    result = pack(brain, tag, _packed_modules(manifest), lock_timeout=lock_timeout, on_wait=on_wait)
+    result = pack(brain, tag, _packed_modules(manifest), lock_timeout=lock_timeout,
+                  on_wait=on_wait)
     data = brain.blobs.get(result.digest)
     manifest = Manifest.decode(data, what=f"local manifest {result.digest} (tag {tag})")
     return LocalArtifact(data=data, manifest=manifest, repacked_from=old_snapshot)
