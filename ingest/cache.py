@@ -94,11 +94,14 @@ class ProposalCache:
             # Through the same hostile-input parser as a fresh answer: the file may have been edited.
             answer = parse_candidate_set(json.dumps(entry["candidates"]).encode())
             usage = None if entry.get("usage") is None else TokenUsage.model_validate(entry["usage"])
+            notes = entry.get("notes", [])
+            if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+                return None
         except (ValueError, KeyError, TypeError, ProposerError):
             return None
         if task is not None:
             answer = candidate_set_from_json(answer.to_json() | {"task_id": task.task_id})
-        return ProposalResult(candidates=answer, usage=usage)
+        return ProposalResult(candidates=answer, usage=usage, notes=tuple(notes))
 
     def put(self, key: str, result: ProposalResult) -> None:
         """Store a successful answer (failures are never passed here)."""
@@ -108,6 +111,8 @@ class ProposalCache:
             "candidates": json.loads(result.candidates.to_bytes()),
             "usage": None if result.usage is None else result.usage.model_dump(),
         }
+        if result.notes:  # a cache hit must report what the fresh answer did (e.g. `proposals-capped`)
+            entry["notes"] = list(result.notes)
         data = json.dumps(entry, ensure_ascii=False, sort_keys=True).encode()
         if self._appender is None:
             self.file.parent.mkdir(parents=True, exist_ok=True)

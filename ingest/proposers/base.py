@@ -88,6 +88,8 @@ class ProposalResult:
 
     candidates: CandidateSet
     usage: TokenUsage | None = None
+    # One line each, `code: detail` (e.g. `proposals-capped: ...`): things the run should report, not failures.
+    notes: tuple[str, ...] = ()
 
 
 @runtime_checkable

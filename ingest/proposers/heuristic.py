@@ -27,6 +27,7 @@ from ingest.proposers.candidates import Candidate, CandidateSet, Task
 
 PRODUCER = Producer(kind=ProducerKind.PIPELINE, id="brain/heuristic", version="1")
 MAX_CANDIDATES_PER_SOURCE = 2_000
+CAPPED = "proposals-capped"
 
 _HEADING_MARK = re.compile(r"(#{1,6})\s+")
 _ITEM = re.compile(r"\s{0,12}(?:([-*+•])|([0-9]{1,3})[.)])\s+(\S.*)")
@@ -60,8 +61,16 @@ class HeuristicProposer:
 
     def propose(self, task: Task, source: SourceText) -> ProposalResult:
         """Scan the source text; never fails on any text."""
-        found = extract(source, frozenset(task.allowed_memory_types))
-        return ProposalResult(CandidateSet(task_id=task.task_id, producer=PRODUCER, candidates=tuple(found)))
+        found, total = extract_counted(source, frozenset(task.allowed_memory_types))
+        answer = CandidateSet(task_id=task.task_id, producer=PRODUCER, candidates=tuple(found))
+        return ProposalResult(answer, notes=cap_notes(len(found), total))
+
+
+def cap_notes(kept: int, total: int) -> tuple[str, ...]:
+    """The `proposals-capped` note when the cap left candidates out, else nothing."""
+    if total <= kept:
+        return ()
+    return (f"{CAPPED}: kept the first {kept} of {total} candidates (at most {MAX_CANDIDATES_PER_SOURCE} per source)",)
 
 
 @dataclass
@@ -91,9 +100,11 @@ class _Scan:
         return self.headings[-1][1] if self.headings else None
 
     def emit(self, memory_type: str, key: tuple[str, ...], payload: dict[str, Any], lines: tuple[int, int]) -> None:
-        if memory_type not in self.allowed or key in self.seen or len(self.out) >= MAX_CANDIDATES_PER_SOURCE:
+        if memory_type not in self.allowed or key in self.seen:
             return
         self.seen.add(key)
+        if len(self.out) >= MAX_CANDIDATES_PER_SOURCE:
+            return  # still counted in `seen`: the cap note says how many were found
         first, last = lines
         locator = f"L{first}" if first == last else f"L{first}-L{last}"
         if self.page is not None:
@@ -240,6 +251,11 @@ class _Scan:
 
 def extract(source: SourceText, allowed: frozenset[str]) -> list[Candidate]:
     """The candidates the heuristic finds in `source`, in text order (`allowed` holds memory type names)."""
+    return extract_counted(source, allowed)[0]
+
+
+def extract_counted(source: SourceText, allowed: frozenset[str]) -> tuple[list[Candidate], int]:
+    """The first `MAX_CANDIDATES_PER_SOURCE` candidates of `extract`, and how many distinct ones it found in all."""
     out: list[Candidate] = []
     seen: set[tuple[str, ...]] = set()
     pages = source.text.split(PAGE_BREAK) if source.page_starts is not None else [source.text]
@@ -254,4 +270,4 @@ def extract(source: SourceText, allowed: frozenset[str]) -> list[Candidate]:
             if not in_fence:
                 scan.line(number, raw)
         scan.finish()
-    return out
+    return out, len(seen)

@@ -81,6 +81,23 @@ def test_roundtrip_restamps_task_id(tmp_path: Path) -> None:
     assert cache.file.read_bytes().count(b"\n") == 1 and cache.file.read_bytes().startswith(key.encode() + b" ")
 
 
+def test_notes_survive_the_cache(tmp_path: Path) -> None:
+    cache = ProposalCache(tmp_path)
+    key = cache_key(HeuristicProposer(), _task())
+    noted = ProposalResult(_result().candidates, notes=("proposals-capped: kept the first 1 of 2 candidates",))
+    cache.put(key, noted)
+    cache.close()
+    assert ProposalCache(tmp_path).get(key) == noted
+    plain_key = cache_key(HeuristicProposer(), _task(instructions="other"))
+    cache.put(plain_key, _result())
+    cache.close()
+    assert b"notes" not in cache.file.read_bytes().splitlines()[-1]  # entries without notes are as before
+    assert ProposalCache(tmp_path).get(plain_key) == _result()
+    _overwrite(cache, key, json.dumps({"format": "brain.proposal-cache/1", "key": key, "candidates":
+                                       json.loads(_result().candidates.to_bytes()), "notes": [3]}).encode())
+    assert ProposalCache(tmp_path).get(key) is None
+
+
 def _overwrite(cache: ProposalCache, key: str, entry: bytes) -> None:
     """Append a later line for `key` (the last line for a key wins)."""
     cache.close()

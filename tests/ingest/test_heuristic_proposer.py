@@ -12,7 +12,7 @@ from brain.blocks import Block
 from brain.identity import BlockId, canonicalize
 from ingest.proposers.base import SourceText
 from ingest.proposers.candidates import Candidate, Task
-from ingest.proposers.heuristic import HeuristicProposer, atx_heading
+from ingest.proposers.heuristic import MAX_CANDIDATES_PER_SOURCE, HeuristicProposer, atx_heading
 from ingest.proposers.rules import dated, definition, procedure_goal, sentences, term_item
 
 SOURCE = BlockId("5" * 64)
@@ -243,3 +243,21 @@ def test_a_heading_with_a_long_run_of_inner_spaces_is_linear() -> None:
     assert atx_heading(line) == (2, "a" + " " * 200_000 + "b")
     found = _propose(line + "\n\nThe widget is a small thing.\n")
     assert [(c.payload["label"], c.payload.get("subject")) for c in found] == [("widget", "a b")]
+
+
+def test_truncation_at_the_cap_is_reported_as_a_note() -> None:
+    found = MAX_CANDIDATES_PER_SOURCE + 7
+    # Each line a distinct dated event, plus one repeat that dedupe drops (it is not counted as found).
+    text = "\n".join(f"2026-01-01 event {i}" for i in range(found)) + "\n2026-01-01 event 0\n"
+    task = Task(source=SOURCE, allowed_memory_types=ALL, task_id="t")
+    result = HeuristicProposer().propose(task, SourceText.of(SOURCE, "text/plain", text))
+    assert len(result.candidates.candidates) == MAX_CANDIDATES_PER_SOURCE
+    assert result.candidates.candidates[-1].payload["summary"] == f"event {MAX_CANDIDATES_PER_SOURCE - 1}"
+    assert result.notes == (
+        f"proposals-capped: kept the first {MAX_CANDIDATES_PER_SOURCE} of {found} candidates "
+        f"(at most {MAX_CANDIDATES_PER_SOURCE} per source)",
+    )
+    under = "\n".join(f"2026-01-01 event {i}" for i in range(MAX_CANDIDATES_PER_SOURCE))
+    exact = HeuristicProposer().propose(task, SourceText.of(SOURCE, "text/plain", under))
+    assert len(exact.candidates.candidates) == MAX_CANDIDATES_PER_SOURCE and exact.notes == ()
+    assert HeuristicProposer().propose(task, SourceText.of(SOURCE, "text/markdown", DOC)).notes == ()
