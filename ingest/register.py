@@ -162,8 +162,23 @@ class Registrar:
             if first is not None:
                 detail = f"same bytes as {first}"
                 reg.problems.append(SourceProblemReport(stage="register", code="duplicate", detail=detail, kind="note"))
+            elif (known := self.index.get(source.path)) is not None and known.sha256 != digest:
+                self._check_reverted(reg, canonical.block_id)
         self._first_path.setdefault(canonical.block_id, source.relpath)
         return reg
+
+    def _check_reverted(self, reg: Registration, block: BlockId) -> None:
+        """A file changed back to bytes a later version superseded: the brain cannot present them again."""
+        winners = self.origins.superseded_by(block)
+        if winners:
+            detail = (
+                f"these bytes are {block.short}, superseded by {', '.join(w.short for w in winners)}, which the "
+                "brain still presents as current: §7.2 has no way back (drop the supersession record to restore them)"
+            )
+            reg.problems.append(
+                SourceProblemReport(stage="register", code="reverted-to-superseded", detail=detail, kind="failure")
+            )
+            reg.fingerprint = None  # not recorded: every run reports it until the brain and the file agree
 
     def _put_small(self, data: bytes, media_type: str) -> OciDigest:
         pipeline = pipeline_for(media_type)

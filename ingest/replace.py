@@ -57,6 +57,11 @@ class Origins:
             key=lambda b: b.hex,
         )
 
+    def superseded_by(self, block: BlockId) -> list[BlockId]:
+        """The blocks that supersede `block` in the run's starting ledger, ascending; [] if none does."""
+        ledger = self._load()
+        return sorted(ledger.superseded_by.get(block, ()) if ledger is not None else (), key=lambda b: b.hex)
+
     def registered(self, origin: str, block: BlockId, superseded: Iterable[BlockId]) -> None:
         """Record that this run registered `block` under `origin`, superseding `superseded`."""
         self._staged.setdefault(origin, set()).add(block)

@@ -116,3 +116,21 @@ def test_origin_option_is_the_identity_of_a_replaced_source(brain: BrainRunner, 
 def test_help_shows_a_clean_path_metavar(brain: BrainRunner) -> None:
     run = brain("ingest", "--help")
     assert run.code == 0 and "{PATH}..." in run.stdout.splitlines()[0] and "PATH..." not in run.stdout
+
+
+def test_reverting_to_superseded_bytes_is_reported_not_silent(brain: BrainRunner, tmp_path: Path) -> None:
+    brain_dir = tmp_path / "brain"
+    assert brain("--brain", str(brain_dir), "init").code == 0
+    docs = _write(tmp_path / "docs", {"g.md": GLOSSARY})
+    first = _ingest(brain, brain_dir, str(docs))
+    (docs / "g.md").write_text(GLOSSARY + "\nA quorum is a majority of replicas.\n")
+    _touch_later(docs / "g.md")
+    second = _ingest(brain, brain_dir, str(docs))
+    (docs / "g.md").write_text(GLOSSARY)
+    reverted = _ingest(brain, brain_dir, str(docs))
+    outcome = reverted["outcomes"][0]
+    assert outcome["block"] == first["outcomes"][0]["block"] and reverted["blocks_added"] == 0
+    assert [(p["code"], p["kind"]) for p in outcome["problems"]] == [("reverted-to-superseded", "failure")]
+    assert second["outcomes"][0]["block"][7:19] in outcome["problems"][0]["detail"]
+    strict = brain("--brain", str(brain_dir), "--actor", ACTOR, "ingest", str(docs), "--strict")
+    assert strict.code == 1 and "reverted-to-superseded" in strict.stdout  # reported by every run, not once
