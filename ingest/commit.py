@@ -180,14 +180,19 @@ class Stager:
             for b in block_ids
         )
 
-    def commit_validated(self, validated: ValidatedCandidate, answer: CandidateSet, task_id: str | None) -> bool:
-        """Add a validated block with its derivation and validation records (§3.7)."""
+    def commit_validated(
+        self, validated: ValidatedCandidate, answer: CandidateSet, task_id: str | None, at: str | None = None
+    ) -> bool:
+        """Add a validated block with its derivation and validation records (§3.7); `at` defaults to now.
+
+        One answer's blocks are one "commit validated candidates" operation, so callers pass one `at` for them.
+        """
         block = validated.block
         if not self.add(block):
             return False
         producer = answer.producer or Producer(kind=ProducerKind.ACTOR, id=self.actor.id)
         evidence = tuple(BlockId.parse(e) for e in dict.fromkeys(validated.candidate.evidence))
-        at = utc_timestamp()
+        at = at or utc_timestamp()
         derivation = DerivationRecord(
             actor=self.actor,
             at=at,

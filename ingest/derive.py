@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from brain.blocks import Block, MemoryType
-from brain.identity import BlockId
+from brain.identity import BlockId, utc_timestamp
 from ingest.cache import ProposalCache, cache_key
 from ingest.commit import Stager
 from ingest.proposers import ProposalResult, Proposer, ProposerError, SourceText, Task, propose_many
@@ -126,6 +126,7 @@ class Deriver:
         context = self.stager.gate_context(self._read_block)
         verdicts = validate_candidates(answer, job.task, context)
         job.counts["proposed"] = len(verdicts)
+        at = utc_timestamp()
         for verdict in verdicts:
             if isinstance(verdict, RejectedCandidate):
                 job.counts["rejected"] += 1
@@ -136,5 +137,5 @@ class Deriver:
                     reg.problems.append(
                         SourceProblemReport(stage="validate", code=issue.code, detail=detail, kind="rejection")
                     )
-            elif self.stager.commit_validated(verdict, answer, job.task.task_id):
+            elif self.stager.commit_validated(verdict, answer, job.task.task_id, at):
                 job.counts["validated"] += 1
