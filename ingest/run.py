@@ -147,7 +147,9 @@ class _Run:
             license=options.license, origin=options.origin, media_type=options.media_type, use_index=options.use_cache
         )
         start = brain.snapshot()
-        origins = Origins(
+        self.origins = origins = Origins(
+            brain.path,
+            None if start is None or MemoryType.CANONICAL.value not in start.modules else brain.snapshot_digest(),
             lambda: None if start is None or MemoryType.CANONICAL.value not in start.modules else brain.ledger(start),
             self.stager.is_member,
         )
@@ -239,6 +241,8 @@ class _Run:
             # Only after the commit: the index must never name a block that is not committed.
             self.index.save()
             self.cache.close()  # flushed with each checkpoint; reopened by the next answer
+            if digest is not None:
+                self.origins.save(digest)
         if self.snapshot is None and not self.dry_run:
             self.snapshot = self.brain.snapshot_digest()
 

@@ -40,6 +40,13 @@ def _corpus(root: Path, files: dict[str, str | bytes], age: float = 3600) -> Pat
     return root
 
 
+def _refusing(what: str):  # type: ignore[no-untyped-def]
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(what)
+
+    return refuse
+
+
 def _run(brain: Brain, root: Path, **options: object):  # type: ignore[no-untyped-def]
     return ingest(brain, [root], IngestOptions(**options), actor=ACTOR)  # type: ignore[arg-type]
 
@@ -106,9 +113,7 @@ def test_fingerprint_hit_reads_nothing_but_still_needs_membership(
     brain = Brain.init(tmp_path / "brain")
     _run(brain, root)
 
-    def refuse(*args: object, **kwargs: object) -> None:
-        raise AssertionError("an unchanged file was read")
-
+    refuse = _refusing("an unchanged file was read")
     monkeypatch.setattr("ingest.register.iter_file_chunks", refuse)
     monkeypatch.setattr("ingest.register._read_small", refuse)
     assert _run(brain, root).unchanged == 1
@@ -295,3 +300,23 @@ def test_the_default_checkpoint_interval_grows_with_the_run_and_is_capped() -> N
     assert [default_checkpoint_interval(n) for n in (0, 500, 1000, 1500, 3000, 5062, 10**6)] == [
         500, 500, 500, 750, 1500, 2500, 2500,
     ]  # fmt: skip
+
+
+def test_a_new_source_in_a_known_brain_reads_the_origin_sidecar_not_the_ledger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _corpus(tmp_path / "src", {"a.md": NOTE})
+    brain = Brain.init(tmp_path / "brain")
+    _run(brain, root)
+    _corpus(root, {"b.md": NOTE.replace("shard", "replica")})
+
+    monkeypatch.setattr(Brain, "ledger", _refusing("the ledger was read"))
+    assert _run(brain, root).registered == 1  # the sidecar named the head: no ledger read
+    (brain.path / "boltzmann" / "origins.json").write_text("{")  # a damaged cache: rebuilt from the ledger
+    _corpus(root, {"c.md": NOTE.replace("shard", "node")})
+    with pytest.raises(AssertionError, match="ledger was read"):
+        _run(brain, root)
+    monkeypatch.undo()
+    assert _run(brain, root).registered == 1
+    _corpus(root, {"a.md": NOTE + "\nA quorum is a majority.\n"}, age=1800)
+    assert _run(brain, root).replaced == 1
