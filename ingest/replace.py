@@ -90,14 +90,14 @@ class Origins:
             self._map()  # the run registered sources without asking: the map must include the committed part
         if self._committed is None:
             return
-        merged: dict[str, list[str]] = {}
-        for origin in sorted(self._committed.keys() | self._staged.keys()):
-            blocks = (self._committed.get(origin, set()) | self._staged.get(origin, set())) - self._superseded
-            if blocks:
-                merged[origin] = sorted(b.hex for b in blocks)
-        document = {"format": FORMAT, "origins": merged, "snapshot": str(snapshot)}
+        committed = self._committed
+        for origin, blocks in self._staged.items():
+            committed[origin] = committed.get(origin, set()) | blocks
+        for origin in [o for o, blocks in committed.items() if blocks & self._superseded]:
+            committed[origin] = committed[origin] - self._superseded
+        origins = {o: sorted(b.hex for b in blocks) for o, blocks in committed.items() if blocks}
+        document = {"format": FORMAT, "origins": origins, "snapshot": str(snapshot)}
         atomic_write(self._file, json.dumps(document, separators=(",", ":"), sort_keys=True).encode(), sync=False)
-        self._committed = {o: {BlockId(h) for h in hexes} for o, hexes in merged.items()}
         self._staged = {}
         self._start = snapshot
 
