@@ -122,6 +122,9 @@ class Deriver:
             reg.problems.append(problem)
             reg.fingerprint = None  # not done: the next run must propose again
             return
+        for note in job.result.notes:  # e.g. `proposals-capped: ...`: reported, never a failure
+            code, _, detail = note.partition(": ")
+            reg.problems.append(SourceProblemReport(stage="propose", code=code, detail=detail or note, kind="note"))
         answer = job.result.candidates
         context = self.stager.gate_context(self._read_block)
         verdicts = validate_candidates(answer, job.task, context)

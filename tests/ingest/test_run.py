@@ -15,7 +15,7 @@ from brain.errors import UsageError
 from brain.identity import BlockId
 from ingest.fingerprints import FingerprintIndex
 from ingest.normalize import TextNfc
-from ingest.proposers.heuristic import HeuristicProposer
+from ingest.proposers.heuristic import MAX_CANDIDATES_PER_SOURCE, HeuristicProposer
 from ingest.run import IngestOptions, ingest, parse_allowed
 from ingest.validate import CHECKS_RUN
 
@@ -320,3 +320,15 @@ def test_a_new_source_in_a_known_brain_reads_the_origin_sidecar_not_the_ledger(
     assert _run(brain, root).registered == 1
     _corpus(root, {"a.md": NOTE + "\nA quorum is a majority.\n"}, age=1800)
     assert _run(brain, root).replaced == 1
+
+
+def test_a_source_cut_at_the_candidate_cap_reports_a_note_not_a_failure(tmp_path: Path) -> None:
+    events = "\n".join(f"2026-01-01 event {i}" for i in range(MAX_CANDIDATES_PER_SOURCE + 5))
+    root = _corpus(tmp_path / "src", {"log.txt": events, "small.md": PLAIN})
+    result = _run(Brain.init(tmp_path / "brain"), root)
+    capped = next(o for o in result.outcomes if o.relpath == "log.txt")
+    assert capped.status == "registered" and capped.proposed == MAX_CANDIDATES_PER_SOURCE
+    assert [(p.stage, p.code, p.kind) for p in capped.problems] == [("propose", "proposals-capped", "note")]
+    assert f"of {MAX_CANDIDATES_PER_SOURCE + 5} candidates" in capped.problems[0].detail
+    assert result.problems_by_code == {"proposals-capped": 1} and result.strict_problems == 0 and result.failed == 0
+    assert all(not o.problems for o in result.outcomes if o.relpath == "small.md")
