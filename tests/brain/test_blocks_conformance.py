@@ -15,8 +15,9 @@ from brain.composition import Composition
 from brain.identity import BlockId, OciDigest, canonicalize
 from brain.merkle import merkle_root
 from brain.snapshot import Snapshot
+from tests.shared_paths import REFERENCE_BLOBS
 
-BLOBS = Path("/work/shared/fixtures/reference-brain/blobs/sha256")
+BLOBS = REFERENCE_BLOBS
 pytestmark = pytest.mark.skipif(not BLOBS.is_dir(), reason="reference brain fixture not present")
 _ENVELOPE = {"boltzmann", "memory_type", "payload", "schema_version", "serialization"}
 _COMPOSITION = {"block_ids", "boltzmann", "layout", "memory_type"}

@@ -14,8 +14,9 @@ from brain.composition import Composition
 from brain.identity import BlockId, OciDigest
 from brain.merkle import merkle_root
 from tests.brain.brain_helpers import fact, tree_digest
+from tests.shared_paths import REFERENCE_BRAIN
 
-REFERENCE = Path("/work/shared/fixtures/reference-brain")
+REFERENCE = REFERENCE_BRAIN
 HEAD = OciDigest.parse("sha256:095450f76bbc09cdf261edba937a7cc312346096750fe07b49f532d6640e5904")
 V1 = OciDigest.parse("sha256:100ea8f01da426a5a2020ddc90f28d49169b57793541cdbb266c2387ef549839")
 ROOTS = {

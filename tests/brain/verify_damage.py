@@ -15,8 +15,9 @@ from typing import Any
 from brain.identity import canonicalize
 from brain.identity.digest import BlockId
 from brain.merkle import merkle_root
+from tests.shared_paths import REFERENCE_BRAIN
 
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "reference-brain"
+REFERENCE = REFERENCE_BRAIN
 HEAD = "sha256:095450f76bbc09cdf261edba937a7cc312346096750fe07b49f532d6640e5904"
 V1_CONFIG = "sha256:100ea8f01da426a5a2020ddc90f28d49169b57793541cdbb266c2387ef549839"
 # Members of the reference brain's head (§8 table and the fixture's compositions).
@@ -35,9 +36,8 @@ LAYOUT = "rfc6962-sorted/1"
 
 def reference_source() -> Path:
     """The shared reference brain (read-only)."""
-    for candidate in (REFERENCE, Path("/work/shared/fixtures/reference-brain")):
-        if (candidate / "oci-layout").is_file():
-            return candidate
+    if (REFERENCE / "oci-layout").is_file():
+        return REFERENCE
     raise FileNotFoundError("the reference brain fixture (shared/fixtures/reference-brain) is not available")
 
 

@@ -21,9 +21,9 @@ from brain.blocks import Block
 from brain.brain import Brain
 from brain.identity import BlockId
 from cli.main import main
+from tests.shared_paths import REFERENCE_BRAIN
 
 BRAIN_EXE = Path(sys.executable).with_name("brain")
-REFERENCE_BRAIN = Path("/work/shared/fixtures/reference-brain")
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from brain.identity import OciDigest, canonicalize
 from oci.tarball import BLOCK_SIZE, gzip_chunks
+from tests.shared_paths import REFERENCE_BRAIN
 
-REFERENCE = Path("/work/shared/fixtures/reference-brain")
+REFERENCE = REFERENCE_BRAIN
 REFERENCE_BLOBS = REFERENCE / "blobs" / "sha256"
 V1 = "8d25935c3d932970d012695e280363409a3df5e24486b731be4100b46c283894"
 V2 = "004f409811fb337ad94948e57b795f8969ae12adb54bfce8979d1269424a0727"

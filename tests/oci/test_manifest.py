@@ -11,8 +11,9 @@ from brain.errors import UntrustedArtifactError
 from brain.identity import OciDigest
 from oci import media_types as mt
 from oci.manifest import Descriptor, Manifest
+from tests.shared_paths import REFERENCE_BLOBS
 
-BLOBS = Path("/work/shared/fixtures/reference-brain/blobs/sha256")
+BLOBS = REFERENCE_BLOBS
 V2 = "004f409811fb337ad94948e57b795f8969ae12adb54bfce8979d1269424a0727"
 V1 = "8d25935c3d932970d012695e280363409a3df5e24486b731be4100b46c283894"
 

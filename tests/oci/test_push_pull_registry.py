@@ -20,14 +20,12 @@ from oci.push import push
 from oci.reference import parse_reference
 from oci.retry import RetryPolicy
 from oci.transport import RegistryClient
+from tests.shared_paths import REFERENCE_BRAIN
 from tests.registry import FaultyProxy, RegistryServer, require_tool, skopeo_raw_manifest
 
 pytestmark = pytest.mark.registry
 FAST = RetryPolicy(attempts=3, base_delay=0.01, max_delay=0.02, max_retry_after=0.1)
 ACTOR = "tester@example.org"
-# CI clones the repository next to a copy of shared/; a developer's checkout sits in /work.
-_SHARED = [Path(__file__).resolve().parents[3] / "shared", Path("/work/shared")]
-REFERENCE_BRAIN = next((p for p in _SHARED if p.is_dir()), _SHARED[-1]) / "fixtures" / "reference-brain"
 V2_SNAPSHOT = "sha256:095450f76bbc09cdf261edba937a7cc312346096750fe07b49f532d6640e5904"
 V2_MANIFEST = "sha256:004f409811fb337ad94948e57b795f8969ae12adb54bfce8979d1269424a0727"
 

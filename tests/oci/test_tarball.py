@@ -14,8 +14,9 @@ import pytest
 
 from brain.errors import IntegrityError
 from oci.tarball import GZIP_HEADER, RECORD_SIZE, Member, layer_bytes, tar_chunks, ustar_header, write_layer
+from tests.shared_paths import REFERENCE_BRAIN
 
-REFERENCE = Path("/work/shared/fixtures/reference-brain")
+REFERENCE = REFERENCE_BRAIN
 BLOBS = REFERENCE / "blobs" / "sha256"
 HEAD_SNAPSHOT = "095450f76bbc09cdf261edba937a7cc312346096750fe07b49f532d6640e5904"
 GOLDEN = {
