@@ -57,6 +57,19 @@ def cache_key(proposer: Proposer, task: Task) -> str:
         raise InvalidInputError(f"proposer {proposer.id} parameters cannot be a cache key: {e.message}") from None
 
 
+def cache_entry(key: str, result: ProposalResult, candidates: bytes | None = None) -> bytes:
+    """The entry JSON `put` stores for `result` (`candidates`: its `to_bytes()`, when already made)."""
+    entry: dict[str, Any] = {
+        "format": CACHE_FORMAT,
+        "key": key,
+        "candidates": json.loads(result.candidates.to_bytes() if candidates is None else candidates),
+        "usage": None if result.usage is None else result.usage.model_dump(),
+    }
+    if result.notes:  # a cache hit must report what the fresh answer did (e.g. `proposals-capped`)
+        entry["notes"] = list(result.notes)
+    return json.dumps(entry, ensure_ascii=False, sort_keys=True).encode()
+
+
 class ProposalCache:
     """Cached answers under one brain directory."""
 
@@ -105,15 +118,10 @@ class ProposalCache:
 
     def put(self, key: str, result: ProposalResult) -> None:
         """Store a successful answer (failures are never passed here)."""
-        entry: dict[str, Any] = {
-            "format": CACHE_FORMAT,
-            "key": key,
-            "candidates": json.loads(result.candidates.to_bytes()),
-            "usage": None if result.usage is None else result.usage.model_dump(),
-        }
-        if result.notes:  # a cache hit must report what the fresh answer did (e.g. `proposals-capped`)
-            entry["notes"] = list(result.notes)
-        data = json.dumps(entry, ensure_ascii=False, sort_keys=True).encode()
+        self.put_entry(key, cache_entry(key, result))
+
+    def put_entry(self, key: str, data: bytes) -> None:
+        """Store an entry `cache_entry(key, ...)` built (e.g. in a proposer worker process)."""
         if self._appender is None:
             self.file.parent.mkdir(parents=True, exist_ok=True)
             self._appender = open(self.file, "ab")  # noqa: SIM115 - closed by close()

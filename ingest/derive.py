@@ -20,6 +20,7 @@ from brain.identity import BlockId, utc_timestamp
 from ingest.cache import ProposalCache, cache_key
 from ingest.commit import Stager
 from ingest.proposers import ProposalResult, Proposer, ProposerError, SourceText, Task, propose_many
+from ingest.proposers.pool import HeuristicPool, pack
 from ingest.register import Registration
 from ingest.report import SourceProblemReport
 from ingest.validate import RejectedCandidate, validate_candidates
@@ -47,6 +48,10 @@ class Job:
     result: ProposalResult | None = None
     error: ProposerError | None = None
     cached: bool = False
+    ticket: tuple[int, int] | None = None
+    """(chunk, index) when a pool worker is proposing for it."""
+    entry: bytes | None = None
+    """The proposal-cache entry a pool worker already built."""
     counts: dict[str, int] = field(default_factory=lambda: {"proposed": 0, "validated": 0, "rejected": 0})
 
 
@@ -60,8 +65,10 @@ class Deriver:
         stager: Stager,
         options: DeriveOptions,
         read_block: Callable[[BlockId], Block],
+        pool: HeuristicPool | None = None,
     ) -> None:
         self.proposer = proposer
+        self.pool = pool
         self.cache = cache
         self.stager = stager
         self.options = options
@@ -87,8 +94,24 @@ class Deriver:
         source = SourceText.of(reg.block, reg.media_type or "text/plain", text)
         return Job(registration=reg, task=task, source=source, key=key)
 
+    def prefetch(self, jobs: Sequence[Job]) -> None:
+        """Start proposing for `jobs` the cache cannot answer in the pool (if any); `run` collects the answers."""
+        if self.pool is None:
+            return
+        todo = [job for job in jobs if not (self.options.read_cache and self.cache.has(job.key))]
+        ticket = self.pool.submit([pack(job.task, job.source, job.key) for job in todo])
+        if ticket is not None:
+            for index, job in enumerate(todo):
+                job.ticket = (ticket, index)
+
+    def close(self) -> None:
+        """Stop the pool's workers, if any."""
+        if self.pool is not None:
+            self.pool.close()
+
     def run(self, jobs: Sequence[Job]) -> None:
         """Answer every job (cache first, then the proposer), then judge and stage the answers in order."""
+        pooled = self._collect(jobs)
         missing: list[Job] = []
         for job in jobs:
             hit = self.cache.get(job.key, job.task) if self.options.read_cache else None
@@ -96,12 +119,33 @@ class Deriver:
                 job.result, job.cached = hit, True
             else:
                 missing.append(job)
-        for job, outcome in zip(missing, self._propose(missing), strict=True):
-            job.result, job.error = outcome
+        proposed = iter(self._propose([job for job in missing if id(job) not in pooled]))
+        for job in missing:
+            job.result, job.error = (pooled[id(job)], None) if id(job) in pooled else next(proposed)
             if job.result is not None and self.options.write_cache:
-                self.cache.put(job.key, job.result)
+                if id(job) in pooled and job.entry is not None:
+                    self.cache.put_entry(job.key, job.entry)
+                else:
+                    self.cache.put(job.key, job.result)
         for job in jobs:
             self._judge(job)
+
+    def _collect(self, jobs: Sequence[Job]) -> dict[int, ProposalResult]:
+        """The pool's answers for `jobs`, by `id(job)`; a job whose chunk failed is left to `_propose`."""
+        if self.pool is None:
+            return {}
+        chunks: dict[int, list[tuple[ProposalResult, bytes]] | None] = {}
+        found: dict[int, ProposalResult] = {}
+        for job in jobs:
+            if job.ticket is None:
+                continue
+            ticket, index = job.ticket
+            if ticket not in chunks:
+                chunks[ticket] = self.pool.results(ticket)
+            replies = chunks[ticket]
+            if replies is not None:
+                found[id(job)], job.entry = replies[index]
+        return found
 
     def _propose(self, jobs: Sequence[Job]) -> list[tuple[ProposalResult | None, ProposerError | None]]:
         if not jobs:

@@ -32,7 +32,9 @@ from ingest.commit import DryRunSink, Sink, Stager, acting_actor
 from ingest.derive import DeriveOptions, Deriver, Job
 from ingest.fingerprints import FingerprintIndex
 from ingest.proposers import Proposer
+from ingest.proposers.heuristic import HeuristicProposer
 from ingest.proposers.loader import DEFAULT_PROPOSER, ProposerOptions, load_proposer
+from ingest.proposers.pool import HeuristicPool
 from ingest.register import Registrar, Registration, RegisterOptions
 from ingest.replace import Origins
 from ingest.report import IngestProgress, IngestResult, SourceOutcome, SourceProblemReport, summarize
@@ -40,6 +42,12 @@ from ingest.sources import SourceFile, SourceProblem, discover
 
 DEFAULT_CHECKPOINT = 500
 MAX_CHECKPOINT = 2500
+# Many sources with the built-in heuristic: proposed in worker processes (`ingest.proposers.pool`), chunks
+# handed over while later sources register, judged in batches. The schedule depends only on the proposer
+# and the source count, never on whether workers started, so snapshots stay byte-identical either way.
+POOL_MIN_SOURCES = 256
+POOL_CHUNK = 32
+POOL_BATCH = 128
 _BARE_MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*")
 
 
@@ -106,7 +114,10 @@ def ingest(
     )
     with writer as sink:
         run = _Run(brain, sink, proposer, options, actor, on_progress, total=len(found))
-        return run.execute(found)
+        try:
+            return run.execute(found)
+        finally:
+            run.deriver.close()
 
 
 def _discover_all(
@@ -165,13 +176,17 @@ class _Run:
             concurrency=concurrency,
         )
         self.cache = cache = ProposalCache(brain.path)
-        self.deriver = Deriver(proposer, cache, self.stager, derive_options, brain.resolve)
-        self.batch_size = max(8, 4 * concurrency)
+        pooled = type(proposer) is HeuristicProposer and total >= POOL_MIN_SOURCES
+        pool = HeuristicPool() if pooled else None
+        self.deriver = Deriver(proposer, cache, self.stager, derive_options, brain.resolve, pool)
+        self.batch_size = POOL_BATCH if pooled else max(8, 4 * concurrency)
+        self.chunk = POOL_CHUNK if pooled else 0
         self.on_progress = on_progress
         self.total = total
         self.outcomes: list[SourceOutcome] = []
         self.pending: list[tuple[Registration | SourceOutcome, Job | None]] = []
         self.pending_jobs = 0
+        self.unsubmitted: list[Job] = []
         self.snapshot: OciDigest | None = None
         self.checkpoints = 0
         self.registered = 0
@@ -193,6 +208,11 @@ class _Run:
             job = self.deriver.job_for(reg)
             self.pending.append((reg, job))
             self.pending_jobs += job is not None
+            if job is not None and self.chunk:
+                self.unsubmitted.append(job)
+                if len(self.unsubmitted) >= self.chunk:
+                    self.deriver.prefetch(self.unsubmitted)
+                    self.unsubmitted = []
             if reg.status in ("registered", "replaced"):
                 self.bytes += reg.size or 0
                 since_checkpoint += 1
@@ -225,6 +245,7 @@ class _Run:
             self.outcomes.append(_outcome(reg, job))
         self.pending.clear()
         self.pending_jobs = 0
+        self.unsubmitted = []
 
     def _checkpoint_due(self, since: int) -> bool:
         if self.options.checkpoint is not None:
