@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.brain import Brain
@@ -24,7 +24,7 @@ from oci import media_types as mt
 from oci.manifest import Descriptor, Manifest
 from oci.members import BLOBS_PREFIX, COMPOSITION_MEMBER, content_hexes, scan_history, tombstones_of
 from oci.pack import module_annotations
-from oci.tarball_reader import MAX_TRUSTED_BOUND, LayerReader, inflate_bound
+from oci.tarball_reader import MAX_TRUSTED_BOUND, LayerReader, TarEntry, inflate_bound
 
 # Envelopes are small; anything bigger is content and is only hashed.
 _ENVELOPE_LIMIT = 1 << 20
@@ -104,6 +104,22 @@ def _config_modules(check: _Check, manifest: Manifest) -> Mapping[str, ModuleRef
     return None
 
 
+def _members(
+    check: _Check, layer: Descriptor, what: str, module: object = None
+) -> Iterator[tuple[TarEntry, Iterator[bytes]]]:
+    """A stored layer's members, read with the trusted bound (the bytes are already local).
+
+    Once read through, warns if the layer inflates past the bound reference consumers enforce (§6.8).
+    """
+    inflated = 0
+    with check.brain.blobs.open(layer.digest) as stream:
+        reader = LayerReader(stream, compressed_size=layer.size, what=what, max_inflate=MAX_TRUSTED_BOUND)
+        for entry, chunks in reader.members():
+            inflated += _TAR_BLOCK + -(-entry.size // _TAR_BLOCK) * _TAR_BLOCK
+            yield entry, chunks
+    check.warn_if_beyond_reference_bound(layer, inflated, module=module)
+
+
 def _read_module_layer(
     check: _Check, layer: Descriptor, memory_type: MemoryType
 ) -> tuple[list[str], dict[str, bytes], bytes | None] | None:
@@ -112,30 +128,25 @@ def _read_module_layer(
     small: dict[str, bytes] = {}
     composition: bytes | None = None
     what = f"{memory_type} layer {layer.digest}"
-    inflated = 0
     try:
-        with check.brain.blobs.open(layer.digest) as stream:
-            reader = LayerReader(stream, compressed_size=layer.size, what=what, max_inflate=MAX_TRUSTED_BOUND)
-            for entry, chunks in reader.members():
-                names.append(entry.name)
-                inflated += _TAR_BLOCK + -(-entry.size // _TAR_BLOCK) * _TAR_BLOCK
-                hasher, kept = hashlib.sha256(), bytearray()
-                for chunk in chunks:
-                    hasher.update(chunk)
-                    if entry.size <= _ENVELOPE_LIMIT:
-                        kept += chunk
-                hex_digest = entry.name[len(BLOBS_PREFIX) :]
-                if entry.name == COMPOSITION_MEMBER:
-                    composition = bytes(kept)
-                elif entry.name.startswith(BLOBS_PREFIX) and hasher.hexdigest() != hex_digest:
-                    detail = f"{what}: {entry.name} does not hash to its name"
-                    check.add("layer-member-corrupt", detail, module=memory_type, block=layer.digest)
-                elif entry.name.startswith(BLOBS_PREFIX) and entry.size <= _ENVELOPE_LIMIT:
-                    small[hex_digest] = bytes(kept)
+        for entry, chunks in _members(check, layer, what, module=memory_type):
+            names.append(entry.name)
+            hasher, kept = hashlib.sha256(), bytearray()
+            for chunk in chunks:
+                hasher.update(chunk)
+                if entry.size <= _ENVELOPE_LIMIT:
+                    kept += chunk
+            hex_digest = entry.name[len(BLOBS_PREFIX) :]
+            if entry.name == COMPOSITION_MEMBER:
+                composition = bytes(kept)
+            elif entry.name.startswith(BLOBS_PREFIX) and hasher.hexdigest() != hex_digest:
+                detail = f"{what}: {entry.name} does not hash to its name"
+                check.add("layer-member-corrupt", detail, module=memory_type, block=layer.digest)
+            elif entry.name.startswith(BLOBS_PREFIX) and entry.size <= _ENVELOPE_LIMIT:
+                small[hex_digest] = bytes(kept)
     except BrainError as e:
         check.add("layer-unreadable", e.message, module=memory_type, block=layer.digest)
         return None
-    check.warn_if_beyond_reference_bound(layer, inflated, module=memory_type)
     return names, small, composition
 
 
@@ -190,23 +201,18 @@ def _check_history(check: _Check, layer: Descriptor, source: OciDigest | None) -
     """Compare the history layer's members and snapshot-count with §6.4."""
     what = f"history layer {layer.digest}"
     names: list[str] = []
-    inflated = 0
     try:
-        with check.brain.blobs.open(layer.digest) as stream:
-            reader = LayerReader(stream, compressed_size=layer.size, what=what, max_inflate=MAX_TRUSTED_BOUND)
-            for entry, chunks in reader.members():
-                names.append(entry.name)
-                inflated += _TAR_BLOCK + -(-entry.size // _TAR_BLOCK) * _TAR_BLOCK
-                hasher = hashlib.sha256()
-                for chunk in chunks:
-                    hasher.update(chunk)
-                if hasher.hexdigest() != entry.name.rsplit("/", 1)[-1]:
-                    detail = f"{what}: {entry.name} does not hash to its name"
-                    check.add("layer-member-corrupt", detail, block=layer.digest)
+        for entry, chunks in _members(check, layer, what):
+            names.append(entry.name)
+            hasher = hashlib.sha256()
+            for chunk in chunks:
+                hasher.update(chunk)
+            if hasher.hexdigest() != entry.name.rsplit("/", 1)[-1]:
+                detail = f"{what}: {entry.name} does not hash to its name"
+                check.add("layer-member-corrupt", detail, block=layer.digest)
     except BrainError as e:
         check.add("layer-unreadable", e.message, block=layer.digest)
         return
-    check.warn_if_beyond_reference_bound(layer, inflated)
     count, claimed = sum(1 for n in names if n.startswith("snapshots/")), layer.annotation(mt.SNAPSHOT_COUNT)
     if claimed != str(count):
         check.add("history-count-mismatch", f"snapshot-count says {claimed}, the layer has {count}", block=layer.digest)
