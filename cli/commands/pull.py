@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import RenderableType
@@ -69,17 +69,24 @@ def pull(
     as_json: JsonFlag = False,
 ) -> None:
     """Pull a brain from a registry into --brain (verified before the head moves)."""
+    run_pull(ctx, reference, plain_http, as_json, modules=parse_modules(module), force=force, max_inflate=max_inflate)
+
+
+def run_pull(ctx: typer.Context, reference: str, plain_http: bool, as_json: bool, **options: Any) -> None:
+    """What `pull` and `fetch` share: parse REF, pull into --brain (created if needed), report."""
     from oci.pull import brain_to_pull_into
     from oci.pull import pull as pull_artifact
     from oci.reference import parse_reference
 
     context = cli_context(ctx)
     ref = parse_reference(reference, plain_http=plain_http)
-    modules = parse_modules(module)
     output = context.output(as_json)
     with brain_to_pull_into(context.brain_path) as (brain, created), blob_progress(output) as progress:
-        result = pull_artifact(brain, ref, modules, force=force, progress=progress, lock_timeout=context.lock_timeout,
-                               max_inflate=max_inflate, on_wait=context.wait_note())
+        result = pull_artifact(
+            brain, ref, progress=progress, lock_timeout=context.lock_timeout, on_wait=context.wait_note(), **options
+        )
     result = result.model_copy(update={"initialized": created})
-    output.message(f"{result.blobs_fetched} blob(s) downloaded ({result.bytes_fetched} bytes), {result.blobs_reused} already stored")
+    output.message(
+        f"{result.blobs_fetched} blob(s) downloaded ({result.bytes_fetched} bytes), {result.blobs_reused} already stored"
+    )
     output.result(result, render)
