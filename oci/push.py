@@ -70,7 +70,7 @@ def local_history(brain: Brain, start: OciDigest) -> set[OciDigest]:
 class LocalArtifact(BaseModel):
     """The artifact a push sends: its manifest, and whether it was packed (or re-packed) for this push."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     data: bytes
     manifest: Manifest
