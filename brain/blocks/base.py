@@ -47,16 +47,22 @@ class Block(WireModel):
 
     def canonical_bytes(self) -> bytes:
         """The JCS bytes of the envelope: what is stored and hashed."""
-        if self._canonical is None:
-            self._canonical = canonicalize(self.envelope())
-        return self._canonical
+        # The private store directly: pydantic's attribute fallback costs microseconds per access, and an
+        # ingest asks each block for its bytes and id several times.
+        private = self.__pydantic_private__
+        data: bytes | None = private["_canonical"]  # type: ignore[index]
+        if data is None:
+            data = private["_canonical"] = canonicalize(self.envelope())  # type: ignore[index]
+        return data
 
     @property
     def block_id(self) -> BlockId:
         """The block id: SHA-256 of `canonical_bytes()`."""
-        if self._block_id is None:
-            self._block_id = BlockId.of(self.canonical_bytes())
-        return self._block_id
+        private = self.__pydantic_private__
+        block_id: BlockId | None = private["_block_id"]  # type: ignore[index]
+        if block_id is None:
+            block_id = private["_block_id"] = BlockId.of(self.canonical_bytes())  # type: ignore[index]
+        return block_id
 
     def __eq__(self, other: object) -> bool:
         # Identity is the canonical bytes; cached private state must not make equal blocks differ.

@@ -41,27 +41,58 @@ def canonicalize_parsed(value: Any) -> bytes:
 
 
 def _check_value(value: Any, where: str) -> None:
+    # Hot: every block built here passes through it. Strings (most leaves) are skipped without a call, and
+    # the path is only spelled out once something is wrong (`_locate`).
+    if type(value) is str or value is None or value is True or value is False:
+        return
+    if _acceptable(value):
+        return
+    raise _locate(value, where)
+
+
+def _acceptable(value: Any) -> bool:
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            if type(item) is not str and not _acceptable(item):
+                return False
+        return True
+    if kind is list or kind is tuple:
+        return all(type(item) is str or _acceptable(item) for item in value)
     if value is None or value is True or value is False or isinstance(value, str):
-        return
+        return True
     if isinstance(value, int):
-        if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
-            raise CanonicalFormError(f"integer at {where} is outside ±(2^53−1): {value}")
-        return
+        return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+    if isinstance(value, dict):
+        return _acceptable(dict(value))
+    if isinstance(value, (list, tuple)):
+        return _acceptable(list(value))
+    return False
+
+
+def _locate(value: Any, where: str) -> CanonicalFormError:
+    """The error for the first thing JCS refuses inside `value` (which is known to hold one)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        raise AssertionError("nothing to refuse")  # pragma: no cover - only called on refused values
+    if isinstance(value, int):
+        return CanonicalFormError(f"integer at {where} is outside ±(2^53−1): {value}")
     if isinstance(value, float):
-        raise CanonicalFormError(
+        return CanonicalFormError(
             f"float at {where} ({value!r}) is refused in hashed documents; use a string or a scaled integer"
         )
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
-                raise CanonicalFormError(f"non-string key {key!r} at {where}")
-            _check_value(item, f"{where}.{key}")
-        return
+                return CanonicalFormError(f"non-string key {key!r} at {where}")
+            if not _acceptable(item):
+                return _locate(item, f"{where}.{key}")
     if isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
-            _check_value(item, f"{where}[{index}]")
-        return
-    raise CanonicalFormError(f"value of type {type(value).__name__} at {where} is not JSON")
+            if not _acceptable(item):
+                return _locate(item, f"{where}[{index}]")
+    return CanonicalFormError(f"value of type {type(value).__name__} at {where} is not JSON")
 
 
 def _refuse_float(text: str) -> Any:

@@ -61,6 +61,20 @@ def test_canonicalize_refusals(value: object) -> None:
 
 
 @pytest.mark.parametrize(
+    ("value", "where"),
+    [
+        ({"x": [1, {"y": 1.5}]}, r"float at \$\.x\[1\]\.y "),
+        ([["a", 2**60]], r"integer at \$\[0\]\[1\] "),
+        ({"a": {"b": {2: "c"}}}, r"non-string key 2 at \$\.a\.b"),
+        ({"a": ("ok", {"b": None}, object())}, r"type object at \$\.a\[2\]"),
+    ],
+)
+def test_canonicalize_refusal_names_the_path(value: object, where: str) -> None:
+    with pytest.raises(CanonicalFormError, match=where):
+        canonicalize(value)
+
+
+@pytest.mark.parametrize(
     ("data", "message"),
     [
         (b"\xff", "UTF-8"),
