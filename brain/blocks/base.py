@@ -10,6 +10,7 @@ from brain.blocks.fields import WireModel
 from brain.blocks.memory_type import MemoryType
 from brain.errors import IntegrityError
 from brain.identity import BlockId, canonicalize
+from brain.identity.jcs import canonicalize_parsed
 
 PROTOCOL_VERSION = 1
 SERIALIZATION = "jcs/1"
@@ -27,6 +28,10 @@ class Block(WireModel):
         memory_type: MemoryType
         schema_version: int
 
+    # Whether every field is validated to an exact JSON type (strict strings, integers within ±(2^53−1)), so
+    # the envelope needs no walk for floats or unsafe integers before it is serialized.
+    _exact_json_fields: ClassVar[bool] = False
+
     # Filled lazily (or by the decoder with the verified stored bytes); the model is frozen so they never go stale.
     _canonical: bytes | None = PrivateAttr(default=None)
     _block_id: BlockId | None = PrivateAttr(default=None)
@@ -35,12 +40,12 @@ class Block(WireModel):
         """The payload object exactly as it is serialized (absent optional members omitted)."""
         return self.to_json()
 
-    def envelope(self) -> dict[str, Any]:
-        """The five-key envelope object that is hashed."""
+    def envelope(self, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The five-key envelope object that is hashed (`payload`: this block's, when the caller has it)."""
         return {
             "boltzmann": PROTOCOL_VERSION,
             "memory_type": self.memory_type.value,
-            "payload": self.payload(),
+            "payload": self.payload() if payload is None else payload,
             "schema_version": self.schema_version,
             "serialization": SERIALIZATION,
         }
@@ -52,7 +57,9 @@ class Block(WireModel):
         private = self.__pydantic_private__
         data: bytes | None = private["_canonical"]  # type: ignore[index]
         if data is None:
-            data = private["_canonical"] = canonicalize(self.envelope())  # type: ignore[index]
+            envelope = self.envelope()
+            data = canonicalize_parsed(envelope) if self._exact_json_fields else canonicalize(envelope)
+            private["_canonical"] = data  # type: ignore[index]
         return data
 
     @property
@@ -97,7 +104,7 @@ class Block(WireModel):
         return block_from_payload(MemoryType.parse(str(memory_type)), payload)
 
     def _adopt(self, stored: bytes, block_id: BlockId) -> None:
-        """Remember verified stored bytes and their id (decoder use only)."""
+        """Remember verified canonical bytes and their id (decoder use only)."""
         # Straight into the private store: pydantic's __setattr__ is a measurable share of a decode.
         self.__pydantic_private__.update(_canonical=stored, _block_id=block_id)  # type: ignore[union-attr]
 
@@ -107,3 +114,4 @@ class TypedBlock(Block):
 
     memory_type: ClassVar[MemoryType]
     schema_version: ClassVar[int] = 1
+    _exact_json_fields: ClassVar[bool] = True  # the field types of `brain.blocks.fields`, strict throughout

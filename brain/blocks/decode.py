@@ -145,8 +145,12 @@ def _typed_v1(memory_type: MemoryType, cleaned: dict[str, Any]) -> Block | None:
     """
     try:
         block = TYPED_V1[memory_type].model_validate(cleaned)
-        block.canonical_bytes()  # a lone surrogate passes the model but not JCS; the schema path explains it
-        return block if block.payload() == cleaned else None
+        payload = block.payload()
+        if payload != cleaned:
+            return None
+        canonical = canonicalize_parsed(block.envelope(payload))  # a lone surrogate passes the model, not JCS
+        block._adopt(canonical, BlockId.of(canonical))
+        return block
     except (ValidationError, CanonicalFormError):
         return None
 

@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+import orjson
 import rfc8785
 
 from brain.errors import CanonicalFormError
@@ -30,9 +31,10 @@ def canonicalize(value: Any) -> bytes:
 def canonicalize_parsed(value: Any) -> bytes:
     """The JCS bytes of a value `parse_strict` returned (already free of what JCS refuses): no re-check walk."""
     try:
-        # Fast path: for checked values, sorted-key json.dumps is byte-identical to JCS except for key order
-        # around characters above U+FFFF (UTF-16 vs code-point order); any 4-byte UTF-8 sequence defers to rfc8785.
-        fast = _ENCODER.encode(value).encode("utf-8")
+        # Fast path: for checked values, sorted-key compact JSON (orjson, ~15x the standard encoder) is
+        # byte-identical to JCS except for key order around characters above U+FFFF (UTF-16 vs code-point
+        # order) and number forms checked values cannot have; any 4-byte UTF-8 sequence defers to rfc8785.
+        fast = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
         if _FOUR_BYTE_LEAD.search(fast) is None:
             return fast
         return rfc8785.dumps(value)
@@ -140,7 +142,6 @@ def _refuse_lone_surrogates(value: Any) -> None:
 _DECODER = json.JSONDecoder(
     object_pairs_hook=_unique_keys, parse_float=_refuse_float, parse_int=_checked_int, parse_constant=_refuse_constant
 )
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
 def parse_strict(data: bytes) -> Any:

@@ -29,6 +29,7 @@ from brain.blocks import (
     ValidationRecord,
     Verdict,
 )
+from brain.blocks.decode import TYPED_V1
 from brain.blocks.schemas import REGISTERED_VERSIONS, payload_problems, select_schema_version
 from brain.errors import CanonicalFormError, InvalidInputError
 from brain.identity import BlockId, MerkleRoot, OciDigest
@@ -330,3 +331,34 @@ def test_model_copy_recomputes_identity() -> None:
         and changed.block_id == CanonicalBlock(blob=BLOB, media_type="text/plain", size=2).block_id
     )
     assert block.model_copy().block_id == original
+
+
+def _json_schema_leaves(schema: object, definitions: dict) -> list[dict]:
+    """Every leaf (non-container) subschema of a pydantic JSON schema, with `$ref`s followed."""
+    if not isinstance(schema, dict):
+        return []
+    if "$ref" in schema:
+        return _json_schema_leaves(definitions[schema["$ref"].rsplit("/", 1)[-1]], definitions)
+    children = [*schema.get("anyOf", []), *schema.get("oneOf", []), *schema.get("allOf", [])]
+    children += list(schema.get("properties", {}).values())
+    if isinstance(schema.get("items"), dict):
+        children.append(schema["items"])
+    children += schema.get("prefixItems", [])
+    if isinstance(schema.get("additionalProperties"), dict):
+        children.append(schema["additionalProperties"])
+    if children:
+        return [leaf for child in children for leaf in _json_schema_leaves(child, definitions)]
+    return [schema]
+
+
+@pytest.mark.parametrize("model", sorted(TYPED_V1.values(), key=lambda m: m.__name__))
+def test_typed_blocks_admit_only_exact_json_values(model: type) -> None:
+    # Typed blocks skip the float/unsafe-integer walk when serialized (`_exact_json_fields`): that is only
+    # sound while no field can hold a float, an unbounded integer or an arbitrary value.
+    schema = model.model_json_schema()
+    for leaf in _json_schema_leaves(schema, schema.get("$defs", {})):
+        kind = leaf.get("type")
+        assert kind in {"string", "integer", "null", "boolean"} or "const" in leaf or "enum" in leaf, leaf
+        if kind == "integer":
+            assert leaf.get("maximum", float("inf")) <= 2**53 - 1 and leaf.get("minimum", -float("inf")) >= 0, leaf
+    assert model._exact_json_fields

@@ -150,7 +150,7 @@ _json = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(_json)
 def test_fast_path_equals_the_rfc8785_reference(value: object) -> None:
     assert canonicalize(value) == rfc8785.dumps(value)
