@@ -29,6 +29,7 @@ from brain.blocks.provenance import (
     Producer,
     ProducerKind,
     ProvenanceBlock,
+    Record,
     RegistrationRecord,
     SupersessionRecord,
     ValidationRecord,
@@ -112,6 +113,8 @@ class Stager:
         self._blob_size = blob_size
         # Blobs put in the background this run: not on disk yet, but stored by the next commit.
         self.deferred_sizes: dict[OciDigest, int] = {}
+        # Told of every provenance record that becomes a member (the replace logic's lineage follows the run).
+        self.on_record: Callable[[Record], None] | None = None
         self._members: dict[MemoryType, set[BlockId]] = {}
         self._statements: dict[ContradictionKey, list[tuple[str, BlockId]]] | None = None
         self.blocks_added = 0
@@ -133,6 +136,8 @@ class Stager:
         if added:
             self.members(block.memory_type).add(block.block_id)
             self.blocks_added += 1
+            if self.on_record is not None and isinstance(block, ProvenanceBlock):
+                self.on_record(block.record)
             if self._statements is not None and block.memory_type is MemoryType.SEMANTIC:
                 self._remember_statements([block])
         return added

@@ -150,8 +150,6 @@ class Registrar:
             canonical, origin=origin, license=self.options.license, pipeline=pipeline, supersedes=previous
         )
         reg.newly_added = added
-        if added:
-            self.origins.registered(origin, canonical.block_id, previous)
         if added and previous:
             reg.status, reg.replaces = "replaced", previous
             stale = self.origins.stale_dependents(previous)

@@ -158,12 +158,15 @@ class _Run:
             license=options.license, origin=options.origin, media_type=options.media_type, use_index=options.use_cache
         )
         start = brain.snapshot()
+        has_canonical = start is not None and MemoryType.CANONICAL.value in start.modules
         self.origins = origins = Origins(
             brain.path,
-            None if start is None or MemoryType.CANONICAL.value not in start.modules else brain.snapshot_digest(),
-            lambda: None if start is None or MemoryType.CANONICAL.value not in start.modules else brain.ledger(start),
+            brain.snapshot_digest() if start is not None else None,
+            has_canonical,
+            lambda: brain.ledger(start) if has_canonical and start is not None else None,
             self.stager.is_member,
         )
+        self.stager.on_record = origins.staged
         self.registrar = Registrar(
             self.stager, self.index, register_options, None if self.dry_run else brain.blobs.path, origins
         )

@@ -10,10 +10,13 @@ import pytest
 
 from brain.blocks import MemoryType
 from brain.blocks.canonical import CanonicalBlock
+from brain.blocks.provenance import DemotionRecord, ProvenanceBlock
 from brain.brain import Brain
 from brain.errors import UsageError
 from brain.identity import BlockId
+from ingest.commit import acting_actor
 from ingest.fingerprints import FingerprintIndex
+from ingest.lineage import Lineage, LineageLog
 from ingest.normalize import TextNfc
 from ingest.proposers.heuristic import MAX_CANDIDATES_PER_SOURCE, HeuristicProposer
 from ingest.run import IngestOptions, ingest, parse_allowed
@@ -302,24 +305,73 @@ def test_the_default_checkpoint_interval_grows_with_the_run_and_is_capped() -> N
     ]  # fmt: skip
 
 
-def test_a_new_source_in_a_known_brain_reads_the_origin_sidecar_not_the_ledger(
+def test_new_and_replaced_sources_in_a_known_brain_read_the_lineage_log_not_the_ledger(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = _corpus(tmp_path / "src", {"a.md": NOTE})
     brain = Brain.init(tmp_path / "brain")
-    _run(brain, root)
+    first = _run(brain, root)
     _corpus(root, {"b.md": NOTE.replace("shard", "replica")})
 
     monkeypatch.setattr(Brain, "ledger", _refusing("the ledger was read"))
-    assert _run(brain, root).registered == 1  # the sidecar named the head: no ledger read
-    (brain.path / "boltzmann" / "origins.json").write_text("{")  # a damaged cache: rebuilt from the ledger
+    assert _run(brain, root).registered == 1  # the log named the head: no ledger read
+    monkeypatch.undo()
+    demoted_before = set(brain.ledger().demoted)
+    monkeypatch.setattr(Brain, "ledger", _refusing("the ledger was read"))
+    _corpus(root, {"a.md": NOTE + "\nA quorum is a majority.\n"}, age=1800)
+    replaced = _run(brain, root)
+    assert replaced.replaced == 1 and replaced.outcomes[0].replaces == (first.outcomes[0].block,)
+    monkeypatch.undo()
+    demoted = set(brain.ledger().demoted) - demoted_before
+    monkeypatch.setattr(Brain, "ledger", _refusing("the ledger was read"))
+    derived = (MemoryType.SEMANTIC, MemoryType.PROCEDURAL, MemoryType.EPISODIC)
+    assert demoted and demoted <= set().union(*(m for t, m in _members(brain).items() if t in derived))
+
+    log = LineageLog(brain.path)
+    log.path.write_text(log.path.read_text()[:-5])  # a damaged log: rebuilt from the ledger
     _corpus(root, {"c.md": NOTE.replace("shard", "node")})
     with pytest.raises(AssertionError, match="ledger was read"):
         _run(brain, root)
     monkeypatch.undo()
     assert _run(brain, root).registered == 1
+    _corpus(root, {"b.md": NOTE.replace("shard", "quorum")}, age=1700)
+    monkeypatch.setattr(Brain, "ledger", _refusing("the ledger was read"))
+    assert _run(brain, root).replaced == 1  # the rebuilt log is current again
+
+
+def _lineage_of_ledger(brain: Brain) -> Lineage:
+    snapshot = brain.snapshot()
+    assert snapshot is not None
+    return Lineage.from_ledger(brain.ledger(snapshot))[0]
+
+
+def test_the_lineage_log_says_what_the_ledger_says_after_every_run(tmp_path: Path) -> None:
+    root = _corpus(tmp_path / "src", {"a.md": NOTE, "b.md": PLAIN, "c/d.md": NOTE.replace("shard", "node")})
+    brain = Brain.init(tmp_path / "brain")
+    versions = [NOTE + f"\nA quorum{i} is a majority of {i} nodes.\n" for i in range(3)]
+    for step, text in enumerate(versions):
+        _run(brain, root, checkpoint=1)  # several commits per run: one append each
+        assert LineageLog(brain.path).load(brain.snapshot_digest()) == _lineage_of_ledger(brain), step
+        _corpus(root, {"a.md": text, f"new{step}.md": NOTE.replace("shard", f"cache{step}")}, age=1800 - step)
+    _run(brain, root)
+    assert LineageLog(brain.path).load(brain.snapshot_digest()) == _lineage_of_ledger(brain)
+    assert len(_lineage_of_ledger(brain).origins["a.md"]) == 4
+
+
+def test_a_commit_by_another_writer_makes_the_log_stale_and_the_next_replace_rebuilds_it(tmp_path: Path) -> None:
+    root = _corpus(tmp_path / "src", {"a.md": NOTE})
+    brain = Brain.init(tmp_path / "brain")
+    _run(brain, root)
+    semantic = sorted(_members(brain)[MemoryType.SEMANTIC], key=lambda b: b.hex)
+    with brain.writer(ACTOR) as writer:  # e.g. a curator demoting a fact by hand
+        record = DemotionRecord(actor=acting_actor(ACTOR), at="2026-02-01T00:00:00Z", block=semantic[0], reason="x")
+        writer.add(ProvenanceBlock(record=record))
+        writer.commit()
+    assert LineageLog(brain.path).load(brain.snapshot_digest()) is None  # it describes the previous snapshot
     _corpus(root, {"a.md": NOTE + "\nA quorum is a majority.\n"}, age=1800)
     assert _run(brain, root).replaced == 1
+    lineage = LineageLog(brain.path).load(brain.snapshot_digest())
+    assert lineage == _lineage_of_ledger(brain) and semantic[0].hex in lineage.demoted
 
 
 def test_a_source_cut_at_the_candidate_cap_reports_a_note_not_a_failure(tmp_path: Path) -> None:

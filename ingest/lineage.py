@@ -1,0 +1,164 @@
+"""What replacing a source needs from the ledger, kept in a local append-only log so that replacing one
+file in a large brain reads one file instead of decoding every provenance block.
+
+Four kinds of fact, each only ever added (what ingest needs of §7.2 is monotone):
+
+    registered   origin → canonical block      (registration records that name an origin)
+    superseded   loser → winner                (supersession records)
+    demoted      block                         (demotion records)
+    cited        derived block → evidence ids  (derivation records)
+
+`boltzmann/cache/lineage.log` holds JSON lines: the facts one commit added, then a marker naming the
+snapshot that commit made and how many facts precede it since the previous marker. The log describes a
+snapshot only if its last marker names it and every count matches; anything else (another tool moved the
+head, a kill between commit and append, a damaged line) makes it stale, and the next run that needs it
+rebuilds it from the ledger once. Local, never published, never trusted beyond that check.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from brain.blocks.provenance import (
+    DemotionRecord,
+    DerivationRecord,
+    Record,
+    RegistrationRecord,
+    SupersessionRecord,
+)
+from brain.identity import OciDigest
+from brain.ledger import Ledger
+from brain.store.atomic import atomic_write
+
+LOG = Path("boltzmann") / "cache" / "lineage.log"
+_MARKER = "snapshot"
+_TAIL = 1 << 16  # a marker line is short; the tail read to find the last one
+
+Fact = tuple[str, ...] | tuple[str, str, tuple[str, ...]]
+
+
+@dataclass
+class Lineage:
+    """The four fact sets, keyed by block-id hex (`sha256:…` strings are never needed here)."""
+
+    origins: dict[str, set[str]] = field(default_factory=dict)
+    superseded_by: dict[str, set[str]] = field(default_factory=dict)
+    demoted: set[str] = field(default_factory=set)
+    evidence: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    dependents: dict[str, set[str]] = field(default_factory=dict)
+
+    def apply(self, fact: Fact) -> None:
+        kind = fact[0]
+        if kind == "registered":
+            self.origins.setdefault(fact[1], set()).add(fact[2])  # type: ignore[arg-type]
+        elif kind == "superseded":
+            self.superseded_by.setdefault(fact[1], set()).add(fact[2])  # type: ignore[arg-type]
+        elif kind == "demoted":
+            self.demoted.add(fact[1])
+        elif kind == "cited":
+            derived, cited = fact[1], tuple(fact[2])
+            self.evidence[derived] = tuple(dict.fromkeys((*self.evidence.get(derived, ()), *cited)))
+            for source in cited:
+                self.dependents.setdefault(source, set()).add(derived)
+        else:
+            raise ValueError(f"unknown lineage fact {kind!r}")
+
+    def is_accessible(self, block: str) -> bool:
+        """No supersession names it as the loser and no demotion names it (§7.2)."""
+        return block not in self.superseded_by and block not in self.demoted
+
+    @classmethod
+    def from_ledger(cls, ledger: Ledger) -> tuple[Lineage, list[Fact]]:
+        """The lineage of a whole ledger, and the facts that rebuild it."""
+        facts = [f for _, record in ledger.records for f in facts_of(record)]
+        lineage = cls()
+        for fact in facts:
+            lineage.apply(fact)
+        return lineage, facts
+
+
+def facts_of(record: Record) -> Iterator[Fact]:
+    """The lineage facts one provenance record adds (none for the kinds replacing does not consult)."""
+    if isinstance(record, RegistrationRecord):
+        if record.origin is not None:
+            yield ("registered", record.origin, record.block.hex)
+    elif isinstance(record, SupersessionRecord):
+        yield ("superseded", record.supersedes.hex, record.block.hex)
+    elif isinstance(record, DemotionRecord):
+        yield ("demoted", record.block.hex)
+    elif isinstance(record, DerivationRecord):
+        yield ("cited", record.block.hex, tuple(e.hex for e in record.derived_from))
+
+
+def _line(fact: Fact) -> str:
+    return json.dumps(fact, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _marker(snapshot: OciDigest, count: int) -> str:
+    return _line((_MARKER, str(snapshot), str(count)))
+
+
+class LineageLog:
+    """The log file of one brain directory."""
+
+    def __init__(self, brain_path: Path) -> None:
+        self.path = Path(brain_path) / LOG
+
+    def load(self, snapshot: OciDigest) -> Lineage | None:
+        """The lineage as of `snapshot`, or None if the log does not describe exactly that snapshot."""
+        try:
+            handle = open(self.path, encoding="utf-8")  # noqa: SIM115 - closed below
+        except OSError:
+            return None
+        lineage, pending, last = Lineage(), 0, None
+        with handle:
+            try:
+                for line in handle:
+                    fact = json.loads(line)
+                    if fact[0] == _MARKER:
+                        if int(fact[2]) != pending:
+                            return None
+                        last, pending = fact[1], 0
+                    else:
+                        lineage.apply(tuple(fact if fact[0] != "cited" else (*fact[:2], tuple(fact[2]))))
+                        pending += 1
+            except (ValueError, TypeError, IndexError, UnicodeError):
+                return None
+        return lineage if last == str(snapshot) and pending == 0 else None
+
+    def last_snapshot(self) -> str | None:
+        """The snapshot the log's last marker names (None if there is none, or the tail is not a marker)."""
+        try:
+            with open(self.path, "rb") as handle:
+                size = handle.seek(0, os.SEEK_END)
+                handle.seek(max(0, size - _TAIL))
+                tail = handle.read().splitlines()
+        except OSError:
+            return None
+        try:
+            fact = json.loads(tail[-1]) if tail else None
+        except ValueError:
+            return None
+        return fact[1] if isinstance(fact, list) and len(fact) == 3 and fact[0] == _MARKER else None
+
+    def rewrite(self, facts: Iterable[Fact], snapshot: OciDigest) -> None:
+        """Replace the log with `facts` describing `snapshot`."""
+        lines = [_line(f) for f in facts]
+        lines.append(_marker(snapshot, len(lines)))
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.path, "".join(lines).encode(), sync=False)
+
+    def append(self, facts: list[Fact], snapshot: OciDigest) -> None:
+        """Add one commit's facts (the log must describe the commit's parent snapshot)."""
+        text = "".join(_line(f) for f in facts) + _marker(snapshot, len(facts))
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(text)
+
+    def discard(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
