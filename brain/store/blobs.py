@@ -17,6 +17,7 @@ from typing import BinaryIO
 from brain.errors import IntegrityError, InvalidInputError, NotFoundError
 from brain.identity import Digest, OciDigest
 from brain.store.atomic import TEMP_PREFIX, fsync_directory, open_temp, publish, sync_tree, temp_file
+from brain.store.write_behind import WriteBehind
 
 BLOB_DIR = ("blobs", "sha256")
 CHUNK = 1 << 20
@@ -157,10 +158,14 @@ class BlobStore:
         self.directory.mkdir(parents=True, exist_ok=True)
         sha, size = hashlib.sha256(), 0
         with temp_file(self.directory) as (temp, handle):
-            for chunk in chunks:
-                sha.update(chunk)
-                handle.write(chunk)
-                size += len(chunk)
+            writer = WriteBehind(handle.fileno())  # unbuffered: `handle` itself is never written to
+            try:
+                for chunk in chunks:
+                    sha.update(chunk)
+                    writer.write(chunk)
+                    size += len(chunk)
+            finally:
+                writer.close()
             digest = OciDigest(sha.hexdigest())
             if expected is not None and digest.hex != expected.hex:
                 raise IntegrityError(

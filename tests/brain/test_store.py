@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
+import threading
 
 import pytest
 
 from brain.errors import BrainUnreadableError, IntegrityError, InvalidInputError, NotABrainError, NotFoundError
 from brain.identity import BlockId, OciDigest
 from brain.store import BlobStore, Descriptor, Head, Layout, atomic_write, atomic_write_stream, read_head, write_head
+from brain.store import write_behind
 from brain.store.head import head_path
 
 
@@ -104,6 +108,47 @@ def test_put_stream_is_constant_memory(tmp_path):
     tracemalloc.stop()
     assert digest.hex == expected and size == 256 * len(chunk)
     assert peak < 4 * len(chunk) * 4  # far below the 16 MiB stream
+
+
+def test_put_stream_writes_behind_and_starts_the_writeback_in_steps(tmp_path, monkeypatch):
+    monkeypatch.setattr(write_behind, "WRITEBACK_STEP", 100_000)
+    started: list[tuple[int, int]] = []
+    real = write_behind.start_writeback
+    monkeypatch.setattr(write_behind, "start_writeback", lambda fd, at, n: (started.append((at, n)), real(fd, at, n)))
+    store = BlobStore(tmp_path)
+    chunks = [bytes([i]) * 50_000 for i in range(9)]
+    digest, size = store.put_stream(iter(chunks))
+    assert store.get(digest) == b"".join(chunks) and size == 450_000
+    assert started == [(0, 100_000), (100_000, 100_000), (200_000, 100_000), (300_000, 100_000)]
+
+
+def test_a_failing_stream_stops_the_writer_thread_and_leaves_no_temp_file(tmp_path):
+    def chunks():
+        yield b"a" * 1000
+        yield b"b" * 1000
+        raise OSError(5, "the source vanished")
+
+    store = BlobStore(tmp_path)
+    with pytest.raises(OSError, match="vanished"):
+        store.put_stream(chunks())
+    assert not any(t.name == "blob-write-behind" for t in threading.enumerate())
+    assert list(store.directory.iterdir()) == []
+
+
+def test_a_write_error_on_the_writer_thread_reaches_the_caller(tmp_path):
+    fd = os.open(tmp_path / "read-only", os.O_RDONLY | os.O_CREAT)
+    try:
+        writer = write_behind.WriteBehind(fd)
+        with pytest.raises(OSError) as raised:  # raised by a later write, or at the latest by close
+            for _ in range(50):
+                writer.write(b"x" * 10)
+            writer.close()
+        assert raised.value.errno == errno.EBADF
+        with pytest.raises(OSError):
+            writer.close()
+    finally:
+        os.close(fd)
+    assert not any(t.name == "blob-write-behind" for t in threading.enumerate())
 
 
 def test_digests_ignore_dot_names_and_strays(tmp_path):
