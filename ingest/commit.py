@@ -29,7 +29,6 @@ from brain.blocks.provenance import (
     Producer,
     ProducerKind,
     ProvenanceBlock,
-    Record,
     RegistrationRecord,
     SupersessionRecord,
     ValidationRecord,
@@ -107,14 +106,21 @@ def acting_actor(actor_id: str) -> Actor:
 class Stager:
     """Stages blocks and their records through a sink, tracking membership and the gate's context."""
 
-    def __init__(self, sink: Sink, actor: Actor, blob_size: Callable[[OciDigest], int | None]) -> None:
+    def __init__(
+        self,
+        sink: Sink,
+        actor: Actor,
+        blob_size: Callable[[OciDigest], int | None],
+        held_statements: Callable[[], dict[ContradictionKey, list[tuple[str, BlockId]]]],
+    ) -> None:
         self.sink = sink
         self.actor = actor
         self._blob_size = blob_size
+        self._held_statements = held_statements
         # Blobs put in the background this run: not on disk yet, but stored by the next commit.
         self.deferred_sizes: dict[OciDigest, int] = {}
-        # Told of every provenance record that becomes a member (the replace logic's lineage follows the run).
-        self.on_record: Callable[[Record], None] | None = None
+        # Told of every block that becomes a member (the run's lineage follows what it stages).
+        self.on_member: Callable[[Block], None] | None = None
         self._members: dict[MemoryType, set[BlockId]] = {}
         self._statements: dict[ContradictionKey, list[tuple[str, BlockId]]] | None = None
         self.blocks_added = 0
@@ -136,8 +142,8 @@ class Stager:
         if added:
             self.members(block.memory_type).add(block.block_id)
             self.blocks_added += 1
-            if self.on_record is not None and isinstance(block, ProvenanceBlock):
-                self.on_record(block.record)
+            if self.on_member is not None:
+                self.on_member(block)
             if self._statements is not None and block.memory_type is MemoryType.SEMANTIC:
                 self._remember_statements([block])
         return added
@@ -233,15 +239,14 @@ class Stager:
         size = self.deferred_sizes.get(digest)
         return size if size is not None else self._blob_size(digest)
 
-    def gate_context(self, read_block: Callable[[BlockId], Block]) -> GateContext:
+    def gate_context(self) -> GateContext:
         """The gate's view of the brain: live member sets and the member semantic statements.
 
-        Built on first use (a run that proposes nothing never reads a semantic block) and kept current by
+        Built on first use (a run that proposes nothing never needs the statements) and kept current by
         `add`, so it is never rebuilt per source.
         """
         if self._statements is None:
-            self._statements = {}
-            self._remember_statements(read_block(i) for i in sorted(self.members(MemoryType.SEMANTIC)))
+            self._statements = self._held_statements()
         members = {t: self.members(t) for t in MemoryType}
         # The gate only tests membership and iterates statements; live sets stand in for its frozen ones.
         return GateContext(

@@ -12,11 +12,11 @@ by the next run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from brain.blocks import Block, MemoryType
-from brain.identity import BlockId, utc_timestamp
+from brain.blocks import MemoryType
+from brain.identity import utc_timestamp
 from ingest.cache import ProposalCache, cache_key
 from ingest.commit import Stager
 from ingest.proposers import ProposalResult, Proposer, ProposerError, SourceText, Task, propose_many
@@ -64,7 +64,6 @@ class Deriver:
         cache: ProposalCache,
         stager: Stager,
         options: DeriveOptions,
-        read_block: Callable[[BlockId], Block],
         pool: HeuristicPool | None = None,
     ) -> None:
         self.proposer = proposer
@@ -72,7 +71,6 @@ class Deriver:
         self.cache = cache
         self.stager = stager
         self.options = options
-        self._read_block = read_block
 
     def job_for(self, reg: Registration) -> Job | None:
         """The proposal job a registration calls for, or None (no text, duplicate, or already answered)."""
@@ -170,7 +168,7 @@ class Deriver:
             code, _, detail = note.partition(": ")
             reg.problems.append(SourceProblemReport(stage="propose", code=code, detail=detail or note, kind="note"))
         answer = job.result.candidates
-        context = self.stager.gate_context(self._read_block)
+        context = self.stager.gate_context()
         verdicts = validate_candidates(answer, job.task, context)
         job.counts["proposed"] = len(verdicts)
         at = utc_timestamp()

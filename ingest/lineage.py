@@ -1,18 +1,21 @@
-"""What replacing a source needs from the ledger, kept in a local append-only log so that replacing one
-file in a large brain reads one file instead of decoding every provenance block.
+"""What an ingest needs from the brain beyond membership, kept in a local append-only log so that replacing
+one file in a large brain, or judging one source's proposals, reads one file instead of decoding every
+provenance and semantic block.
 
-Four kinds of fact, each only ever added (what ingest needs of §7.2 is monotone):
+Five kinds of fact, each only ever added (what ingest needs of §7.2 is monotone, and ingest never drops):
 
     registered   origin → canonical block      (registration records that name an origin)
     superseded   loser → winner                (supersession records)
     demoted      block                         (demotion records)
     cited        derived block → evidence ids  (derivation records)
+    stated       semantic block → (label, subject, kind) and statement   (the gate's contradiction check)
 
 `boltzmann/cache/lineage.log` holds JSON lines: the facts one commit added, then a marker naming the
 snapshot that commit made and how many facts precede it since the previous marker. The log describes a
 snapshot only if its last marker names it and every count matches; anything else (another tool moved the
 head, a kill between commit and append, a damaged line) makes it stale, and the next run that needs it
-rebuilds it from the ledger once. Local, never published, never trusted beyond that check.
+rebuilds it from the ledger and the semantic module once. Local, never published, never trusted beyond
+that check: readers still intersect what it says with the snapshot's members.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from brain.blocks import Block, MemoryType
 from brain.blocks.provenance import (
     DemotionRecord,
     DerivationRecord,
@@ -32,25 +36,27 @@ from brain.blocks.provenance import (
     SupersessionRecord,
 )
 from brain.identity import OciDigest
-from brain.ledger import Ledger
+from brain.ledger import Ledger, record_of
 from brain.store.atomic import atomic_write
+from ingest.validate import ContradictionKey, statement_key
 
 LOG = Path("boltzmann") / "cache" / "lineage.log"
 _MARKER = "snapshot"
 _TAIL = 1 << 16  # a marker line is short; the tail read to find the last one
 
-Fact = tuple[str, ...] | tuple[str, str, tuple[str, ...]]
+Fact = tuple  # ("registered", origin, hex) | ("cited", hex, (hex, ...)) | ("stated", hex, label, subject, kind, statement)…
 
 
 @dataclass
 class Lineage:
-    """The four fact sets, keyed by block-id hex (`sha256:…` strings are never needed here)."""
+    """The five fact sets, keyed by block-id hex (`sha256:…` strings are never needed here)."""
 
     origins: dict[str, set[str]] = field(default_factory=dict)
     superseded_by: dict[str, set[str]] = field(default_factory=dict)
     demoted: set[str] = field(default_factory=set)
     evidence: dict[str, tuple[str, ...]] = field(default_factory=dict)
     dependents: dict[str, set[str]] = field(default_factory=dict)
+    statements: dict[ContradictionKey, dict[str, str]] = field(default_factory=dict)  # key → {hex: statement}
 
     def apply(self, fact: Fact) -> None:
         kind = fact[0]
@@ -65,6 +71,9 @@ class Lineage:
             self.evidence[derived] = tuple(dict.fromkeys((*self.evidence.get(derived, ()), *cited)))
             for source in cited:
                 self.dependents.setdefault(source, set()).add(derived)
+        elif kind == "stated":
+            _, block, label, subject, semantic_kind, statement = fact
+            self.statements.setdefault((label, subject, semantic_kind), {})[block] = statement
         else:
             raise ValueError(f"unknown lineage fact {kind!r}")
 
@@ -73,13 +82,26 @@ class Lineage:
         return block not in self.superseded_by and block not in self.demoted
 
     @classmethod
-    def from_ledger(cls, ledger: Ledger) -> tuple[Lineage, list[Fact]]:
-        """The lineage of a whole ledger, and the facts that rebuild it."""
-        facts = [f for _, record in ledger.records for f in facts_of(record)]
+    def of_brain(cls, ledger: Ledger | None, semantic: Iterable[Block]) -> tuple[Lineage, list[Fact]]:
+        """The lineage of a whole snapshot (its ledger and semantic members), and the facts that rebuild it."""
+        facts = [f for _, record in ledger.records for f in facts_of(record)] if ledger is not None else []
+        facts += [f for block in semantic for f in facts_of_block(block)]
         lineage = cls()
         for fact in facts:
             lineage.apply(fact)
         return lineage, facts
+
+
+def facts_of_block(block: Block) -> Iterator[Fact]:
+    """The facts a block adds as it becomes a member (provenance records and semantic statements)."""
+    if block.memory_type is MemoryType.PROVENANCE:
+        record = record_of(block)
+        if record is not None:
+            yield from facts_of(record)
+    elif block.memory_type is MemoryType.SEMANTIC:
+        key, statement = statement_key(block.payload())
+        if key is not None:
+            yield ("stated", block.block_id.hex, *key, statement)
 
 
 def facts_of(record: Record) -> Iterator[Fact]:
@@ -125,7 +147,7 @@ class LineageLog:
                             return None
                         last, pending = fact[1], 0
                     else:
-                        lineage.apply(tuple(fact if fact[0] != "cited" else (*fact[:2], tuple(fact[2]))))
+                        lineage.apply(tuple(fact) if fact[0] != "cited" else (*fact[:2], tuple(fact[2])))
                         pending += 1
             except (ValueError, TypeError, IndexError, UnicodeError):
                 return None

@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from brain.blocks import MemoryType
-from brain.blocks.provenance import Record
+from brain.blocks import Block, MemoryType
 from brain.identity import BlockId, OciDigest
 from brain.ledger import Ledger
-from ingest.lineage import Fact, Lineage, LineageLog, facts_of
+from ingest.lineage import Fact, Lineage, LineageLog, facts_of_block
+from ingest.validate import ContradictionKey
 
 _DERIVED = (MemoryType.SEMANTIC, MemoryType.PROCEDURAL, MemoryType.EPISODIC)
 
@@ -38,15 +38,18 @@ class Origins:
         self,
         brain_path: Path,
         start: OciDigest | None,
-        has_canonical: bool,
         load_ledger: Callable[[], Ledger | None],
+        load_semantic: Callable[[], Iterable[Block]],
         is_member: Callable[[MemoryType, BlockId], bool],
+        *,
+        persist: bool = True,
     ) -> None:
         self._log = LineageLog(brain_path)
         self._start = start
-        self._has_canonical = has_canonical
         self._load_ledger = load_ledger
+        self._load_semantic = load_semantic
         self._is_member = is_member
+        self._persist = persist  # False for --dry-run: nothing is written, not even a cache
         self._lineage: Lineage | None = None
         self._facts: list[Fact] = []  # what this run staged, in order
         self._saved = 0  # how many of `_facts` are committed (and logged, if the log is current)
@@ -56,19 +59,18 @@ class Origins:
     def _get(self) -> Lineage:
         if self._lineage is None:
             lineage = Lineage()
-            if self._has_canonical and self._start is not None:
+            if self._start is not None:
                 found = self._log.load(self._start)
-                if found is None:
-                    found = self._rebuild(self._start)
-                lineage = found
+                lineage = found if found is not None else self._rebuild(self._start)
             for fact in self._facts:
                 lineage.apply(fact)
             self._lineage = lineage
         return self._lineage
 
     def _rebuild(self, start: OciDigest) -> Lineage:
-        ledger = self._load_ledger()
-        lineage, facts = Lineage.from_ledger(ledger) if ledger is not None else (Lineage(), [])
+        lineage, facts = Lineage.of_brain(self._load_ledger(), self._load_semantic())
+        if not self._persist:
+            return lineage
         self._log.rewrite(facts, start)
         self._log_at = str(start)
         if self._saved and self._committed is not None:  # checkpoints of this run came before the rebuild
@@ -76,12 +78,25 @@ class Origins:
             self._log_at = str(self._committed)
         return lineage
 
-    def staged(self, record: Record) -> None:
-        """A provenance record was staged (called by the stager for every new record block)."""
-        for fact in facts_of(record):
+    def staged(self, block: Block) -> None:
+        """A block became a member (the stager calls this for every new one)."""
+        for fact in facts_of_block(block):
             self._facts.append(fact)
             if self._lineage is not None:
                 self._lineage.apply(fact)
+
+    def statements(self) -> dict[ContradictionKey, list[tuple[str, BlockId]]]:
+        """The member semantic blocks' statements (superseded and demoted included), for the gate."""
+        held: dict[ContradictionKey, list[tuple[str, BlockId]]] = {}
+        for key, stated in self._get().statements.items():
+            found = []
+            for block_hex in sorted(stated):  # id order, as reading the members would give
+                block = BlockId(block_hex)
+                if self._is_member(MemoryType.SEMANTIC, block):
+                    found.append((stated[block_hex], block))
+            if found:
+                held[key] = found
+        return held
 
     def save(self, snapshot: OciDigest) -> None:
         """`snapshot` was just committed: log its facts if the log describes its parent, else leave it stale."""

@@ -17,15 +17,16 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from brain.blocks import MemoryType
+from brain.blocks import Block, MemoryType
 from brain.brain import Brain
 from brain.errors import UsageError
 from brain.identity import OciDigest
+from brain.snapshot import Snapshot
 from ingest import PROPOSABLE_MEMORY_TYPES
 from ingest.cache import ProposalCache
 from ingest.commit import DryRunSink, Sink, Stager, acting_actor
@@ -152,21 +153,21 @@ class _Run:
         self.brain = brain
         self.options = options
         self.dry_run = options.dry_run
-        self.stager = Stager(sink, acting_actor(actor), self._blob_size)
+        self.stager = Stager(sink, acting_actor(actor), self._blob_size, lambda: self.origins.statements())
         self.index = FingerprintIndex.load(brain.path)
         register_options = RegisterOptions(
             license=options.license, origin=options.origin, media_type=options.media_type, use_index=options.use_cache
         )
         start = brain.snapshot()
-        has_canonical = start is not None and MemoryType.CANONICAL.value in start.modules
         self.origins = origins = Origins(
             brain.path,
             brain.snapshot_digest() if start is not None else None,
-            has_canonical,
-            lambda: brain.ledger(start) if has_canonical and start is not None else None,
+            lambda: brain.ledger(start) if start is not None else None,
+            lambda: _semantic_members(brain, start),
             self.stager.is_member,
+            persist=not self.dry_run,
         )
-        self.stager.on_record = origins.staged
+        self.stager.on_member = origins.staged
         self.registrar = Registrar(
             self.stager, self.index, register_options, None if self.dry_run else brain.blobs.path, origins
         )
@@ -181,7 +182,7 @@ class _Run:
         self.cache = cache = ProposalCache(brain.path)
         pooled = type(proposer) is HeuristicProposer and total >= POOL_MIN_SOURCES
         pool = HeuristicPool() if pooled else None
-        self.deriver = Deriver(proposer, cache, self.stager, derive_options, brain.resolve, pool)
+        self.deriver = Deriver(proposer, cache, self.stager, derive_options, pool)
         self.batch_size = POOL_BATCH if pooled else max(8, 4 * concurrency)
         self.chunk = POOL_CHUNK if pooled else 0
         self.on_progress = on_progress
@@ -274,6 +275,12 @@ class _Run:
         if self.on_progress is not None:
             done = len(self.outcomes) + len(self.pending)
             self.on_progress(IngestProgress(done, self.total, self.bytes, self.stager.blocks_added, relpath))
+
+
+def _semantic_members(brain: Brain, start: Snapshot | None) -> Iterator[Block]:
+    """Every semantic member of `start` (read only when the lineage log must be rebuilt)."""
+    module = brain.modules(start).get(MemoryType.SEMANTIC) if start is not None else None
+    return module.blocks() if module is not None else iter(())
 
 
 def _problem_outcome(problem: SourceProblem) -> SourceOutcome:

@@ -66,7 +66,7 @@ class GateContext:
         """A context from module members and the member semantic blocks (any schema version)."""
         statements: dict[ContradictionKey, list[tuple[str, BlockId]]] = {}
         for block in semantic_blocks:
-            key, statement = _statement_key(block.payload())
+            key, statement = statement_key(block.payload())
             if key is not None:
                 statements.setdefault(key, []).append((statement, block.block_id))
         return cls(
@@ -151,7 +151,7 @@ class _Batch:
 
     def admit(self, memory_type: MemoryType, block: Block, payload: dict[str, Any]) -> None:
         self.added.setdefault(memory_type, set()).add(block.block_id)
-        key, statement = _statement_key(payload) if memory_type is MemoryType.SEMANTIC else (None, "")
+        key, statement = statement_key(payload) if memory_type is MemoryType.SEMANTIC else (None, "")
         if key is not None:
             self.statements.setdefault(key, []).append((statement, block.block_id))
 
@@ -213,7 +213,7 @@ def _judge(
     if memory_type is MemoryType.SEMANTIC and block is not None and block.schema_version == 3:
         issues.append(Issue("catalog-declaration-not-allowed", "catalog structure (semantic v3) cannot be proposed"))
     if memory_type is MemoryType.SEMANTIC:
-        key, statement = _statement_key(payload)
+        key, statement = statement_key(payload)
         for held_statement, held_id in batch.held(key) if key is not None else ():
             if held_statement != statement:
                 issues.append(Issue("contradiction", f"conflicts with {held_id}: {held_statement!r}"))
@@ -251,7 +251,7 @@ def _content_issues(content: Any, blob_size: Callable[[OciDigest], int | None] |
     return issues
 
 
-def _statement_key(payload: dict[str, Any]) -> tuple[ContradictionKey | None, str]:
+def statement_key(payload: dict[str, Any]) -> tuple[ContradictionKey | None, str]:
     label, kind, statement = payload.get("label"), payload.get("kind"), payload.get("statement")
     subject = payload.get("subject")
     if not (isinstance(label, str) and isinstance(kind, str) and isinstance(statement, str)):

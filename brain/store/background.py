@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import errno
 import multiprocessing
-import os
 import signal
 from multiprocessing.connection import Connection
 from typing import Any

@@ -5,7 +5,6 @@ recomputed roots and counts of their compositions."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

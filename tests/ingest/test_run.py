@@ -14,6 +14,7 @@ from brain.blocks.provenance import DemotionRecord, ProvenanceBlock
 from brain.brain import Brain
 from brain.errors import UsageError
 from brain.identity import BlockId
+from brain.module import Module
 from ingest.commit import acting_actor
 from ingest.fingerprints import FingerprintIndex
 from ingest.lineage import Lineage, LineageLog
@@ -170,6 +171,7 @@ def test_dry_run_changes_no_byte_and_reports_the_real_run(tmp_path: Path) -> Non
     root = _corpus(tmp_path / "src", {"a.md": NOTE, "b.md": PLAIN, "c/d.md": NOTE + "more\n"})
     brain = Brain.init(tmp_path / "brain")
     _run(brain, _corpus(tmp_path / "seed", {"s.md": PLAIN + "extra\n"}))
+    LineageLog(brain.path).discard()  # the dry run must rebuild the lineage in memory, and not write it
 
     def tree() -> dict[str, bytes]:
         return {str(p.relative_to(brain.path)): p.read_bytes() for p in sorted(brain.path.rglob("*")) if p.is_file()}
@@ -339,23 +341,37 @@ def test_new_and_replaced_sources_in_a_known_brain_read_the_lineage_log_not_the_
     assert _run(brain, root).replaced == 1  # the rebuilt log is current again
 
 
-def _lineage_of_ledger(brain: Brain) -> Lineage:
+def _lineage_of_brain(brain: Brain) -> Lineage:
     snapshot = brain.snapshot()
     assert snapshot is not None
-    return Lineage.from_ledger(brain.ledger(snapshot))[0]
+    return Lineage.of_brain(brain.ledger(snapshot), brain.modules(snapshot)[MemoryType.SEMANTIC].blocks())[0]
 
 
-def test_the_lineage_log_says_what_the_ledger_says_after_every_run(tmp_path: Path) -> None:
+def test_the_lineage_log_says_what_the_ledger_and_semantic_module_say_after_every_run(tmp_path: Path) -> None:
     root = _corpus(tmp_path / "src", {"a.md": NOTE, "b.md": PLAIN, "c/d.md": NOTE.replace("shard", "node")})
     brain = Brain.init(tmp_path / "brain")
     versions = [NOTE + f"\nA quorum{i} is a majority of {i} nodes.\n" for i in range(3)]
     for step, text in enumerate(versions):
         _run(brain, root, checkpoint=1)  # several commits per run: one append each
-        assert LineageLog(brain.path).load(brain.snapshot_digest()) == _lineage_of_ledger(brain), step
+        assert LineageLog(brain.path).load(brain.snapshot_digest()) == _lineage_of_brain(brain), step
         _corpus(root, {"a.md": text, f"new{step}.md": NOTE.replace("shard", f"cache{step}")}, age=1800 - step)
     _run(brain, root)
-    assert LineageLog(brain.path).load(brain.snapshot_digest()) == _lineage_of_ledger(brain)
-    assert len(_lineage_of_ledger(brain).origins["a.md"]) == 4
+    assert LineageLog(brain.path).load(brain.snapshot_digest()) == _lineage_of_brain(brain)
+    assert len(_lineage_of_brain(brain).origins["a.md"]) == 4
+
+
+def test_a_fact_contradicting_an_earlier_run_is_found_through_the_log_without_reading_the_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _corpus(tmp_path / "src", {"a.md": "# Lumen\n\nA shard is a slice of the keyspace.\n"})
+    brain = Brain.init(tmp_path / "brain")
+    _run(brain, root)
+    _corpus(root, {"b.md": "# Lumen\n\nA shard is a copy of the data.\n"})
+    monkeypatch.setattr(Brain, "ledger", _refusing("the ledger was read"))
+    monkeypatch.setattr(Module, "blocks", _refusing("a module was read block by block"))
+    result = _run(brain, root)
+    assert result.rejected_by_code == {"contradiction": 1}
+    assert result.outcomes[1].problems[0].code == "contradiction" and "shard" in result.outcomes[1].problems[0].detail
 
 
 def test_a_commit_by_another_writer_makes_the_log_stale_and_the_next_replace_rebuilds_it(tmp_path: Path) -> None:
@@ -371,7 +387,7 @@ def test_a_commit_by_another_writer_makes_the_log_stale_and_the_next_replace_reb
     _corpus(root, {"a.md": NOTE + "\nA quorum is a majority.\n"}, age=1800)
     assert _run(brain, root).replaced == 1
     lineage = LineageLog(brain.path).load(brain.snapshot_digest())
-    assert lineage == _lineage_of_ledger(brain) and semantic[0].hex in lineage.demoted
+    assert lineage == _lineage_of_brain(brain) and semantic[0].hex in lineage.demoted
 
 
 def test_a_source_cut_at_the_candidate_cap_reports_a_note_not_a_failure(tmp_path: Path) -> None:
