@@ -10,12 +10,13 @@ Five kinds of fact, each only ever added (what ingest needs of §7.2 is monotone
     cited        derived block → evidence ids  (derivation records)
     stated       semantic block → (label, subject, kind) and statement   (the gate's contradiction check)
 
-`boltzmann/cache/lineage.log` holds JSON lines: the facts one commit added, then a marker naming the
-snapshot that commit made and how many facts precede it since the previous marker. The log describes a
-snapshot only if its last marker names it and every count matches; anything else (another tool moved the
-head, a kill between commit and append, a damaged line) makes it stale, and the next run that needs it
-rebuilds it from the ledger and the semantic module once. Local, never published, never trusted beyond
-that check: readers still intersect what it says with the snapshot's members.
+`boltzmann/cache/lineage.log` holds JSON lines: a format line, then for each commit the facts it added
+and a marker naming the snapshot it made and how many facts precede it since the previous marker. The
+log describes a snapshot only if its last marker names it and every count matches; anything else
+(another tool moved the head, a kill between commit and append, a damaged line, another format) makes
+it stale, and the next run that needs it rebuilds it from the ledger and the semantic module once.
+Local, never published, never trusted beyond that check: readers still intersect what it says with the
+snapshot's members.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from brain.store.atomic import atomic_write
 from ingest.validate import ContradictionKey, statement_key
 
 LOG = Path("boltzmann") / "cache" / "lineage.log"
+FORMAT = "brain.lineage/1"  # the first line; a log of another format (or none) is stale
 _MARKER = "snapshot"
 _TAIL = 1 << 16  # a marker line is short; the tail read to find the last one
 
@@ -140,6 +142,8 @@ class LineageLog:
         lineage, pending, last = Lineage(), 0, None
         with handle:
             try:
+                if json.loads(handle.readline() or "null") != ["format", FORMAT]:
+                    return None
                 for line in handle:
                     fact = json.loads(line)
                     if fact[0] == _MARKER:
@@ -172,6 +176,7 @@ class LineageLog:
         """Replace the log with `facts` describing `snapshot`."""
         lines = [_line(f) for f in facts]
         lines.append(_marker(snapshot, len(lines)))
+        lines.insert(0, _line(("format", FORMAT)))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(self.path, "".join(lines).encode(), sync=False)
 

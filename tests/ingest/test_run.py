@@ -400,3 +400,14 @@ def test_a_source_cut_at_the_candidate_cap_reports_a_note_not_a_failure(tmp_path
     assert f"of {MAX_CANDIDATES_PER_SOURCE + 5} candidates" in capped.problems[0].detail
     assert result.problems_by_code == {"proposals-capped": 1} and result.strict_problems == 0 and result.failed == 0
     assert all(not o.problems for o in result.outcomes if o.relpath == "small.md")
+
+
+def test_a_lineage_log_of_another_format_is_stale(tmp_path: Path) -> None:
+    root = _corpus(tmp_path / "src", {"a.md": NOTE})
+    brain = Brain.init(tmp_path / "brain")
+    _run(brain, root)
+    log = LineageLog(brain.path)
+    assert log.load(brain.snapshot_digest()) is not None
+    lines = log.path.read_text().splitlines(keepends=True)
+    log.path.write_text("".join(lines[1:]))  # e.g. written before the format line existed
+    assert log.load(brain.snapshot_digest()) is None
