@@ -1,5 +1,6 @@
 """A real `kill -9` of `brain ingest` at random moments: the brain stays verifiable, the fingerprint index
-never names an uncommitted block, and re-running converges on exactly the blocks of an uninterrupted run."""
+never names an uncommitted block, the lineage log is either exact or refused, and re-running converges on
+exactly the blocks of an uninterrupted run."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from brain.blocks import MemoryType
 from brain.brain import Brain
 from brain.identity import BlockId
 from ingest.fingerprints import FingerprintIndex
+from ingest.lineage import Lineage, LineageLog
 
 BRAIN_EXE = Path(sys.executable).with_name("brain")
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}, "SOURCE_DATE_EPOCH": "1767225600"}
@@ -50,6 +52,18 @@ def _members(path: Path) -> dict[MemoryType, frozenset[BlockId]]:
     return {t: m.members for t, m in Brain.open(path).modules().items()}
 
 
+def _lineage_is_current_or_stale(path: Path) -> bool:
+    """The lineage log either describes the head exactly (as the ledger says) or is refused as stale."""
+    brain = Brain.open(path)
+    snapshot = brain.snapshot()
+    if snapshot is None:
+        return True
+    logged = LineageLog(path).load(brain.snapshot_digest())
+    semantic = brain.modules(snapshot).get(MemoryType.SEMANTIC)
+    truth, _ = Lineage.of_brain(brain.ledger(snapshot), semantic.blocks() if semantic is not None else ())
+    return logged is None or logged == truth
+
+
 @pytest.mark.slow
 def test_sigkill_at_random_moments_then_rerun_matches_an_uninterrupted_run(tmp_path: Path) -> None:
     root = _corpus(tmp_path / "src")
@@ -72,10 +86,12 @@ def test_sigkill_at_random_moments_then_rerun_matches_an_uninterrupted_run(tmp_p
         canonical = _members(crashed).get(MemoryType.CANONICAL, frozenset())
         index = FingerprintIndex.load(crashed)
         assert all(index.get(p).block in canonical for p in index.paths())  # type: ignore[union-attr]
+        assert _lineage_is_current_or_stale(crashed)
     assert killed >= 2, "the runs finished before they could be killed: raise FILES"
 
     assert _ingest(crashed, root).wait(timeout=300) == 0
     assert _brain("--brain", str(crashed), "verify").returncode == 0
     assert _members(crashed) == _members(reference)
+    assert _lineage_is_current_or_stale(crashed)
     again = _brain("--brain", str(crashed), "--actor", "curator@example.org", "ingest", str(root), "--json")
     assert again.returncode == 0 and '"registered": 0' in again.stdout and '"blocks_added": 0' in again.stdout
