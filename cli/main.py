@@ -8,6 +8,7 @@ from argv directly because an error may happen before the root callback has pars
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import traceback
@@ -24,6 +25,20 @@ from cli.output import StdoutClosedError, print_error
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `brain` with `argv` (default: the process arguments) and return the exit status."""
     return int(_run(list(sys.argv[1:] if argv is None else argv)))
+
+
+def console() -> int:
+    """The console script: `main` in a process of its own, so its garbage collection can be tuned for it."""
+    _tune_garbage_collection()
+    return main()
+
+
+def _tune_garbage_collection() -> None:
+    # A run builds millions of long-lived objects that form no cycles (block ids, models, member sets), and
+    # the default thresholds rescan them over and over: ~40% of reading a 90,000-block ledger. As mypy does,
+    # collect the young generation far less often, and exempt what the imports built from every scan.
+    gc.freeze()
+    gc.set_threshold(200_000, 30, 30)
 
 
 def _run(args: list[str]) -> int:

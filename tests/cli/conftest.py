@@ -71,7 +71,7 @@ def brain_exe(tmp_path: Path) -> BrainRunner:
 
 @pytest.fixture
 def brain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> BrainRunner:
-    """`cli.main.main` (what the console script calls) in this process: same exit codes, no startup cost."""
+    """`cli.main.main` (what the console script runs) in this process: same exit codes, no startup cost."""
 
     def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> Run:
         with monkeypatch.context() as patch:
