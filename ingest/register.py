@@ -27,7 +27,7 @@ from ingest.commit import Stager
 from ingest.fingerprints import FingerprintEntry, FingerprintIndex
 from ingest.hashing import Blake3Tee, iter_file_chunks
 from ingest.normalize import NormalizationError, installed_pipelines, pipeline_for
-from ingest.replace import Origins
+from ingest.replace import RunLineage
 from ingest.report import SourceProblemReport, Status
 from ingest.sources import SourceFile, read_head, sniff
 from ingest.sources.media import HEAD_SIZE
@@ -83,10 +83,10 @@ class Registrar:
         index: FingerprintIndex,
         options: RegisterOptions,
         blob_path: Any | None,
-        origins: Origins,
+        lineage: RunLineage,
     ) -> None:
         self.stager = stager
-        self.origins = origins
+        self.lineage = lineage
         self.index = index
         self.options = options
         # Where a stored blob can be read back (None in a dry run: nothing is stored, read the source).
@@ -145,14 +145,14 @@ class Registrar:
         }
         previous: list[BlockId] = []
         if not self.stager.is_member(MemoryType.CANONICAL, canonical.block_id):
-            previous = self.origins.current(origin, canonical.block_id)
+            previous = self.lineage.current(origin, canonical.block_id)
         added = self.stager.register(
             canonical, origin=origin, license=self.options.license, pipeline=pipeline, supersedes=previous
         )
         reg.newly_added = added
         if added and previous:
             reg.status, reg.replaces = "replaced", previous
-            stale = self.origins.stale_dependents(previous)
+            stale = self.lineage.stale_dependents(previous)
             self.stager.demote(stale, f"its evidence was replaced: {origin} is now {canonical.block_id}")
         if not added:
             first = self._first_path.get(canonical.block_id)
@@ -167,7 +167,7 @@ class Registrar:
 
     def _check_reverted(self, reg: Registration, block: BlockId) -> None:
         """A file changed back to bytes a later version superseded: the brain cannot present them again."""
-        winners = self.origins.superseded_by(block)
+        winners = self.lineage.superseded_by(block)
         if winners:
             detail = (
                 f"these bytes are {block.short}, superseded by {', '.join(w.short for w in winners)}, which the "

@@ -9,12 +9,13 @@ the new ones. Our choice: a derived member whose every cited evidence is now sup
 (a `demotion` record with a reason naming the origin and the new block). It stays a member, readable and
 provable; `brain ls --all` still shows it. A block that also cites a still-current source is left alone.
 
-What the ledger says about origins, supersessions, demotions and evidence comes from the lineage log
-(`ingest.lineage`), read once per run, lazily, for the snapshot the run started on; when the log does not
-describe that snapshot it is rebuilt from the ledger (reading every provenance block: seconds for a large
-brain) and rewritten. A run that registers no new canonical block reads neither. Every provenance record
-the run stages is applied as it is staged, so later sources of the same run see it, and appended to the
-log after each checkpoint that commits it.
+What the ledger says about origins, supersessions, demotions and evidence (and the semantic statements
+the gate compares) comes from the lineage log (`ingest.lineage`), read once per run, lazily, for the
+snapshot the run started on; when the log does not describe that snapshot it is rebuilt from the ledger
+and the semantic module (seconds for a large brain) and rewritten. A run that neither registers a new
+canonical block nor judges a proposal reads neither. Every block the run stages is applied as it is
+staged, so later sources of the same run see it, and appended to the log after the checkpoint that
+commits it.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ from ingest.validate import ContradictionKey
 _DERIVED = (MemoryType.SEMANTIC, MemoryType.PROCEDURAL, MemoryType.EPISODIC)
 
 
-class Origins:
-    """origin → current canonical blocks and the evidence graph, as of the committed brain plus this run."""
+class RunLineage:
+    """The lineage (`ingest.lineage`) of the brain as the run found it plus what the run staged: which
+    canonical blocks an origin currently names, what a replacement leaves stale, and the statements the
+    gate compares."""
 
     def __init__(
         self,

@@ -37,7 +37,7 @@ from ingest.proposers.heuristic import HeuristicProposer
 from ingest.proposers.loader import DEFAULT_PROPOSER, ProposerOptions, load_proposer
 from ingest.proposers.pool import HeuristicPool
 from ingest.register import Registrar, Registration, RegisterOptions
-from ingest.replace import Origins
+from ingest.replace import RunLineage
 from ingest.report import IngestProgress, IngestResult, SourceOutcome, SourceProblemReport, summarize
 from ingest.sources import SourceFile, SourceProblem, discover
 
@@ -153,13 +153,13 @@ class _Run:
         self.brain = brain
         self.options = options
         self.dry_run = options.dry_run
-        self.stager = Stager(sink, acting_actor(actor), self._blob_size, lambda: self.origins.statements())
+        self.stager = Stager(sink, acting_actor(actor), self._blob_size, lambda: self.lineage.statements())
         self.index = FingerprintIndex.load(brain.path)
         register_options = RegisterOptions(
             license=options.license, origin=options.origin, media_type=options.media_type, use_index=options.use_cache
         )
         start = brain.snapshot()
-        self.origins = origins = Origins(
+        self.lineage = lineage = RunLineage(
             brain.path,
             brain.snapshot_digest() if start is not None else None,
             lambda: brain.ledger(start) if start is not None else None,
@@ -167,9 +167,9 @@ class _Run:
             self.stager.is_member,
             persist=not self.dry_run,
         )
-        self.stager.on_member = origins.staged
+        self.stager.on_member = lineage.staged
         self.registrar = Registrar(
-            self.stager, self.index, register_options, None if self.dry_run else brain.blobs.path, origins
+            self.stager, self.index, register_options, None if self.dry_run else brain.blobs.path, lineage
         )
         concurrency = options.proposer_options.concurrency or 1
         derive_options = DeriveOptions(
@@ -267,7 +267,7 @@ class _Run:
             self.index.save()
             self.cache.close()  # flushed with each checkpoint; reopened by the next answer
             if digest is not None:
-                self.origins.save(digest)
+                self.lineage.save(digest)
         if self.snapshot is None and not self.dry_run:
             self.snapshot = self.brain.snapshot_digest()
 
