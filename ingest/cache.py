@@ -2,9 +2,9 @@
 
 Key = BLAKE3 of the JCS of a structured object (never string concatenation, so no two inputs collide):
 cache format, proposer id/version/model/parameters, and the task fields that shape the answer (operation,
-source, sorted allowed types, requirements, instructions). The task id is left out: it names a run, not
-a question. Only successful answers are stored. Nothing here is protocol data: the cache can be deleted
-at any time.
+source, sorted allowed types, requirements, instructions). The task id is left out: it is derived from
+the same question (`task_id_for`). Only successful answers are stored. Nothing here is protocol data:
+the cache can be deleted at any time (the records' task ids still say which sources were answered).
 
 Storage: one append-only file, `<brain>/boltzmann/cache/proposals.log`, one line per answer:
 `<key> <entry JSON>` (JSON never holds a raw newline). One file instead of one per source: creating a
@@ -16,6 +16,7 @@ under the brain's writer lock. Lines are indexed by key when first looked up and
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -30,13 +31,13 @@ from ingest.proposers.candidates import Task, candidate_set_from_json, parse_can
 from ingest.proposers.errors import ProposerError
 
 CACHE_FORMAT = "brain.proposal-cache/1"
+TASK_FORMAT = "brain.task/1"
 CACHE_FILE = Path("boltzmann") / "cache" / "proposals.log"
 
 
-def cache_key(proposer: Proposer, task: Task) -> str:
-    """The hex BLAKE3 key of asking `proposer` to do `task`; `InvalidInputError` if parameters are not JCS-able."""
-    material = {
-        "format": CACHE_FORMAT,
+def _question(proposer: Proposer, task: Task) -> dict[str, Any]:
+    """What makes two proposals the same question: the proposer as configured and the task's fields."""
+    return {
         "proposer": {
             "id": proposer.id,
             "version": proposer.version,
@@ -51,10 +52,36 @@ def cache_key(proposer: Proposer, task: Task) -> str:
             "instructions": task.instructions,
         },
     }
+
+
+def _canonical_question(proposer: Proposer, question: dict[str, Any]) -> bytes:
     try:
-        return blake3(canonicalize(material)).hexdigest()
+        return canonicalize(question)
     except CanonicalFormError as e:
         raise InvalidInputError(f"proposer {proposer.id} parameters cannot be a cache key: {e.message}") from None
+
+
+def cache_key(proposer: Proposer, task: Task) -> str:
+    """The hex BLAKE3 key of asking `proposer` to do `task`; `InvalidInputError` if parameters are not JCS-able."""
+    return question_ids(proposer, task)[0]
+
+
+def task_id_for(proposer: Proposer, task: Task) -> str:
+    """The task id of asking `proposer` to do `task`: the hex SHA-256 of the same question.
+
+    Written into the `derivation` and `validation` records (§3.7 `task`), so any copy of the brain (one
+    just pulled, without this cache) knows which sources this exact question has already answered.
+    SHA-256, not BLAKE3: it leaves the machine.
+    """
+    return question_ids(proposer, task)[1]
+
+
+def question_ids(proposer: Proposer, task: Task) -> tuple[str, str]:
+    """`(cache_key, task_id_for)` of one question, built once."""
+    question = _question(proposer, task)
+    key = blake3(_canonical_question(proposer, {"format": CACHE_FORMAT, **question})).hexdigest()
+    task_id = hashlib.sha256(_canonical_question(proposer, {"format": TASK_FORMAT, **question})).hexdigest()
+    return key, task_id
 
 
 def cache_entry(key: str, result: ProposalResult, candidates: bytes | None = None) -> bytes:

@@ -12,12 +12,12 @@ by the next run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from brain.blocks import MemoryType
-from brain.identity import utc_timestamp
-from ingest.cache import ProposalCache, cache_key
+from brain.identity import BlockId, utc_timestamp
+from ingest.cache import ProposalCache, question_ids
 from ingest.commit import Stager
 from ingest.proposers import ProposalResult, Proposer, ProposerError, SourceText, Task, propose_many
 from ingest.proposers.pool import HeuristicPool, pack
@@ -64,6 +64,8 @@ class Deriver:
         cache: ProposalCache,
         stager: Stager,
         options: DeriveOptions,
+        answered: Callable[[BlockId, str], bool],
+        read_view: Callable[[BlockId], bytes | None],
         pool: HeuristicPool | None = None,
     ) -> None:
         self.proposer = proposer
@@ -71,23 +73,41 @@ class Deriver:
         self.cache = cache
         self.stager = stager
         self.options = options
+        self.answered = answered  # whether the brain records a derivation from this source under this task id
+        self.read_view = read_view  # a member's stored normalized view (None if it has none)
+        # The task every source gets, but for its source and id (a placeholder source until then).
+        self._question = Task(
+            source=BlockId("0" * 64),
+            allowed_memory_types=options.allowed,
+            requirements=(),
+            instructions=options.instructions,
+        )
 
     def job_for(self, reg: Registration) -> Job | None:
-        """The proposal job a registration calls for, or None (no text, duplicate, or already answered)."""
-        if reg.view is None or reg.block is None or reg.status not in ("registered", "replaced", "unchanged"):
+        """The proposal job a registration calls for, or None (no text, duplicate, or already answered).
+
+        A member is asked again only if neither this cache nor the brain's records (the task id of its
+        derivations: a pulled brain has no cache) say the same question was answered; changing the
+        proposer, its model or parameters, the allowed types or the instructions makes a new question.
+        """
+        if reg.block is None or reg.status not in ("registered", "replaced", "unchanged"):
+            return None
+        if reg.view is None and reg.newly_added:
+            return None  # no normalized view: nothing to read
+        question = self._question.model_copy(update={"source": reg.block})  # validated once, in __init__
+        key, task_id = question_ids(self.proposer, question)
+        task = question.model_copy(update={"task_id": task_id})
+        if not reg.newly_added and (
+            not self.options.read_cache or self.cache.has(key) or self.answered(reg.block, task.task_id)
+        ):
+            return None
+        # An unchanged source the fingerprint index vouched for was not read: its stored view is the text.
+        view = reg.view if reg.view is not None else self.read_view(reg.block)
+        if view is None:
             return None
         try:
-            text = reg.view.decode("utf-8")
+            text = view.decode("utf-8")
         except UnicodeDecodeError:
-            return None
-        task = Task(
-            source=reg.block,
-            allowed_memory_types=self.options.allowed,
-            requirements=(),
-            instructions=self.options.instructions,
-        )
-        key = cache_key(self.proposer, task)
-        if not reg.newly_added and (not self.options.read_cache or self.cache.has(key)):
             return None
         source = SourceText.of(reg.block, reg.media_type or "text/plain", text)
         return Job(registration=reg, task=task, source=source, key=key)

@@ -7,7 +7,7 @@ Five kinds of fact, each only ever added (what ingest needs of §7.2 is monotone
     registered   origin → canonical block      (registration records that name an origin)
     superseded   loser → winner                (supersession records)
     demoted      block                         (demotion records)
-    cited        derived block → evidence ids  (derivation records)
+    cited        derived block → evidence ids, task id  (derivation records)
     stated       semantic block → (label, subject, kind) and statement   (the gate's contradiction check)
 
 `boltzmann/cache/lineage.log` holds JSON lines: a format line, then for each commit the facts it added
@@ -42,11 +42,11 @@ from brain.store.atomic import atomic_write
 from ingest.validate import ContradictionKey, statement_key
 
 LOG = Path("boltzmann") / "cache" / "lineage.log"
-FORMAT = "brain.lineage/1"  # the first line; a log of another format (or none) is stale
+FORMAT = "brain.lineage/2"  # the first line; a log of another format (or none) is stale
 _MARKER = "snapshot"
 _TAIL = 1 << 16  # a marker line is short; the tail read to find the last one
 
-Fact = tuple  # ("registered", origin, hex) | ("cited", hex, (hex, ...)) | ("stated", hex, label, subject, kind, statement)…
+Fact = tuple  # e.g. ("registered", origin, hex), ("cited", hex, (hex, ...), task id or None), ("demoted", hex)
 
 
 @dataclass
@@ -58,6 +58,7 @@ class Lineage:
     demoted: set[str] = field(default_factory=set)
     evidence: dict[str, tuple[str, ...]] = field(default_factory=dict)
     dependents: dict[str, set[str]] = field(default_factory=dict)
+    answered: dict[str, set[str]] = field(default_factory=dict)  # source → task ids that derived from it
     statements: dict[ContradictionKey, dict[str, str]] = field(default_factory=dict)  # key → {hex: statement}
 
     def apply(self, fact: Fact) -> None:
@@ -69,10 +70,12 @@ class Lineage:
         elif kind == "demoted":
             self.demoted.add(fact[1])
         elif kind == "cited":
-            derived, cited = fact[1], tuple(fact[2])
+            derived, cited, task = fact[1], tuple(fact[2]), fact[3]
             self.evidence[derived] = tuple(dict.fromkeys((*self.evidence.get(derived, ()), *cited)))
             for source in cited:
                 self.dependents.setdefault(source, set()).add(derived)
+                if task is not None:
+                    self.answered.setdefault(source, set()).add(task)
         elif kind == "stated":
             _, block, label, subject, semantic_kind, statement = fact
             self.statements.setdefault((label, subject, semantic_kind), {})[block] = statement
@@ -116,7 +119,7 @@ def facts_of(record: Record) -> Iterator[Fact]:
     elif isinstance(record, DemotionRecord):
         yield ("demoted", record.block.hex)
     elif isinstance(record, DerivationRecord):
-        yield ("cited", record.block.hex, tuple(e.hex for e in record.derived_from))
+        yield ("cited", record.block.hex, tuple(e.hex for e in record.derived_from), record.task)
 
 
 def _line(fact: Fact) -> str:
@@ -151,7 +154,7 @@ class LineageLog:
                             return None
                         last, pending = fact[1], 0
                     else:
-                        lineage.apply(tuple(fact) if fact[0] != "cited" else (*fact[:2], tuple(fact[2])))
+                        lineage.apply(tuple(fact) if fact[0] != "cited" else (*fact[:2], tuple(fact[2]), *fact[3:]))
                         pending += 1
             except (ValueError, TypeError, IndexError, UnicodeError):
                 return None

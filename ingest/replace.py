@@ -88,6 +88,10 @@ class RunLineage:
             if self._lineage is not None:
                 self._lineage.apply(fact)
 
+    def answered(self, source: BlockId, task_id: str) -> bool:
+        """Whether a derivation record names `task_id` and cites `source` (the question was asked and answered)."""
+        return task_id in self._get().answered.get(source.hex, ())
+
     def statements(self) -> dict[ContradictionKey, list[tuple[str, BlockId]]]:
         """The member semantic blocks' statements (superseded and demoted included), for the gate."""
         held: dict[ContradictionKey, list[tuple[str, BlockId]]] = {}

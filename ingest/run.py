@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from brain.blocks import Block, MemoryType
+from brain.blocks.canonical import CanonicalBlock
 from brain.brain import Brain
 from brain.errors import UsageError
-from brain.identity import OciDigest
+from brain.identity import BlockId, OciDigest
 from brain.snapshot import Snapshot
 from ingest import PROPOSABLE_MEMORY_TYPES
 from ingest.cache import ProposalCache
@@ -182,7 +183,9 @@ class _Run:
         self.cache = cache = ProposalCache(brain.path)
         pooled = type(proposer) is HeuristicProposer and total >= POOL_MIN_SOURCES
         pool = HeuristicPool() if pooled else None
-        self.deriver = Deriver(proposer, cache, self.stager, derive_options, pool)
+        self.deriver = Deriver(
+            proposer, cache, self.stager, derive_options, self.lineage.answered, lambda b: _stored_view(brain, b), pool
+        )
         self.batch_size = POOL_BATCH if pooled else max(8, 4 * concurrency)
         self.chunk = POOL_CHUNK if pooled else 0
         self.on_progress = on_progress
@@ -275,6 +278,13 @@ class _Run:
         if self.on_progress is not None:
             done = len(self.outcomes) + len(self.pending)
             self.on_progress(IngestProgress(done, self.total, self.bytes, self.stager.blocks_added, relpath))
+
+
+def _stored_view(brain: Brain, block_id: BlockId) -> bytes | None:
+    """The normalized view of a canonical member, read back (and re-hashed) from the store."""
+    block = brain.resolve(block_id)
+    view = block.normalized_view if isinstance(block, CanonicalBlock) else None
+    return brain.blobs.get(view.blob) if view is not None else None
 
 
 def _semantic_members(brain: Brain, start: Snapshot | None) -> Iterator[Block]:

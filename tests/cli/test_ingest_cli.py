@@ -4,6 +4,7 @@ never abort the run or corrupt the brain; `--strict`, `--allow`, `--json`, `--dr
 from __future__ import annotations
 
 import os
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -225,6 +226,7 @@ def test_task_shape_and_a_failed_proposal_is_retried_not_cached(
     assert third.json()["proposed"] == 0  # answered once: neither asked again nor re-judged
     tasks = [__import__("json").loads(line) for line in log.read_text().splitlines()]
     assert len(tasks) == 2 and tasks[0] == tasks[1]
+    task_id = tasks[0].pop("task_id")
     assert tasks[0] == {
         "operation": "extract_knowledge",
         "source": data["outcomes"][0]["block"],
@@ -233,8 +235,11 @@ def test_task_shape_and_a_failed_proposal_is_retried_not_cached(
         "output_schema": "boltzmann.candidates/v1",
         "instructions": "be brief",
     }
-    records = [r for _, r in Brain.open(brain_dir).ledger().records if r.record_type == "derivation"]
-    assert [(r.producer.kind, r.producer.id, r.producer.version) for r in records] == [("model", "acme/rec", "7")]
+    records = [r for _, r in Brain.open(brain_dir).ledger().records if r.record_type in ("derivation", "validation")]
+    assert [(r.producer.kind, r.producer.id, r.producer.version) for r in records if r.record_type == "derivation"] == [
+        ("model", "acme/rec", "7")
+    ]
+    assert re.fullmatch("[0-9a-f]{64}", task_id) and {r.task for r in records} == {task_id}  # the records name the task
 
 
 def test_include_exclude_and_brainignore(brain: BrainRunner, brain_dir: Path, tmp_path: Path) -> None:

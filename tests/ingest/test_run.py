@@ -15,10 +15,13 @@ from brain.brain import Brain
 from brain.errors import UsageError
 from brain.identity import BlockId
 from brain.module import Module
+from ingest import PROPOSABLE_MEMORY_TYPES
+from ingest.cache import task_id_for
 from ingest.commit import acting_actor
 from ingest.fingerprints import FingerprintIndex
 from ingest.lineage import Lineage, LineageLog
 from ingest.normalize import TextNfc
+from ingest.proposers import Task
 from ingest.proposers.heuristic import MAX_CANDIDATES_PER_SOURCE, HeuristicProposer
 from ingest.run import IngestOptions, ingest, parse_allowed
 from ingest.validate import CHECKS_RUN
@@ -85,9 +88,13 @@ def test_registers_verbatim_bytes_a_normalized_view_and_the_records(tmp_path: Pa
     assert result.validated == len(derivations) == len(validations) >= 1
     for record in derivations:
         assert record.derived_from == (block.block_id,) and record.producer.id == "brain/heuristic"
-        assert record.locator and record.task is None
-    assert {v.checks for v in validations} == {CHECKS_RUN}
+        assert record.locator and record.task == _task_id(block.block_id)  # the question, by SHA-256
+    assert {v.checks for v in validations} == {CHECKS_RUN} and {v.task for v in validations} == {record.task}
     assert {d.block for d in derivations} == {v.block for v in validations}
+
+
+def _task_id(source: BlockId, allowed: tuple[MemoryType, ...] = PROPOSABLE_MEMORY_TYPES) -> str:
+    return task_id_for(HeuristicProposer(), Task(source=source, allowed_memory_types=allowed, requirements=()))
 
 
 def test_same_bytes_again_is_unchanged_and_writes_no_snapshot(tmp_path: Path) -> None:
@@ -411,3 +418,20 @@ def test_a_lineage_log_of_another_format_is_stale(tmp_path: Path) -> None:
     lines = log.path.read_text().splitlines(keepends=True)
     log.path.write_text("".join(lines[1:]))  # e.g. written before the format line existed
     assert log.load(brain.snapshot_digest()) is None
+
+
+def test_a_brain_without_its_local_caches_asks_no_question_its_records_answered(tmp_path: Path) -> None:
+    # CI: `brain pull` brings the brain but not `boltzmann/` (fingerprints, proposal cache, lineage log).
+    root = _corpus(tmp_path / "src", {"a.md": NOTE, "b.md": PLAIN, "c.md": NOTE.replace("shard", "node")})
+    brain = Brain.init(tmp_path / "brain")
+    first = _run(brain, root)
+    assert first.validated > 0
+    for local in ("cache", "fingerprints.json"):
+        path = brain.path / "boltzmann" / local
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    again = _run(brain, root)
+    assert (again.unchanged, again.proposed, again.rejected, again.blocks_added) == (3, 0, 0, 0)
+    assert again.strict_problems == 0
+    asked = _run(brain, root, instructions="only definitions")  # another question: asked again
+    assert asked.proposed > 0 and asked.rejected_by_code == {"duplicate": asked.rejected}
+    assert _run(brain, root, instructions="only definitions").proposed == 0  # the cache knows it now
