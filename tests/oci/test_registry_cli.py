@@ -172,3 +172,35 @@ def test_pulling_the_same_artifact_twice_does_not_move_the_head(registry: Regist
     assert head_file.read_bytes() == before and head_file.stat().st_mtime_ns == stamp
     people = run(tmp_path, "--brain", "dest", "pull", ref)
     assert people.returncode == 0 and "(already the head)" in people.stdout
+
+
+def test_the_ci_loop_pull_ingest_push_asks_no_question_twice(registry: RegistryServer, tmp_path: Path) -> None:
+    # Each CI job starts from a pulled brain without `boltzmann/` caches: nothing answered may be asked again.
+    corpus = tmp_path / "docs"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("# Lumen\n\nA shard is a slice of the keyspace.\n\n1. drain the node\n2. restart it\n")
+    (corpus / "b.md").write_text("# Ops\n\n2026-03-01 10:00 restarted node 7\n")
+    ref = registry.ref("ci/brain:main")
+    assert run(tmp_path, "--brain", "first", "init").returncode == 0
+    ingest = ["--actor", "ci@example.org", "ingest", str(corpus), "--strict", "--json"]
+    made = run(tmp_path, "--brain", "first", *ingest)
+    assert made.returncode == 0 and json.loads(made.stdout)["validated"] > 0, made.stderr
+    assert run(tmp_path, "--brain", "first", "push", ref).returncode == 0
+
+    assert run(tmp_path, "--brain", "job2", "pull", ref).returncode == 0
+    assert not (tmp_path / "job2" / "boltzmann" / "cache").exists()
+    again = run(tmp_path, "--brain", "job2", *ingest)
+    body = json.loads(again.stdout)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (body["unchanged"], body["proposed"], body["rejected"], body["blocks_added"]) == (2, 0, 0, 0)
+
+    # (A changed definition would be `contradicted` by the old one, demoted or not: §7.6 counts it.)
+    (corpus / "a.md").write_text("# Lumen\n\nA shard is a slice of the keyspace.\n\n1. drain the node\n2. upgrade it\n")
+    edited = run(tmp_path, "--brain", "job2", *ingest)
+    body = json.loads(edited.stdout)
+    assert edited.returncode == 0 and (body["replaced"], body["rejected"]) == (1, 0), edited.stdout
+    assert run(tmp_path, "--brain", "job2", "push", ref).returncode == 0
+    assert run(tmp_path, "--brain", "job3", "pull", ref).returncode == 0
+    third = json.loads(run(tmp_path, "--brain", "job3", *ingest).stdout)
+    assert (third["proposed"], third["blocks_added"]) == (0, 0)
+    assert run(tmp_path, "--brain", "job3", "verify").returncode == 0
