@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,9 +36,13 @@ from brain.blocks.provenance import (
     RegistrationRecord,
     SupersessionRecord,
 )
-from brain.identity import OciDigest
+from brain.errors import BrainError, IntegrityError
+from brain.identity import BlockId, OciDigest
 from brain.ledger import Ledger, record_of
+from brain.module import read_block
 from brain.store.atomic import atomic_write
+from brain.store.blobs import BlobStore
+from brain.verify.pool import PARALLEL_THRESHOLD, parallel_map
 from ingest.validate import ContradictionKey, statement_key
 
 LOG = Path("boltzmann") / "cache" / "lineage.log"
@@ -95,6 +99,52 @@ class Lineage:
         for fact in facts:
             lineage.apply(fact)
         return lineage, facts
+
+
+def read_lineage(
+    root: Path,
+    provenance: Sequence[BlockId],
+    semantic: Sequence[BlockId],
+    *,
+    threshold: int = PARALLEL_THRESHOLD,
+) -> tuple[Lineage, list[Fact]]:
+    """`Lineage.of_brain` for a snapshot's members, read and decoded in forked workers when there are many.
+
+    Records apply in the ledger's order (time, then record id); a member that is missing, corrupt or
+    invalid raises `IntegrityError` naming it, as reading the ledger would.
+    """
+    dated: list[tuple[str, str, tuple[Fact, ...]]] = []
+    for found in parallel_map(_read_facts, root, [b.hex for b in provenance], threshold=threshold):
+        dated.append(_checked(found))
+    dated.sort(key=lambda item: (item[0], item[1]))
+    facts = [fact for _, _, found in dated for fact in found]
+    for found in parallel_map(_read_facts, root, [b.hex for b in semantic], threshold=threshold):
+        facts.extend(_checked(found)[2])
+    lineage = Lineage()
+    for fact in facts:
+        lineage.apply(fact)
+    return lineage, facts
+
+
+def _read_facts(root: Path, hexes: Sequence[str]) -> list[tuple[str, str, tuple[Fact, ...]] | str]:
+    """Worker: per block, `(record time or "", hex, facts)`, or the error message if it cannot be read."""
+    blobs = BlobStore(root)
+    results: list[tuple[str, str, tuple[Fact, ...]] | str] = []
+    for hex_digest in hexes:
+        try:
+            block = read_block(blobs, BlockId(hex_digest))
+        except BrainError as e:
+            results.append(e.message)
+            continue
+        record = record_of(block) if block.memory_type is MemoryType.PROVENANCE else None
+        results.append((record.at if record is not None else "", hex_digest, tuple(facts_of_block(block))))
+    return results
+
+
+def _checked(found: tuple[str, str, tuple[Fact, ...]] | str) -> tuple[str, str, tuple[Fact, ...]]:
+    if isinstance(found, str):
+        raise IntegrityError(found, hint="run `brain verify` to see every damaged block, then restore them")
+    return found
 
 
 def facts_of_block(block: Block) -> Iterator[Fact]:

@@ -25,7 +25,6 @@ from pathlib import Path
 
 from brain.blocks import Block, MemoryType
 from brain.identity import BlockId, OciDigest
-from brain.ledger import Ledger
 from ingest.lineage import Fact, Lineage, LineageLog, facts_of_block
 from ingest.validate import ContradictionKey
 
@@ -41,16 +40,14 @@ class RunLineage:
         self,
         brain_path: Path,
         start: OciDigest | None,
-        load_ledger: Callable[[], Ledger | None],
-        load_semantic: Callable[[], Iterable[Block]],
+        rebuild: Callable[[], tuple[Lineage, list[Fact]]],
         is_member: Callable[[MemoryType, BlockId], bool],
         *,
         persist: bool = True,
     ) -> None:
         self._log = LineageLog(brain_path)
         self._start = start
-        self._load_ledger = load_ledger
-        self._load_semantic = load_semantic
+        self._rebuild_lineage = rebuild  # the start snapshot's lineage read from its blocks (slow)
         self._is_member = is_member
         self._persist = persist  # False for --dry-run: nothing is written, not even a cache
         self._lineage: Lineage | None = None
@@ -71,7 +68,7 @@ class RunLineage:
         return self._lineage
 
     def _rebuild(self, start: OciDigest) -> Lineage:
-        lineage, facts = Lineage.of_brain(self._load_ledger(), self._load_semantic())
+        lineage, facts = self._rebuild_lineage()
         if not self._persist:
             return lineage
         self._log.rewrite(facts, start)

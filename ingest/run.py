@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from brain.blocks import Block, MemoryType
+from brain.blocks import MemoryType
 from brain.blocks.canonical import CanonicalBlock
 from brain.brain import Brain
 from brain.errors import UsageError
@@ -33,6 +33,7 @@ from ingest.cache import ProposalCache
 from ingest.commit import DryRunSink, Sink, Stager, acting_actor
 from ingest.derive import DeriveOptions, Deriver, Job
 from ingest.fingerprints import FingerprintIndex
+from ingest.lineage import Fact, Lineage, read_lineage
 from ingest.proposers import Proposer
 from ingest.proposers.heuristic import HeuristicProposer
 from ingest.proposers.loader import DEFAULT_PROPOSER, ProposerOptions, load_proposer
@@ -163,8 +164,7 @@ class _Run:
         self.lineage = lineage = RunLineage(
             brain.path,
             brain.snapshot_digest() if start is not None else None,
-            lambda: brain.ledger(start) if start is not None else None,
-            lambda: _semantic_members(brain, start),
+            lambda: _read_lineage(brain, start),
             self.stager.is_member,
             persist=not self.dry_run,
         )
@@ -287,10 +287,15 @@ def _stored_view(brain: Brain, block_id: BlockId) -> bytes | None:
     return brain.blobs.get(view.blob) if view is not None else None
 
 
-def _semantic_members(brain: Brain, start: Snapshot | None) -> Iterator[Block]:
-    """Every semantic member of `start` (read only when the lineage log must be rebuilt)."""
-    module = brain.modules(start).get(MemoryType.SEMANTIC) if start is not None else None
-    return module.blocks() if module is not None else iter(())
+def _read_lineage(brain: Brain, start: Snapshot | None) -> tuple[Lineage, list[Fact]]:
+    """The lineage of `start` from its provenance and semantic members (redacted ones have no bytes)."""
+    modules = brain.modules(start) if start is not None else {}
+
+    def readable(memory_type: MemoryType) -> list[BlockId]:
+        module = modules.get(memory_type)
+        return [] if module is None else [b for b in module.block_ids if b not in module.tombstones]
+
+    return read_lineage(brain.path, readable(MemoryType.PROVENANCE), readable(MemoryType.SEMANTIC))
 
 
 def _problem_outcome(problem: SourceProblem) -> SourceOutcome:

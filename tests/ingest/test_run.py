@@ -12,14 +12,14 @@ from brain.blocks import MemoryType
 from brain.blocks.canonical import CanonicalBlock
 from brain.blocks.provenance import DemotionRecord, ProvenanceBlock
 from brain.brain import Brain
-from brain.errors import UsageError
+from brain.errors import IntegrityError, UsageError
 from brain.identity import BlockId
 from brain.module import Module
 from ingest import PROPOSABLE_MEMORY_TYPES
 from ingest.cache import task_id_for
 from ingest.commit import acting_actor
 from ingest.fingerprints import FingerprintIndex
-from ingest.lineage import Lineage, LineageLog
+from ingest.lineage import Lineage, LineageLog, read_lineage
 from ingest.normalize import TextNfc
 from ingest.proposers import Task
 from ingest.proposers.heuristic import MAX_CANDIDATES_PER_SOURCE, HeuristicProposer
@@ -314,6 +314,11 @@ def test_the_default_checkpoint_interval_grows_with_the_run_and_is_capped() -> N
     ]  # fmt: skip
 
 
+def _refuse_reading_the_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Brain, "ledger", _refusing("the brain's blocks were read"))
+    monkeypatch.setattr("ingest.run.read_lineage", _refusing("the brain's blocks were read"))
+
+
 def test_new_and_replaced_sources_in_a_known_brain_read_the_lineage_log_not_the_ledger(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -322,29 +327,29 @@ def test_new_and_replaced_sources_in_a_known_brain_read_the_lineage_log_not_the_
     first = _run(brain, root)
     _corpus(root, {"b.md": NOTE.replace("shard", "replica")})
 
-    monkeypatch.setattr(Brain, "ledger", _refusing("the ledger was read"))
-    assert _run(brain, root).registered == 1  # the log named the head: no ledger read
+    _refuse_reading_the_blocks(monkeypatch)
+    assert _run(brain, root).registered == 1  # the log named the head: no block read
     monkeypatch.undo()
     demoted_before = set(brain.ledger().demoted)
-    monkeypatch.setattr(Brain, "ledger", _refusing("the ledger was read"))
+    _refuse_reading_the_blocks(monkeypatch)
     _corpus(root, {"a.md": NOTE + "\nA quorum is a majority.\n"}, age=1800)
     replaced = _run(brain, root)
     assert replaced.replaced == 1 and replaced.outcomes[0].replaces == (first.outcomes[0].block,)
     monkeypatch.undo()
     demoted = set(brain.ledger().demoted) - demoted_before
-    monkeypatch.setattr(Brain, "ledger", _refusing("the ledger was read"))
+    _refuse_reading_the_blocks(monkeypatch)
     derived = (MemoryType.SEMANTIC, MemoryType.PROCEDURAL, MemoryType.EPISODIC)
     assert demoted and demoted <= set().union(*(m for t, m in _members(brain).items() if t in derived))
 
     log = LineageLog(brain.path)
     log.path.write_text(log.path.read_text()[:-5])  # a damaged log: rebuilt from the ledger
     _corpus(root, {"c.md": NOTE.replace("shard", "node")})
-    with pytest.raises(AssertionError, match="ledger was read"):
+    with pytest.raises(AssertionError, match="blocks were read"):
         _run(brain, root)
     monkeypatch.undo()
     assert _run(brain, root).registered == 1
     _corpus(root, {"b.md": NOTE.replace("shard", "quorum")}, age=1700)
-    monkeypatch.setattr(Brain, "ledger", _refusing("the ledger was read"))
+    _refuse_reading_the_blocks(monkeypatch)
     assert _run(brain, root).replaced == 1  # the rebuilt log is current again
 
 
@@ -374,7 +379,7 @@ def test_a_fact_contradicting_an_earlier_run_is_found_through_the_log_without_re
     brain = Brain.init(tmp_path / "brain")
     _run(brain, root)
     _corpus(root, {"b.md": "# Lumen\n\nA shard is a copy of the data.\n"})
-    monkeypatch.setattr(Brain, "ledger", _refusing("the ledger was read"))
+    _refuse_reading_the_blocks(monkeypatch)
     monkeypatch.setattr(Module, "blocks", _refusing("a module was read block by block"))
     result = _run(brain, root)
     assert result.rejected_by_code == {"contradiction": 1}
@@ -435,3 +440,29 @@ def test_a_brain_without_its_local_caches_asks_no_question_its_records_answered(
     asked = _run(brain, root, instructions="only definitions")  # another question: asked again
     assert asked.proposed > 0 and asked.rejected_by_code == {"duplicate": asked.rejected}
     assert _run(brain, root, instructions="only definitions").proposed == 0  # the cache knows it now
+
+
+@pytest.mark.parametrize("threshold", [1, 10**9])  # forked workers, and in-process
+def test_the_lineage_read_from_the_blocks_is_the_ledgers(tmp_path: Path, threshold: int) -> None:
+    root = _corpus(tmp_path / "src", {f"n{i}.md": NOTE.replace("shard", f"shard{i}") for i in range(6)})
+    brain = Brain.init(tmp_path / "brain")
+    _run(brain, root)
+    _corpus(root, {"n1.md": NOTE.replace("shard", "shard1") + "\n1. drain it\n2. restart it\n"}, age=1800)
+    assert _run(brain, root).replaced == 1
+    modules = brain.modules()
+    provenance, semantic = modules[MemoryType.PROVENANCE].block_ids, modules[MemoryType.SEMANTIC].block_ids
+    lineage, facts = read_lineage(brain.path, provenance, semantic, threshold=threshold)
+    assert lineage == _lineage_of_brain(brain) and lineage.demoted and lineage.answered
+    assert facts == Lineage.of_brain(brain.ledger(), modules[MemoryType.SEMANTIC].blocks())[1]
+
+
+def test_a_damaged_record_stops_the_lineage_rebuild_naming_it(tmp_path: Path) -> None:
+    root = _corpus(tmp_path / "src", {"a.md": NOTE})
+    brain = Brain.init(tmp_path / "brain")
+    _run(brain, root)
+    victim = sorted(brain.modules()[MemoryType.PROVENANCE].block_ids, key=lambda b: b.hex)[0]
+    brain.blobs.path(victim).write_bytes(b"{}")
+    LineageLog(brain.path).discard()
+    _corpus(root, {"b.md": NOTE.replace("shard", "node")})
+    with pytest.raises(IntegrityError, match=victim.hex):
+        _run(brain, root)
