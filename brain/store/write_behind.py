@@ -3,7 +3,8 @@
 Streaming a big source costs, per byte, a read, two hashes and a write; on one thread they add up. The
 hashes and `os.write` release the GIL, so a writer thread fed through a small bounded queue (constant
 memory: `DEPTH` chunks) runs them side by side on two cores. It also starts the disk writeback every
-`WRITEBACK_STEP` bytes, so the commit's one sync finds little left to flush.
+`WRITEBACK_STEP` bytes, and once a step has reached the disk drops it from the page cache, so the
+commit's one sync finds little left to flush and a large source does not evict everything else.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import os
 import queue
 import threading
 
-from brain.store.atomic import start_writeback
+from brain.store.atomic import settle_and_drop, start_writeback
 
 DEPTH = 4
 WRITEBACK_STEP = 32 << 20
@@ -42,6 +43,7 @@ class WriteBehind:
 
     def _drain(self) -> None:
         written = started = 0
+        previous: tuple[int, int] | None = None  # the range whose writeback was started one step ago
         while (chunk := self._queue.get()) is not None:
             if self._error is not None:
                 continue  # keep taking chunks so the producer never blocks on a full queue
@@ -52,6 +54,8 @@ class WriteBehind:
                 written += len(chunk)
                 if written - started >= WRITEBACK_STEP:
                     start_writeback(self._fd, started, written - started)
-                    started = written
+                    if previous is not None:
+                        settle_and_drop(self._fd, *previous)
+                    previous, started = (started, written - started), written
             except OSError as e:
                 self._error = e

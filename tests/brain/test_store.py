@@ -110,16 +110,20 @@ def test_put_stream_is_constant_memory(tmp_path):
     assert peak < 4 * len(chunk) * 4  # far below the 16 MiB stream
 
 
-def test_put_stream_writes_behind_and_starts_the_writeback_in_steps(tmp_path, monkeypatch):
+def test_put_stream_writes_behind_starts_the_writeback_in_steps_and_drops_settled_steps(tmp_path, monkeypatch):
     monkeypatch.setattr(write_behind, "WRITEBACK_STEP", 100_000)
     started: list[tuple[int, int]] = []
     real = write_behind.start_writeback
     monkeypatch.setattr(write_behind, "start_writeback", lambda fd, at, n: (started.append((at, n)), real(fd, at, n)))
+    settled: list[tuple[int, int]] = []
+    settle = write_behind.settle_and_drop
+    monkeypatch.setattr(write_behind, "settle_and_drop", lambda fd, at, n: (settled.append((at, n)), settle(fd, at, n)))
     store = BlobStore(tmp_path)
     chunks = [bytes([i]) * 50_000 for i in range(9)]
     digest, size = store.put_stream(iter(chunks))
     assert store.get(digest) == b"".join(chunks) and size == 450_000
     assert started == [(0, 100_000), (100_000, 100_000), (200_000, 100_000), (300_000, 100_000)]
+    assert settled == started[:-1]  # a step is waited for and dropped from the cache one step later
 
 
 def test_a_failing_stream_stops_the_writer_thread_and_leaves_no_temp_file(tmp_path):
