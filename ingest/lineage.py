@@ -55,7 +55,7 @@ Fact = tuple  # e.g. ("registered", origin, hex), ("cited", hex, (hex, ...), tas
 
 @dataclass
 class Lineage:
-    """The five fact sets, keyed by block-id hex (`sha256:…` strings are never needed here)."""
+    """The facts, indexed the ways a run asks for them, keyed by block-id hex (never `sha256:…` strings)."""
 
     origins: dict[str, set[str]] = field(default_factory=dict)
     superseded_by: dict[str, set[str]] = field(default_factory=dict)
