@@ -21,7 +21,6 @@ snapshot's members.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -38,7 +37,7 @@ from brain.blocks.provenance import (
 )
 from brain.errors import BrainError, IntegrityError
 from brain.identity import BlockId, OciDigest
-from brain.ledger import Ledger, record_of
+from brain.ledger import record_of
 from brain.module import read_block
 from brain.store.atomic import atomic_write
 from brain.store.blobs import BlobStore
@@ -91,14 +90,11 @@ class Lineage:
         return block not in self.superseded_by and block not in self.demoted
 
     @classmethod
-    def of_brain(cls, ledger: Ledger | None, semantic: Iterable[Block]) -> tuple[Lineage, list[Fact]]:
-        """The lineage of a whole snapshot (its ledger and semantic members), and the facts that rebuild it."""
-        facts = [f for _, record in ledger.records for f in facts_of(record)] if ledger is not None else []
-        facts += [f for block in semantic for f in facts_of_block(block)]
+    def of_facts(cls, facts: Iterable[Fact]) -> Lineage:
         lineage = cls()
         for fact in facts:
             lineage.apply(fact)
-        return lineage, facts
+        return lineage
 
 
 def read_lineage(
@@ -108,22 +104,17 @@ def read_lineage(
     *,
     threshold: int = PARALLEL_THRESHOLD,
 ) -> tuple[Lineage, list[Fact]]:
-    """`Lineage.of_brain` for a snapshot's members, read and decoded in forked workers when there are many.
+    """The lineage of a snapshot's provenance and semantic members (read and decoded in forked workers
+    when there are many), and the facts that rebuild it.
 
-    Records apply in the ledger's order (time, then record id); a member that is missing, corrupt or
-    invalid raises `IntegrityError` naming it, as reading the ledger would.
+    Records apply in the ledger's order (time, then record id), then the statements; a member that is
+    missing, corrupt or invalid raises `IntegrityError` naming it, as reading the ledger would.
     """
-    dated: list[tuple[str, str, tuple[Fact, ...]]] = []
-    for found in parallel_map(_read_facts, root, [b.hex for b in provenance], threshold=threshold):
-        dated.append(_checked(found))
-    dated.sort(key=lambda item: (item[0], item[1]))
-    facts = [fact for _, _, found in dated for fact in found]
-    for found in parallel_map(_read_facts, root, [b.hex for b in semantic], threshold=threshold):
-        facts.extend(_checked(found)[2])
-    lineage = Lineage()
-    for fact in facts:
-        lineage.apply(fact)
-    return lineage, facts
+    hexes = [b.hex for b in (*provenance, *semantic)]
+    found = [_checked(f) for f in parallel_map(_read_facts, root, hexes, threshold=threshold)]
+    records = sorted(found[: len(provenance)], key=lambda item: (item[0], item[1]))
+    facts = [fact for _, _, of_block in (*records, *found[len(provenance) :]) for fact in of_block]
+    return Lineage.of_facts(facts), facts
 
 
 def _read_facts(root: Path, hexes: Sequence[str]) -> list[tuple[str, str, tuple[Fact, ...]] | str]:
@@ -204,7 +195,7 @@ class LineageLog:
                             return None
                         last, pending = fact[1], 0
                     else:
-                        lineage.apply(tuple(fact) if fact[0] != "cited" else (*fact[:2], tuple(fact[2]), *fact[3:]))
+                        lineage.apply(fact)
                         pending += 1
             except (ValueError, TypeError, IndexError, UnicodeError):
                 return None
@@ -239,6 +230,3 @@ class LineageLog:
         with open(self.path, "a", encoding="utf-8") as handle:
             handle.write(text)
 
-    def discard(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()

@@ -106,7 +106,7 @@ class RunLineage:
         """`snapshot` was just committed: log its facts if the log describes its parent, else leave it stale."""
         facts = self._facts[self._saved :]
         if self._log_at is False:
-            self._log_at = self._log.last_snapshot() if self._log.path.exists() else None
+            self._log_at = self._log.last_snapshot()
         if self._committed is None:
             self._log.rewrite(facts, snapshot)  # a new brain: the log starts here
             self._log_at = str(snapshot)

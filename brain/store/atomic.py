@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import fcntl
 import os
 import secrets
@@ -133,11 +132,10 @@ def atomic_write_stream(path: Path, chunks: Iterable[bytes], *, sync: bool = Tru
 
 
 def _libc(function: str) -> object | None:
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return None
+    # The process's own symbols: libc is already loaded, and `ctypes.util.find_library` would run
+    # `ldconfig` in a subprocess at every start of the CLI.
     try:
-        return getattr(ctypes.CDLL(name, use_errno=True), function, None)
+        return getattr(ctypes.CDLL(None, use_errno=True), function, None)
     except OSError:
         return None
 

@@ -18,7 +18,8 @@ from brain.blocks import MemoryType
 from brain.brain import Brain
 from brain.identity import BlockId
 from ingest.fingerprints import FingerprintIndex
-from ingest.lineage import Lineage, LineageLog
+from ingest.lineage import LineageLog
+from tests.ingest.lineage_oracle import lineage_of_ledger
 
 BRAIN_EXE = Path(sys.executable).with_name("brain")
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}, "SOURCE_DATE_EPOCH": "1767225600"}
@@ -60,7 +61,7 @@ def _lineage_is_current_or_stale(path: Path) -> bool:
         return True
     logged = LineageLog(path).load(brain.snapshot_digest())
     semantic = brain.modules(snapshot).get(MemoryType.SEMANTIC)
-    truth, _ = Lineage.of_brain(brain.ledger(snapshot), semantic.blocks() if semantic is not None else ())
+    truth, _ = lineage_of_ledger(brain.ledger(snapshot), semantic.blocks() if semantic is not None else ())
     return logged is None or logged == truth
 
 

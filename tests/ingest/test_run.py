@@ -20,6 +20,7 @@ from ingest.cache import task_id_for
 from ingest.commit import acting_actor
 from ingest.fingerprints import FingerprintIndex
 from ingest.lineage import Lineage, LineageLog, read_lineage
+from tests.ingest.lineage_oracle import lineage_of_ledger
 from ingest.normalize import TextNfc
 from ingest.proposers import Task
 from ingest.proposers.heuristic import MAX_CANDIDATES_PER_SOURCE, HeuristicProposer
@@ -178,7 +179,7 @@ def test_dry_run_changes_no_byte_and_reports_the_real_run(tmp_path: Path) -> Non
     root = _corpus(tmp_path / "src", {"a.md": NOTE, "b.md": PLAIN, "c/d.md": NOTE + "more\n"})
     brain = Brain.init(tmp_path / "brain")
     _run(brain, _corpus(tmp_path / "seed", {"s.md": PLAIN + "extra\n"}))
-    LineageLog(brain.path).discard()  # the dry run must rebuild the lineage in memory, and not write it
+    LineageLog(brain.path).path.unlink()  # the dry run must rebuild the lineage in memory, and not write it
 
     def tree() -> dict[str, bytes]:
         return {str(p.relative_to(brain.path)): p.read_bytes() for p in sorted(brain.path.rglob("*")) if p.is_file()}
@@ -356,7 +357,7 @@ def test_new_and_replaced_sources_in_a_known_brain_read_the_lineage_log_not_the_
 def _lineage_of_brain(brain: Brain) -> Lineage:
     snapshot = brain.snapshot()
     assert snapshot is not None
-    return Lineage.of_brain(brain.ledger(snapshot), brain.modules(snapshot)[MemoryType.SEMANTIC].blocks())[0]
+    return lineage_of_ledger(brain.ledger(snapshot), brain.modules(snapshot)[MemoryType.SEMANTIC].blocks())[0]
 
 
 def test_the_lineage_log_says_what_the_ledger_and_semantic_module_say_after_every_run(tmp_path: Path) -> None:
@@ -453,7 +454,7 @@ def test_the_lineage_read_from_the_blocks_is_the_ledgers(tmp_path: Path, thresho
     provenance, semantic = modules[MemoryType.PROVENANCE].block_ids, modules[MemoryType.SEMANTIC].block_ids
     lineage, facts = read_lineage(brain.path, provenance, semantic, threshold=threshold)
     assert lineage == _lineage_of_brain(brain) and lineage.demoted and lineage.answered
-    assert facts == Lineage.of_brain(brain.ledger(), modules[MemoryType.SEMANTIC].blocks())[1]
+    assert facts == lineage_of_ledger(brain.ledger(), modules[MemoryType.SEMANTIC].blocks())[1]
 
 
 def test_a_damaged_record_stops_the_lineage_rebuild_naming_it(tmp_path: Path) -> None:
@@ -462,7 +463,7 @@ def test_a_damaged_record_stops_the_lineage_rebuild_naming_it(tmp_path: Path) ->
     _run(brain, root)
     victim = sorted(brain.modules()[MemoryType.PROVENANCE].block_ids, key=lambda b: b.hex)[0]
     brain.blobs.path(victim).write_bytes(b"{}")
-    LineageLog(brain.path).discard()
+    LineageLog(brain.path).path.unlink()
     _corpus(root, {"b.md": NOTE.replace("shard", "node")})
     with pytest.raises(IntegrityError, match=victim.hex):
         _run(brain, root)
