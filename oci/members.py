@@ -48,6 +48,17 @@ def content_hexes(memory_type: str, payload: Any) -> list[str]:
     return [value[7:] for value in found if is_digest_string(value)]
 
 
+def composition_size(ref: ModuleRef) -> int:
+    """The exact length of the composition document `ref` names, from its block count (§5.1).
+
+    Each member id is `"sha256:<64 hex>"` (73 bytes with its quotes) plus a comma between members, so a
+    layer's `composition.json` can be bounded by what it is instead of by one constant.
+    """
+    count = ref.block_count
+    frame = len(b'{"block_ids":[],"boltzmann":1,"layout":"","memory_type":""}')
+    return frame + len(ref.layout) + len(str(ref.memory_type)) + 73 * count + max(count - 1, 0)
+
+
 def tombstones_of(ref: ModuleRef) -> frozenset[BlockId]:
     """The module reference's tombstones as a set (empty when absent)."""
     return frozenset(getattr(ref, "tombstones", None) or ())

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import re
 import zlib
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from brain.errors import UntrustedArtifactError
-from brain.store.atomic import temp_file
+from brain.store.atomic import open_temp, temp_file
 
 BLOCK_SIZE = 512
 MIN_BOUND = 8 << 20
@@ -256,6 +257,24 @@ class Spooled:
     path: Path
     sha256: str
     size: int
+
+
+def spool_file(chunks: Iterator[bytes], directory: Path) -> Spooled:
+    """Copy a member into a new `.tmp-` file in `directory` while hashing; the caller removes or renames it."""
+    name, fd = open_temp(directory)
+    hasher = hashlib.sha256()
+    size = 0
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for chunk in chunks:
+                hasher.update(chunk)
+                handle.write(chunk)
+                size += len(chunk)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name)
+        raise
+    return Spooled(Path(name), hasher.hexdigest(), size)
 
 
 @contextlib.contextmanager

@@ -11,7 +11,9 @@ from typing import Annotated
 import typer
 from rich.console import RenderableType
 
+from brain.blocks.memory_type import MemoryType
 from brain.errors import ProblemsFoundError, UsageError
+from brain.installed import refuse_if_left_out
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Output, ProgressSink
@@ -102,6 +104,9 @@ def ingest(
         dry_run=dry_run,
     )
     brain = context.open_brain()
+    needed = (MemoryType.CANONICAL, MemoryType.PROVENANCE, *options.allow)
+    why = "ingest registers canonical sources and its validation gate checks evidence, duplicates and contradictions"
+    refuse_if_left_out(brain.blobs, brain.head(), brain.snapshot(), needed, why)
     output = context.output(as_json)
     with _progress(output) as on_progress:
         result = run_ingest(

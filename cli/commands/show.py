@@ -10,6 +10,7 @@ from rich.console import RenderableType
 
 from brain.blocks.memory_type import MemoryType
 from brain.identity import BlockId
+from brain.installed import left_out_evidence_note
 from brain.ledger import Ledger
 from cli.context import cli_context
 from cli.options import BlockIdArgument, JsonFlag, resolve_block_id
@@ -61,6 +62,9 @@ def show(ctx: typer.Context, block: BlockIdArgument, as_json: JsonFlag = False) 
         ledger=ledger_of(block_id, brain.ledger()),
     )
     output = context.output(as_json)
+    note = left_out_evidence_note(brain.blobs, brain.head(), brain.snapshot(), result.ledger.evidence)
+    if note is not None:
+        output.message(note)
     output.result(result, lambda r: _render(r, output))
 
 
