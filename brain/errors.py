@@ -71,3 +71,11 @@ class RemoteError(BrainError):
 
 class ProblemsFoundError(BrainError):
     """A check ran to completion and found problems (verify, `--strict` ingest)."""
+
+
+class NotRegularFileError(IntegrityError):
+    """A FIFO, device, socket or directory stands where the store expects a regular file (damage, never waited on)."""
+
+
+class LocalStorageError(BrainError):
+    """The local filesystem refused a write: disk full, no inodes left, quota exceeded, read-only."""

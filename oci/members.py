@@ -19,7 +19,7 @@ from brain.composition import Composition, ModuleRef
 from brain.errors import IntegrityError, NotFoundError
 from brain.identity import BlockId, OciDigest, is_digest_string
 from brain.snapshot import Snapshot
-from brain.store.blobs import BlobStore
+from brain.store.blobs import BlobStore, open_regular
 from oci.tarball import Member
 
 COMPOSITION_MEMBER = "composition.json"
@@ -147,7 +147,7 @@ def _read_verified(directory: str, hex_digest: str, what: str) -> bytes:
     # Plain os paths: at 10^5 members pathlib's overhead is a visible share of a pack.
     path = os.path.join(directory, hex_digest)
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             data = handle.read()
     except FileNotFoundError:
         raise NotFoundError(
