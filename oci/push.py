@@ -139,7 +139,7 @@ def check_remote_tag(
     if snapshot not in history:
         raise ConflictError(
             f"{where} holds snapshot {snapshot.short}, which is not in the local history: the tag has diverged",
-            hint="pull and reconcile first, or overwrite it with --force",
+            hint="push under another tag, pull it into another directory to compare, or overwrite it with --force",
         )
     return remote.digest
 

@@ -22,7 +22,7 @@ from brain.verify.history import HistoryWalker, ModuleState
 from brain.verify.integrity import blob_problems, block_problems, inspect_blobs, inspect_blocks
 from brain.verify.ledger_checks import LedgerIndex, ledger_problems
 from brain.verify.pool import PARALLEL_THRESHOLD, parallel_map
-from brain.verify.report import MODULE_NAMES, ModuleSummary, Problem, VerifyReport
+from brain.verify.report import MODULE_NAMES, DeepCounts, ModuleSummary, Problem, VerifyReport
 from brain.verify.resolvability import (
     block_resolvability,
     content_resolvability,
@@ -123,7 +123,8 @@ def _verify(run: _Run, snapshot: OciDigest | None, renormalizer: Renormalizer | 
     if renormalizer is not None and "canonical" in ordered:
         canonical = [run.facts[b] for b in _readable(ordered["canonical"]) if b in run.facts]
         states_of_blobs = {digest: state for digest, (state, _) in run.inspect_blobs(canonical).items()}
-        report.extend(deep_problems(canonical, index, states_of_blobs, renormalizer, run.blobs.directory))
+        report.deep = DeepCounts()
+        report.extend(deep_problems(canonical, index, states_of_blobs, renormalizer, run.blobs.directory, report.deep))
     return report
 
 

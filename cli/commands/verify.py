@@ -17,6 +17,7 @@ from rich.text import Text
 from brain.errors import BrainError, ProblemsFoundError
 from brain.identity import OciDigest
 from brain.verify import Counts, ModuleSummary, Problem, Severity, VerifyReport, verify_brain
+from brain.verify.report import DeepCounts
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Output, Result
@@ -38,6 +39,8 @@ class VerifyResult(Result):
     partial_history: bool
     snapshots_checked: int
     artifact: str | None = None
+    # With --deep: views re-normalized, how many drifted, how many could not be re-run.
+    deep: DeepCounts | None = None
 
 
 class InstalledPipelines:
@@ -139,6 +142,10 @@ def _render(result: VerifyResult, output: Output) -> Iterable[RenderableType]:
                 f"{c.resolvable}/{c.tombstoned}/{c.missing}", module.root,
             )
         yield table
+    if result.deep is not None:
+        d = result.deep
+        yield (f"deep      {d.renormalized} view(s) re-normalized, {d.drifted} drifted"
+               + (f", {d.not_rerun} not re-run (pipeline missing or at another version)" if d.not_rerun else ""))
     groups: dict[str | None, list[Problem]] = {}
     for problem in result.problems:
         groups.setdefault(problem.module, []).append(problem)
