@@ -105,11 +105,13 @@ def _verify(run: _Run, snapshot: OciDigest | None, renormalizer: Renormalizer | 
     _check_members(run, report, ordered, selective=head is not None and head.origin is not None and head.origin.partial)
     members: dict[str, frozenset[str] | None] = {module: state.members for module, state in ordered.items()}
     target_snapshot = history.snapshots.get(str(target))
-    if head is not None and target == head.snapshot and target_snapshot is not None:
+    if target_snapshot is not None:
         # Modules a partial pull left out are unknown, not empty: checks that need them are undecidable.
-        for left_out in left_out_modules(run.blobs, head, target_snapshot):
+        origin = head.origin if head is not None and target == head.snapshot else None
+        source = f" from {origin.reference}" if origin is not None else ""
+        for left_out in left_out_modules(run.blobs, head if origin is not None else None, target_snapshot):
             members[str(left_out)] = None
-            detail = f"left out by the partial pull from {head.origin.reference if head.origin else '?'}"
+            detail = f"left out by a partial pull{source}: its blocks are not stored here"
             report.extend([Problem.of("module-not-installed", detail, module=str(left_out))])
     provenance = ordered.get("provenance")
     records = list(run.read_facts(_readable(provenance)).values())
