@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,8 @@ from oci.reference import parse_reference
 from oci.retry import RetryPolicy
 from oci.transport import RegistryClient
 from tests.cli.conftest import BrainRunner, assert_one_line_error
-from tests.registry import RegistryServer, require_tool, skopeo_raw_manifest
+from tests.oci.test_push_pull_registry import reference_on_registry  # noqa: F401 - the fixture
+from tests.registry import RegistryServer, skopeo_raw_manifest
 from tests.shared_paths import REFERENCE_BRAIN
 
 pytestmark = pytest.mark.registry
@@ -31,20 +31,10 @@ V2_SNAPSHOT = "sha256:095450f76bbc09cdf261edba937a7cc312346096750fe07b49f532d664
 SEMANTIC_BLOCK = "1a0b3a6e9602"  # "Fourier expansion", citing canonical evidence
 
 
-@pytest.fixture(scope="module")
-def published(registry: RegistryServer, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The reference fixture's v2 on the registry (copied by skopeo): its reference."""
-    skopeo = require_tool("skopeo")
-    copy = tmp_path_factory.mktemp("fixture") / "reference-brain"
-    shutil.copytree(REFERENCE_BRAIN, copy)
-    for path in [copy, *copy.rglob("*")]:
-        path.chmod(path.stat().st_mode | 0o200)
-    done = subprocess.run(
-        [skopeo, "copy", "--preserve-digests", "--dest-tls-verify=false", f"oci:{copy}:v2",
-         f"docker://{registry.host}/partial/ref:v2"], capture_output=True, timeout=120, check=False,
-    )
-    assert done.returncode == 0, done.stderr.decode(errors="replace")
-    return registry.ref("partial/ref:v2")
+@pytest.fixture
+def published(reference_on_registry: str) -> str:  # noqa: F811 - the imported fixture
+    """The reference fixture's v2 on the registry (copied there by skopeo, digests preserved)."""
+    return f"{reference_on_registry}/ref:v2"
 
 
 def test_pull_one_module_then_every_command_describes_what_is_installed(
@@ -121,7 +111,7 @@ def test_a_lying_annotation_is_refused_by_pull_as_by_verify_tag(
     client = RegistryClient(parse_reference(registry.ref("partial/liar:v1")), retry=RetryPolicy(attempts=2))
     for layer in (real["config"], *real["layers"]):  # the same blobs, mounted into the liar's repository
         source = REFERENCE_BRAIN / "blobs" / "sha256" / layer["digest"][7:]
-        client.push_blob(OciDigest.parse(layer["digest"]), layer["size"], lambda p=source: open(p, "rb"))
+        client.push_blob(OciDigest.parse(layer["digest"]), layer["size"], lambda p=source: open(p, "rb"))  # noqa: SIM115
     client.put_manifest("v1", data)
     assert OciDigest.of(skopeo_raw_manifest(registry.ref("partial/liar:v1"))) == OciDigest.of(data)
     run = brain("--brain", "victim", "pull", registry.ref("partial/liar:v1"))
