@@ -12,7 +12,13 @@ import pytest
 
 from brain.verify import verify_brain
 from cli.app import app
-from tests.cli.conftest import BRAIN_EXE, BrainRunner, Run, _environment, assert_one_line_error
+from tests.cli.conftest import (
+    BRAIN_EXE,
+    BrainRunner,
+    Run,
+    _environment,
+    assert_one_line_error,
+)
 from tests.registry import RegistryServer
 
 ROOT = Path(__file__).resolve().parents[2]

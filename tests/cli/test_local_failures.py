@@ -15,7 +15,13 @@ from pathlib import Path
 import pytest
 
 from brain.brain import Brain
-from tests.cli.conftest import BRAIN_EXE, BrainRunner, Run, _environment, assert_one_line_error
+from tests.cli.conftest import (
+    BRAIN_EXE,
+    BrainRunner,
+    Run,
+    _environment,
+    assert_one_line_error,
+)
 
 HEAD = "095450f76bbc09cdf261edba937a7cc312346096750fe07b49f532d6640e5904"
 # A canonical member of the reference brain (also packed in the v2 canonical layer).
