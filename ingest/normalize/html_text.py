@@ -24,6 +24,7 @@ from ingest.normalize.base import (
     UNICODE_TAG,
     NormalizationError,
     NormalizedOutput,
+    Pipeline,
     decode_utf8,
     read_limited,
     text_view,
@@ -176,7 +177,7 @@ def html_to_text(html: str) -> str:
     return parser.out.result()
 
 
-class HtmlText:
+class HtmlText(Pipeline):
     """The `html-text` pipeline."""
 
     name = "html-text"

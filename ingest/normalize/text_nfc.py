@@ -15,6 +15,7 @@ from ingest.normalize.base import (
     UNICODE_TAG,
     NormalizationError,
     NormalizedOutput,
+    Pipeline,
     decode_utf8,
     read_limited,
     text_view,
@@ -23,7 +24,7 @@ from ingest.normalize.base import (
 ACCEPTED = frozenset({"text/plain", "text/markdown"})
 
 
-class TextNfc:
+class TextNfc(Pipeline):
     """The `text-nfc` pipeline."""
 
     name = "text-nfc"
