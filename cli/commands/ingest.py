@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import RenderableType
 
 from brain.errors import ProblemsFoundError, UsageError
 from cli.context import cli_context
+from cli.ingest_report import ingest_progress, render_ingest
 from cli.options import JsonFlag
-from cli.output import Output, ProgressSink
-from ingest.report import IngestProgress, IngestResult
 
 _Repeat = list[str] | None
 
@@ -68,9 +64,15 @@ def ingest(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Ignore the fingerprint index and the proposal cache.")
     ] = False,
+    no_ignore: Annotated[
+        bool, typer.Option("--no-ignore", help="Ingest what .gitignore and .git/info/exclude leave out.")
+    ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would happen; write nothing.")] = False,
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 if any source failed or any candidate was rejected.")
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="One row per problem (default: counts and first sources).")
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
@@ -100,10 +102,11 @@ def ingest(
         checkpoint=checkpoint,
         use_cache=not no_cache,
         dry_run=dry_run,
+        vcs_ignore=not no_ignore,
     )
     brain = context.open_brain()
     output = context.output(as_json)
-    with _progress(output) as on_progress:
+    with ingest_progress(output) as on_progress:
         result = run_ingest(
             brain,
             paths,
@@ -113,67 +116,10 @@ def ingest(
             on_wait=output.message,
             on_progress=on_progress,
         )
-    output.result(result, lambda r: _render(r, output))
+        on_progress.conclude(result)
+    output.result(result, lambda r: render_ingest(r, output, verbose=verbose))
     if strict and result.strict_problems:
         raise ProblemsFoundError(
             f"--strict: {result.strict_problems} problem(s) (failed sources or rejected candidates); "
             "the valid part was committed"
         )
-
-
-@contextmanager
-def _progress(output: Output) -> Iterator[Callable[[IngestProgress], None]]:
-    """A progress callback that opens one bar (files) on the first event; bytes and blocks ride along."""
-    with ExitStack() as stack:
-        state: dict[str, ProgressSink | int] = {}
-
-        def on_progress(event: IngestProgress) -> None:
-            sink = state.get("sink")
-            if sink is None:
-                sink = stack.enter_context(output.progress("ingest", total=event.total))
-                state["sink"], state["done"] = sink, 0
-            assert not isinstance(sink, int)
-            done = state["done"]
-            assert isinstance(done, int)
-            detail = f"{_bytes(event.bytes)}, {event.blocks} blocks, {event.relpath}"
-            sink.advance(event.files - done, item=detail)
-            state["done"] = event.files
-
-        yield on_progress
-
-
-def _bytes(count: int) -> str:
-    size = float(count)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1000 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{count} B"
-
-
-def _render(result: IngestResult, output: Output) -> Iterable[RenderableType]:
-    verb = "would register" if result.dry_run else "registered"
-    yield (
-        f"{verb} {result.registered}, "
-        + (f"replaced {result.replaced}, " if result.replaced else "")
-        + f"unchanged {result.unchanged}, duplicate {result.duplicate}, "
-        f"skipped {result.skipped}, failed {result.failed} (of {result.sources} sources, "
-        f"{_bytes(result.bytes_registered)})"
-    )
-    yield (
-        f"proposed {result.proposed}, validated {result.validated}, rejected {result.rejected}"
-        f" (cache hits {result.cache_hits}); {result.blocks_added} blocks "
-        + ("would be added" if result.dry_run else f"added in {result.checkpoints} snapshot(s)")
-    )
-    if result.rejected_by_code:
-        yield "rejected by code: " + ", ".join(f"{code} {n}" for code, n in result.rejected_by_code.items())
-    if result.problems_by_code:
-        yield "problems by code: " + ", ".join(f"{code} {n}" for code, n in result.problems_by_code.items())
-    if result.snapshot and not result.dry_run:
-        yield f"snapshot {result.snapshot}"
-    rows = [(o, p) for o in result.outcomes for p in o.problems]
-    if rows:
-        table = output.table("source", "stage", "kind", "code", "detail")
-        for outcome, problem in rows:
-            table.add_row(outcome.relpath, problem.stage, problem.kind, problem.code, problem.detail)
-        yield table
