@@ -16,17 +16,10 @@ import pytest
 
 from brain.brain import Brain
 from tests.cli.conftest import BrainRunner
+from tests.cli.test_ingest_cli_replace import _write
 
 ACTOR = "curator@example.org"
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-
-
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for relpath, content in files.items():
-        path = root / relpath
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content)
-    return root
 
 
 def _git_repo(root: Path, files: dict[str, str]) -> Path:
