@@ -28,7 +28,14 @@ def ingest(
     media_type: Annotated[
         str | None, typer.Option("--media-type", metavar="TYPE", help="Declare every source's media type.")
     ] = None,
-    license_: Annotated[str | None, typer.Option("--license", metavar="SPDX", help="License recorded.")] = None,
+    license_: Annotated[
+        str | None,
+        typer.Option("--license", metavar="SPDX", help="License recorded: an SPDX expression (MIT OR Apache-2.0)."),
+    ] = None,
+    license_unchecked: Annotated[
+        str | None,
+        typer.Option("--license-unchecked", metavar="TEXT", help="License recorded as written (not SPDX)."),
+    ] = None,
     origin: Annotated[
         str | None, typer.Option("--origin", metavar="URL", help="Origin recorded (joined with paths under a dir).")
     ] = None,
@@ -82,6 +89,7 @@ def ingest(
     from ingest.run import ingest as run_ingest
 
     context = cli_context(ctx)
+    license_text = _license(license_, license_unchecked)
     api_key = None
     if api_key_env is not None:
         api_key = os.environ.get(api_key_env)
@@ -91,7 +99,7 @@ def ingest(
         include=tuple(include or ()),
         exclude=tuple(exclude or ()),
         media_type=media_type.strip().lower() if media_type else None,
-        license=license_,
+        license=license_text,
         origin=origin,
         proposer=proposer,
         proposer_options=ProposerOptions(
@@ -123,3 +131,14 @@ def ingest(
             f"--strict: {result.strict_problems} problem(s) (failed sources or rejected candidates); "
             "the valid part was committed"
         )
+
+
+def _license(spdx: str | None, unchecked: str | None) -> str | None:
+    """The license to record: `--license` checked and canonical, or `--license-unchecked` as written."""
+    from ingest.license import spdx_expression, unchecked_license
+
+    if spdx is not None and unchecked is not None:
+        raise UsageError("--license and --license-unchecked exclude each other", hint="give one of them")
+    if unchecked is not None:
+        return unchecked_license(unchecked)
+    return None if spdx is None else spdx_expression(spdx)
