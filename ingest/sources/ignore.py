@@ -77,18 +77,39 @@ class IgnoreRules:
     """
 
     patterns: tuple[tuple[bool, pathspec.Pattern], ...]  # (excludes?, pattern), in file order
+    any_pattern: re.Pattern[str] | None = None  # all of them in one regex: most paths match none
 
     @classmethod
     def parse(cls, lines: Iterable[str], origin: str) -> IgnoreRules:
         """Rules from gitignore lines; raises `UsageError` naming `origin` on a malformed pattern."""
         spec = _spec(lines, origin)
-        return cls(tuple((p.include, p) for p in spec.patterns if p.include is not None))
+        patterns = tuple((p.include, p) for p in spec.patterns if p.include is not None)
+        return cls(patterns, _combined(p for _, p in patterns))
 
     def decide(self, path: str, *, is_dir: bool) -> Decision:
         """`skip`/`keep` by the last pattern matching `path` (no trailing slash) itself, None if none does."""
+        if not self.patterns:
+            return None
+        quick = self.any_pattern
+        if quick is not None and quick.search(path) is None and (not is_dir or quick.search(path + "/") is None):
+            return None  # no pattern matches the path in either form (most paths, in one regex search)
         for excludes, pattern in reversed(self.patterns):
             if _matches_itself(pattern, path, is_dir=is_dir):
                 return "skip" if excludes else "keep"
+        return None
+
+
+def _combined(patterns: Iterable[pathspec.Pattern]) -> re.Pattern[str] | None:
+    """One regex that some path matches iff one of `patterns` does (None if they are not plain regexes)."""
+    parts = []
+    for pattern in patterns:
+        regex = getattr(pattern, "regex", None)
+        if not isinstance(regex, re.Pattern) or regex.flags & ~re.UNICODE:
+            return None
+        parts.append("(?:" + regex.pattern.replace(f"(?P<{_DIR_MARK}>", "(?:") + ")")
+    try:
+        return re.compile("|".join(parts)) if parts else None
+    except re.error:
         return None
 
 

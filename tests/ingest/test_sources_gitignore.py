@@ -179,7 +179,8 @@ _TREE = [
 _PATTERNS = [
     "*.log", "!*.log", "*.tmp", "!c.tmp", "doc/", "/doc/", "!doc/", "doc/*", "doc/**", "!doc/x/",
     "**/x/", "x/", "/build", "build/*", "!build/x/", "a.md", "!a.md", "/a.md", "doc/**/*.md", "!doc/x/y/",
-    "*.md", "!*/", "src/doc", "**/a.*", "z.md", "!**/z.md",
+    "*.md", "!*/", "src/doc", "**/a.*", "z.md", "!**/z.md", "[ab].md", "?.log", "doc/**/z.md", "*/a.md",
+    "!src/**", "x/*/", "b.*", "!/build/a.md",
 ]  # fmt: skip
 
 
