@@ -87,7 +87,12 @@ class HeuristicProposer:
         """Scan the source text; never fails on any text."""
         found, total = extract_counted(source, frozenset(task.allowed_memory_types))
         answer = CandidateSet(task_id=task.task_id, producer=PRODUCER, candidates=tuple(found))
-        return ProposalResult(answer, notes=cap_notes(len(found), total) + empty_notes(source, total))
+        return ProposalResult(answer, notes=proposal_notes(source, len(found), total))
+
+
+def proposal_notes(source: SourceText, kept: int, total: int) -> tuple[str, ...]:
+    """What to report about one answer: `proposals-capped` and `no-candidates` (with the reason)."""
+    return cap_notes(kept, total) + empty_notes(source, total)
 
 
 def cap_notes(kept: int, total: int) -> tuple[str, ...]:
@@ -445,7 +450,7 @@ class _Scan:
             return
         if self.rst and self.rst_line(stripped, raw):
             return
-        heading = atx_heading(stripped) if stripped[0] == "#" and self.markdown else None
+        heading = atx_heading(stripped) if stripped[0] == "#" and not self.rst else None
         if heading is not None:
             self.heading(heading[0], rules.clean(heading[1]), number)
             return
@@ -509,7 +514,7 @@ def document_title(text: str, markdown: bool) -> str | None:
     In Markdown and HTML views the first `#` heading wins even after navigation text ("Skip to content").
     """
     lines = _first_lines(text, 201)
-    if markdown:
+    if markdown or any(line.startswith("# ") for line in lines[:3]):
         for raw in lines[:200]:
             heading = atx_heading(raw.strip()) if raw.startswith("#") else None
             if heading is not None and rules.clean(heading[1]):

@@ -27,7 +27,7 @@ from brain.identity import BlockId
 from ingest.cache import cache_entry
 from ingest.proposers.base import ProposalResult, SourceText
 from ingest.proposers.candidates import CandidateSet, Task
-from ingest.proposers.heuristic import PRODUCER, cap_notes, extract_counted
+from ingest.proposers.heuristic import PRODUCER, extract_counted, proposal_notes
 
 MAX_WORKERS = 2
 
@@ -46,9 +46,10 @@ def pack(task: Task, source: SourceText, key: str) -> Item:
 def answer(item: Item) -> Answer:
     """What `HeuristicProposer.propose` answers for `item`: compact JSON, notes, and the cache entry."""
     block_id, media_type, text, task_id, allowed, key = item
-    found, total = extract_counted(SourceText.of(BlockId.parse(block_id), media_type, text), frozenset(allowed))
+    source = SourceText.of(BlockId.parse(block_id), media_type, text)
+    found, total = extract_counted(source, frozenset(allowed))
     candidates = CandidateSet(task_id=task_id, producer=PRODUCER, candidates=tuple(found))
-    result = ProposalResult(candidates, notes=cap_notes(len(found), total))
+    result = ProposalResult(candidates, notes=proposal_notes(source, len(found), total))
     data = candidates.to_bytes()
     return data, result.notes, cache_entry(key, result, data)
 
