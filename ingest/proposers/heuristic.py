@@ -44,7 +44,7 @@ MAX_SUBJECT_HEADINGS = 3
 MAX_LEAD_IN_ITEMS = 8
 
 _HEADING_MARK = re.compile(r"(#{1,6})\s+")
-_ITEM = re.compile(r"\s{0,12}(?:([-*+•])|([0-9]{1,3})[.)])\s+(\S.*)")
+_ITEM = re.compile(r"\s{0,12}(?:([-*+•])|([0-9]{1,3}|#)[.)])\s+(\S.*)")  # `#.`: reST auto-numbering
 _SETEXT = re.compile(r"(=+|-+)\s*")
 _ADORNMENT = re.compile(r"([=\-~^\"'*+#:._`])\1{2,}\s*")
 _DIRECTIVE = re.compile(r"\.\.\s+([A-Za-z][\w:-]*)::(?:\s+(.*))?")
@@ -303,7 +303,7 @@ class _Scan:
     def definitions(self, lines: list[tuple[int, str]]) -> None:
         text = " ".join(t for _, t in lines)
         if not (" is " in text or " are " in text or " mean" in text or " refers to " in text or " occur" in text
-                or " happens " in text):  # fmt: skip
+                or " happens " in text or " was " in text or " were " in text):  # fmt: skip
             return
         starts, at = [], 0
         for _, line_text in lines:
@@ -370,7 +370,7 @@ class _Scan:
         return self.headings[-1][1] if self.headings else None
 
     def term(self, text: str) -> tuple[str, str] | None:
-        if text[:1] == "-" or rules.is_link_line(text) or rules.is_licence_text(text):
+        if text.lstrip("`*")[:1] == "-" or rules.is_link_line(text) or rules.is_licence_text(text):
             return None  # flags (`-v, --verbose: ...`), badges, licence conditions
         return rules.term_item(text)
 
@@ -433,7 +433,7 @@ class _Scan:
             self.flush_paragraph()
             self.flush_list()
             name, value = field_match[1].strip(), rules.clean(field_match[2])
-            if name.split()[0].lower() not in _NOT_FACT_FIELDS and len(name.split()) <= 3 and any(c.isalpha() for c in value):
+            if name.split()[0].lower() not in _NOT_FACT_FIELDS and len(name.split()) <= 3 and any(c.isalnum() for c in value):
                 self.semantic("fact", name, f"{name}: {value}", (self.lineno, self.lineno))
             return True
         return False
@@ -470,15 +470,17 @@ class _Scan:
             else:
                 self.flush_paragraph()
             return
-        item = _ITEM.fullmatch(raw) if stripped[0] in "-*+•0123456789" else None
-        if item is not None and self.release is None and not raw[:1].isspace() and rules.release(item[3]) is not None:
+        item = _ITEM.fullmatch(raw) if stripped[0] in "-*+•0123456789#" else None
+        if item is not None and not raw[:1].isspace() and rules.release(item[3]) is not None:
             self.heading(PLAIN_HEADING_LEVEL, rules.clean(item[3]), number)  # GNU NEWS: "* Noteworthy changes in ..."
             return
         if item is not None:
             if self.paragraph:
                 self.lead_in = None
-                if len(self.paragraph) == 1 and rules.is_title_line(self.paragraph[0][1]):
-                    self.lead_in = rules.clean(self.paragraph.pop()[1])  # "Installing the agent" then steps
+                if rules.is_title_line(self.paragraph[-1][1]) and (
+                    len(self.paragraph) == 1 or self.paragraph[-2][1][-1:] in ".!?:"
+                ):  # "Installing the agent" then steps (PDF text has no blank line before it)
+                    self.lead_in = rules.clean(self.paragraph.pop()[1])
                 self.flush_paragraph()
             self.items.append(_Item(number, number, item[3].strip(), item[1] is None))
             return
@@ -604,8 +606,10 @@ def extract_counted(source: SourceText, allowed: frozenset[str]) -> tuple[list[C
         page = index + 1 if source.page_starts is not None else None
         scan = _Scan(source, allowed, page, out, seen, title=title, markdown=markdown, rst=rst)
         in_fence = False
+        # reST has no fences (and `~~~~` underlines titles); plain text may quote Markdown's backtick fences.
+        fences = ("```", "~~~") if markdown else () if rst else ("```",)
         for number, raw in enumerate(page_text.split("\n"), start=1):
-            if ("`" in raw or "~" in raw) and raw.lstrip().startswith(("```", "~~~")):
+            if fences and ("`" in raw or "~" in raw) and raw.lstrip().startswith(fences):
                 in_fence = not in_fence
                 scan.finish()
                 continue

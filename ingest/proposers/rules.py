@@ -19,7 +19,7 @@ _NOT_A_SUBJECT = frozenset(
 _DEFINITION = re.compile(
     r"(?:(?P<article>The|A|An)\s+)?"
     r"(?P<label>[^\s,;:()\[\]]+(?:\s+[^\s,;:()\[\]]+){0,5}?)"
-    r"\s+(?P<verb>is defined as|are defined as|is|are|means|refers to|occurs when|occur when|happens when)"
+    r"\s+(?P<verb>is defined as|are defined as|is|are|was|were|means|refers to|occurs when|occur when|happens when)"
     r"\s+(?P<rest>\S.*)",
     re.DOTALL,
 )
@@ -159,6 +159,8 @@ def definition(sentence: str) -> tuple[str, str] | None:
         return None  # "The API is extremely minimal:" — the content was in what followed
     if verb.endswith("when"):
         return "fact", label
+    if verb in ("was", "were"):
+        return ("fact", label) if match["article"] == "The" else None  # "X was ..." tells a story
     if verb in ("means", "refers to") or verb.endswith("defined as") or _ARTICLE_START.match(rest):
         return "concept", label
     if match["article"] is not None and rest[0].isdigit():
