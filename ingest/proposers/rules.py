@@ -25,7 +25,7 @@ _DEFINITION = re.compile(
 )
 # Words that start a clause, not a name: "If there is ...", "When the path is ...", "Returns true if ...".
 _NOT_A_LABEL_START = frozenset(
-    ["if", "when", "whenever", "while", "where", "because", "since", "although", "though", "unless", "until", "once", "after", "before", "hence", "thus", "so", "then", "and", "or", "but", "nor", "also", "only", "even", "just", "not", "no", "yes", "however", "therefore", "otherwise", "instead", "usually", "often", "returns", "return", "creates", "gets", "sets", "checks", "adds", "removes", "makes", "uses", "allows", "provides", "contains", "following", "above", "below", "note", "see", "example", "e.g", "i.e", "etc"]
+    ["if", "when", "whenever", "while", "where", "because", "since", "although", "though", "unless", "until", "once", "after", "before", "hence", "thus", "so", "then", "and", "or", "but", "nor", "also", "only", "even", "just", "not", "no", "yes", "however", "therefore", "otherwise", "instead", "usually", "often", "returns", "return", "creates", "gets", "sets", "checks", "adds", "removes", "makes", "uses", "allows", "provides", "contains", "following", "above", "below", "e.g", "i.e", "etc"]
 )
 # Words that end a clause fragment rather than a name ("are met", "part of", "the same as").
 _NOT_A_LABEL_END = frozenset(["of", "to", "in", "on", "for", "with", "as", "at", "by", "from", "and", "or", "the", "a", "an", "than", "that", "which"])
