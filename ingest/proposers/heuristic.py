@@ -56,6 +56,8 @@ _NOT_FACT_FIELDS = frozenset(
     ["param", "parameter", "arg", "argument", "key", "keyword", "type", "returns", "return", "rtype", "raises", "raise", "except", "exception", "var", "ivar", "cvar", "vartype", "meta"]
 )
 PLAIN_HEADING_LEVEL = 7
+TITLE_WINDOW = 16_384  # the title is looked for in the first characters only
+_FIRST_HEADING = re.compile(r"^#{1,6}[ \t]+\S", re.MULTILINE)
 # Plain-string aliases: enum attribute lookups are measurable at a few hundred thousand lines per second.
 _SEMANTIC, _EPISODIC, _PROCEDURAL = "semantic", "episodic", "procedural"
 
@@ -154,6 +156,9 @@ class _Scan:
     overline: str | None = None
     literal: bool = False
     literal_next: bool = False
+    changelog_doc: bool = False  # the document's title names a change log: plain lines may be releases
+    changelog_section: bool = False  # a heading on the current path names one
+    changelog_levels: list[int] = field(default_factory=list)
 
     def path(self, without: str | None = None) -> list[str]:
         names = [title for _, title in self.headings if title != without]
@@ -171,9 +176,14 @@ class _Scan:
     @property
     def changelog(self) -> bool:
         """Inside a change log: its items are changes, not definitions or steps."""
-        if self.release is not None:
-            return True
-        return any(rules.is_changelog_title(t) for t in ([self.title] if self.title else []) + [t for _, t in self.headings])
+        return self.release is not None or self.changelog_doc or self.changelog_section
+
+    def _heading_path_changed(self, added: str) -> None:
+        # Headings only pop off the end: below a change-log heading until a heading of its level or higher.
+        self.changelog_levels = [level for level in self.changelog_levels if level < self.headings[-1][0]]
+        if rules.is_changelog_title(added):
+            self.changelog_levels.append(self.headings[-1][0])
+        self.changelog_section = bool(self.changelog_levels)
 
     def emit(self, memory_type: str, key: tuple[str, ...], payload: dict[str, Any], lines: tuple[int, int]) -> None:
         if memory_type not in self.allowed or key in self.seen:
@@ -370,16 +380,19 @@ class _Scan:
         return self.headings[-1][1] if self.headings else None
 
     def term(self, text: str) -> tuple[str, str] | None:
-        if text.lstrip("`*")[:1] == "-" or rules.is_link_line(text) or rules.is_licence_text(text):
-            return None  # flags (`-v, --verbose: ...`), badges, licence conditions
-        return rules.term_item(text)
+        if text.lstrip("`*")[:1] == "-":
+            return None  # flags (`-v, --verbose: ...`)
+        found = rules.term_item(text)
+        if found is None or rules.is_link_line(text) or rules.is_licence_text(text):
+            return None  # badges, licence conditions
+        return found
 
     def steps_like(self, items: list[_Item], announced: str) -> bool:
         """Not a table of contents, licence conditions, a flag or parameter list, or a list of links."""
         texts = [item.text for item in items]
         if len(texts) > 25 or any(rules.is_toc_title(t) for t in [announced, *texts, *(t for _, t in self.headings[-1:])]):
             return False
-        if rules.is_licence_text(announced) or any(rules.is_licence_text(t) for t in texts):
+        if rules.is_licence_text(" ".join([announced, *texts])):
             return False
         half = len(texts) / 2
         if sum(t[:1] in "-[<" or rules.is_link_line(t) for t in texts) >= half:
@@ -404,6 +417,7 @@ class _Scan:
         while self.headings and self.headings[-1][0] >= level:
             self.headings.pop()
         self.headings.append((level, title))
+        self._heading_path_changed(title)
 
     def adorned(self, char: str, overlined: bool) -> int:
         """The level of a reStructuredText title style: styles rank in order of first use."""
@@ -471,7 +485,7 @@ class _Scan:
                 self.flush_paragraph()
             return
         item = _ITEM.fullmatch(raw) if stripped[0] in "-*+•0123456789#" else None
-        if item is not None and not raw[:1].isspace() and rules.release(item[3]) is not None:
+        if item is not None and self.changelog and not raw[:1].isspace() and rules.release(item[3]) is not None:
             self.heading(PLAIN_HEADING_LEVEL, rules.clean(item[3]), number)  # GNU NEWS: "* Noteworthy changes in ..."
             return
         if item is not None:
@@ -489,7 +503,10 @@ class _Scan:
             last_item.text = f"{last_item.text} {stripped}"
             last_item.last = number
             return
-        if not raw[0].isspace() and not self.paragraph and rules.release(stripped) is not None and len(stripped) < 100:
+        if (
+            self.changelog and not raw[0].isspace() and not self.paragraph and len(stripped) < 100
+            and rules.release(stripped) is not None
+        ):
             self.heading(PLAIN_HEADING_LEVEL, rules.clean(stripped), number)  # "Version 1.2 (2026-03-14)"
             return
         self.flush_list()
@@ -515,12 +532,14 @@ def document_title(text: str, markdown: bool) -> str | None:
 
     In Markdown and HTML views the first `#` heading wins even after navigation text ("Skip to content").
     """
-    lines = _first_lines(text, 201)
-    if markdown or any(line.startswith("# ") for line in lines[:3]):
-        for raw in lines[:200]:
-            heading = atx_heading(raw.strip()) if raw.startswith("#") else None
+    if markdown or text.startswith("#"):
+        found = _FIRST_HEADING.search(text, 0, TITLE_WINDOW)
+        if found is not None:
+            end = text.find("\n", found.start())
+            heading = atx_heading(text[found.start() : end if end != -1 else len(text)].strip())
             if heading is not None and rules.clean(heading[1]):
                 return rules.clean(heading[1])
+    lines = _first_lines(text, 41)
     for index, raw in enumerate(lines[:40]):
         stripped = raw.strip()
         if not stripped or stripped.startswith(("<!--", "[![", "![", ".. ")) or rules.is_link_line(stripped):
@@ -605,6 +624,7 @@ def extract_counted(source: SourceText, allowed: frozenset[str]) -> tuple[list[C
     for index, page_text in enumerate(pages):
         page = index + 1 if source.page_starts is not None else None
         scan = _Scan(source, allowed, page, out, seen, title=title, markdown=markdown, rst=rst)
+        scan.changelog_doc = title is not None and rules.is_changelog_title(title)
         in_fence = False
         # reST has no fences (and `~~~~` underlines titles); plain text may quote Markdown's backtick fences.
         fences = ("```", "~~~") if markdown else () if rst else ("```",)

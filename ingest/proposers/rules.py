@@ -30,6 +30,7 @@ _NOT_A_LABEL_START = frozenset(
 # Words that end a clause fragment rather than a name ("are met", "part of", "the same as").
 _NOT_A_LABEL_END = frozenset(["of", "to", "in", "on", "for", "with", "as", "at", "by", "from", "and", "or", "the", "a", "an", "than", "that", "which"])
 _SYMBOLS = frozenset("#=<>{}|$\\@%^~\"")
+_LETTER = re.compile(r"[^\W\d_]")
 # Lowercase single words too vague to name a fact on their own ("The format is ...", "The aim is ...").
 _CHANGE_VERB = re.compile(
     r"(?:add|added|adds|fix|fixed|fixes|update|updated|updates|remove|removed|removes|bump|bumped|support|"
@@ -59,8 +60,9 @@ _SUMMARY_LEAD = re.compile(r"[\s:,;|\-–—)\]]+")
 # Possessive: the same spans as `(?:[^.!?]|[.!?](?!\s|$))+[.!?]?`, without a backtracking entry per character
 # (that form took ~120 bytes of regex stack per character: 1.7 GB for one 14 MB line).
 _SENTENCE = re.compile(r"(?:[^.!?]++|[.!?](?!\s|$))++[.!?]?")
-# A full stop after these is not the end of a sentence ("proposed by D. J. Bernstein", "e.g. this").
-_ABBREVIATION = re.compile(r"(?:\b[A-Za-z]|e\.g|i\.e|etc|vs|cf|Dr|Mr|Mrs|Ms|Prof|St|No|Fig|Sec|approx)\.$")
+# A full stop after these (or after an initial) does not end a sentence ("by D. J. Bernstein", "e.g. this").
+_ABBREVIATIONS = frozenset(["e.g", "i.e", "etc", "vs", "cf", "Dr", "Mr", "Mrs", "Ms", "Prof", "St", "No", "Fig", "Sec",
+                            "approx", "resp", "incl"])  # fmt: skip
 _PROCEDURE_CUE = re.compile(
     r"\b(?:how|steps?|procedures?|install\w*|set ?up|configur\w*|deploy\w*|build\w*|run\w*|usage|"
     r"getting started|instructions?|checklist|to)\b",
@@ -75,11 +77,14 @@ _URL = re.compile(r"https?://\S+|www\.\S+")
 _BADGE = re.compile(r"(?:\[!\[|!\[|\bimage::|\bbadge\b|shields\.io|travis-ci|coveralls|codecov)", re.IGNORECASE)
 
 
+_MAYBE_MARKUP = re.compile(r"[\\\]:`*¶_]")
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>])")
 
 
 def clean(text: str) -> str:
     """Inline Markdown/reST markup removed (emphasis, code marks, links keep their text), whitespace collapsed."""
+    if _MAYBE_MARKUP.search(text) is None:
+        return " ".join(text.split())  # the common case: one scan instead of one per kind of markup
     if "\\" in text:
         text = _ESCAPE.sub(r"\1", text)
     if "](" in text:
@@ -97,6 +102,8 @@ def clean(text: str) -> str:
 
 def is_link_line(text: str) -> bool:
     """A line that is a link, badge or URL with little else ("Coveralls: https://...")."""
+    if "://" not in text and "www." not in text and "![" not in text and "image::" not in text:
+        return False
     if _BADGE.search(text):
         return True
     found = _URL.search(text)
@@ -124,7 +131,11 @@ def whole_sentences(text: str) -> list[tuple[int, int]]:
             spans[-1] = (spans[-1][0], end)
         else:
             spans.append((start, end))
-        joined = text[end - 1] == "." and _ABBREVIATION.search(text[max(spans[-1][0], end - 8) : end]) is not None
+        if text[end - 1] == ".":
+            word = text[text.rfind(" ", spans[-1][0], end - 1) + 1 : end - 1].lstrip("(")
+            joined = (len(word) == 1 and word.isalpha()) or word in _ABBREVIATIONS
+        else:
+            joined = False
     return spans
 
 
@@ -133,12 +144,12 @@ def is_fragment_label(label: str) -> bool:
     words = label.split()
     if not words or len(label) > MAX_LABEL_CHARS:
         return True
-    lowered = [w.lower().strip(".,'\"") for w in words]
-    if lowered[0] in _NOT_A_LABEL_START or lowered[-1] in _NOT_A_LABEL_END:
+    lowered = label.lower().split()
+    if lowered[0].strip(".,'\"") in _NOT_A_LABEL_START or lowered[-1].strip(".,'\"") in _NOT_A_LABEL_END:
         return True
-    if any(w in _NOT_A_SUBJECT for w in lowered):
+    if not _NOT_A_SUBJECT.isdisjoint(lowered):
         return True
-    return any(c in _SYMBOLS for c in label) or label[0] in "[(-" or not any(c.isalpha() for c in label)
+    return not _SYMBOLS.isdisjoint(label) or label[0] in "[(-" or _LETTER.search(label) is None
 
 
 def definition(sentence: str) -> tuple[str, str] | None:
@@ -182,9 +193,9 @@ def term_item(item: str) -> tuple[str, str] | None:
     if match is None:
         return None
     label = clean(match["label"])
-    if not any(c.isalpha() for c in label) or len(label.split()) > 6 or _NOT_A_TERM.match(label) or label[-1] in ".!?":
+    if not label or label[-1] in ".!?" or label[0] in "[(<{" or label.count(" ") > 5 or _LETTER.search(label) is None:
         return None
-    if label[0] in "[(<{" or _PARAMETER_ITEM.search(item[:120]) or any(c in _SYMBOLS for c in label):
+    if not _SYMBOLS.isdisjoint(label) or _NOT_A_TERM.match(label) or _PARAMETER_ITEM.search(item, 0, 120):
         return None
     described = clean(match["definition"])
     if len(described.split()) < 3 or _CHANGE_VERB.match(described) or _URL.search(described):
@@ -301,6 +312,8 @@ def any_date(text: str) -> str | None:
 
 def release(title: str) -> tuple[str, str] | None:
     """`(version, YYYY-MM-DD)` when a heading names a dated release, else None."""
+    if "." not in title:
+        return None  # every version has a dot
     found = _VERSION.search(_DATE_IN_TEXT.sub(" ", title))
     if found is None or len(title) > MAX_LABEL_CHARS + 40:
         return None
