@@ -94,7 +94,7 @@ def main() -> None:
             everything.append((str(path), candidate.locator, candidate.memory_type, payload, why))
     contradictions = sum(len(statements) - 1 for statements in by_key.values())
     print(f"{'format':<14}{'sources':>8}{'w/cand':>8}{'cands':>7}{'junk':>6}{'junk%':>7}  other")
-    total = Counter()
+    total: Counter[str] = Counter()
     for kind, row in sorted(stats.items()):
         total.update(row)
         share = 100 * row["junk"] / row["candidates"] if row["candidates"] else 0.0
@@ -106,8 +106,8 @@ def main() -> None:
           f"{share:>6.1f}%")  # fmt: skip
     print(f"self-contradictions between documents: {contradictions}")
     print("junk reasons:", dict(reasons.most_common()))
-    for path, locator, memory_type, payload, why in rng.sample(everything, min(args.sample, len(everything))):
-        print(f"\n{path} {locator} {memory_type} {'JUNK ' + ','.join(why) if why else ''}\n  {payload}")
+    for where, locator, memory_type, payload, why in rng.sample(everything, min(args.sample, len(everything))):
+        print(f"\n{where} {locator} {memory_type} {'JUNK ' + ','.join(why) if why else ''}\n  {payload}")
 
 
 if __name__ == "__main__":

@@ -224,8 +224,9 @@ class Registrar:
             output = pipeline.normalize(readable) if data is None or from_bytes is None else from_bytes(data)
         except NormalizationError as e:
             detail = f"{pipeline.name}: {e.detail}".replace(str(readable), reg.relpath)
-            kind = "note" if e.note else "failure"
-            reg.problems.append(SourceProblemReport(stage="normalize", code=e.code, detail=detail, kind=kind))
+            reg.problems.append(
+                SourceProblemReport(stage="normalize", code=e.code, detail=detail, kind="note" if e.note else "failure")
+            )
             return None, None
         # A view identical to the source shares its blob (already stored and verified just now).
         view_digest = digest if output.data == data else self.stager.sink.put_blob(output.data)

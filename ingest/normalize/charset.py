@@ -125,7 +125,8 @@ def detect(data: bytes) -> str | None:
     The detector often cannot tell the single-byte Windows/ISO code pages apart (same "chaos" for cp1250,
     cp1252, cp1257 on French or German prose); on such a tie windows-1252 wins, the commonest of them.
     """
-    from charset_normalizer import from_bytes  # imported on first use: most sources are UTF-8
+    # Imported on first use: most sources are UTF-8 and never need it.
+    from charset_normalizer import from_bytes
 
     matches = list(from_bytes(data[:DETECTION_SAMPLE]))
     if not matches:

@@ -23,8 +23,8 @@ from pathlib import Path
 from ingest.normalize.base import (
     MAX_TEXT_BYTES,
     PYTHON_TAG,
-    UNICODE_TAG,
     TOO_LARGE,
+    UNICODE_TAG,
     NormalizationError,
     NormalizedOutput,
     read_limited,

@@ -75,8 +75,7 @@ def unescape(text: str) -> str:
 
 
 _MDOC_INLINE = frozenset(
-    "Ad An Aq Ar At Bq Brq Bx Cd Cm Dq Dv Ec Em Eo Er Ev Fa Fl Fn Fo Fc Ft Ic Li Lk Ms Mt Nm No Ns Nx Oc Oo Op "
-    "Ox Pa Pq Ql Qq Sq Sx Sy Tn Ux Va Xr Xo Xc".split()
+    ["Ad", "An", "Aq", "Ar", "At", "Bq", "Brq", "Bx", "Cd", "Cm", "Dq", "Dv", "Ec", "Em", "Eo", "Er", "Ev", "Fa", "Fl", "Fn", "Fo", "Fc", "Ft", "Ic", "Li", "Lk", "Ms", "Mt", "Nm", "No", "Ns", "Nx", "Oc", "Oo", "Op", "Ox", "Pa", "Pq", "Ql", "Qq", "Sq", "Sx", "Sy", "Tn", "Ux", "Va", "Xr", "Xo", "Xc"]
 )
 
 
@@ -113,7 +112,7 @@ class _Page:
             if self.item is not None:
                 text = f"- {self.item}: {text}" if text else f"- {self.item}"
                 self.item = None
-            elif self.section == "NAME" and (" - " in text or " — " in text) and not self.lines[-1:] == ["- "]:
+            elif self.section == "NAME" and (" - " in text or " — " in text):
                 name, _, what = text.replace(" — ", " - ").partition(" - ")
                 text = f"- {name.strip()} — {what.strip()}"
             self.lines.append(text)

@@ -59,7 +59,7 @@ def test_formats_are_normalized_and_named_on_the_record(tmp_path: Path) -> None:
     }
     # `verify --deep` resolves every recorded name, at the recorded version, to the same view.
     installed = InstalledPipelines()
-    for block, (name, version) in records.items():
+    for name, version in records.values():
         assert installed.installed_version(name) == version, name
     deep = subprocess.run(
         [str(Path(sys.executable).with_name("brain")), "--brain", str(tmp_path / "brain"), "verify", "--deep", "--json"],
