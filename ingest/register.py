@@ -27,6 +27,7 @@ from ingest.commit import Stager
 from ingest.fingerprints import FingerprintEntry, FingerprintIndex
 from ingest.hashing import Blake3Tee, iter_file_chunks
 from ingest.normalize import NormalizationError, installed_pipelines, pipeline_for
+from ingest.proposers.heuristic import NO_CANDIDATES
 from ingest.replace import RunLineage
 from ingest.report import SourceProblemReport, Status
 from ingest.sources import SourceFile, read_head, sniff
@@ -241,6 +242,8 @@ class Registrar:
     ) -> tuple[NormalizedView | None, tuple[str, str] | None]:
         pipeline = pipeline_for(media_type)
         if pipeline is None:
+            detail = f"no normalization pipeline reads {media_type}: registered as bytes, nothing to propose from"
+            reg.problems.append(SourceProblemReport(stage="normalize", code=NO_CANDIDATES, detail=detail, kind="note"))
             return None, None
         readable = source_path if self._blob_path is None else self._blob_path(digest)
         try:
@@ -252,10 +255,17 @@ class Registrar:
                 output = pipeline.normalize(readable)
         except NormalizationError as e:
             detail = f"{pipeline.name}: {e.detail}".replace(str(readable), reg.relpath)
-            reg.problems.append(SourceProblemReport(stage="normalize", code=e.code, detail=detail, kind="failure"))
+            reg.problems.append(
+                SourceProblemReport(stage="normalize", code=e.code, detail=detail, kind="note" if e.note else "failure")
+            )
             return None, None
         # A view identical to the source shares its blob (already stored and verified just now).
         view_digest = digest if output.data == data else self.stager.sink.put_blob(output.data)
         reg.view = output.data
         view = NormalizedView(blob=view_digest, media_type=output.media_type, size=len(output.data))
-        return view, (pipeline.name, pipeline.version)
+        for note in output.notes:  # e.g. `charset-mismatch: declared ..., detected ...`
+            code, _, detail = note.partition(": ")
+            reg.problems.append(SourceProblemReport(stage="normalize", code=code, detail=detail, kind="note"))
+        # A composed or parameterized pipeline (`gzip+man-text`, `text-nfc;charset=cp1252`) names itself.
+        name = output.pipeline or pipeline.name
+        return view, (name, self._pipelines.get(name, pipeline.version))
