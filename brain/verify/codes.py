@@ -116,6 +116,11 @@ PROBLEM_CODES: dict[str, CodeInfo] = {
     "normalization-missing": CodeInfo(
         _E, "a canonical block's normalized view has no normalization record", "register the source again"
     ),
+    "precedence-conflict": CodeInfo(
+        _W,
+        "two supersession records name the same loser with different winners (§7.1): which one stands is unclear",
+        "drop the winner that should not stand, or supersede one winner by the other (`brain supersede`)",
+    ),
     "record-target-unknown": CodeInfo(
         _E,
         "a supersession, demotion or removal record names a block that never was a member",

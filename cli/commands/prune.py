@@ -1,0 +1,2 @@
+def prune() -> None:  # placeholder while writing
+    pass

@@ -1,0 +1,2 @@
+def redact() -> None:  # placeholder while writing
+    pass
