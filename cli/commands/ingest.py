@@ -69,6 +69,9 @@ def ingest(
         bool, typer.Option("--no-cache", help="Ignore the fingerprint index and the proposal cache.")
     ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would happen; write nothing.")] = False,
+    sync: Annotated[
+        bool, typer.Option("--sync", help="Drop sources whose files are gone from the roots (with their cascade).")
+    ] = False,
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 if any source failed or any candidate was rejected.")
     ] = False,
@@ -113,6 +116,12 @@ def ingest(
             on_wait=output.message,
             on_progress=on_progress,
         )
+    from ingest.sync import sync_after
+
+    result = sync_after(
+        brain, paths, origin, result, apply=sync, dry_run=dry_run, actor=context.actor(),
+        lock_timeout=context.lock_timeout, on_wait=output.message,
+    )
     output.result(result, lambda r: _render(r, output))
     if strict and result.strict_problems:
         raise ProblemsFoundError(
@@ -151,6 +160,23 @@ def _bytes(count: int) -> str:
     return f"{count} B"
 
 
+def _missing_line(result: IngestResult) -> str:
+    """One line for the sources whose files are gone (`ingest.sync`)."""
+    gone = result.missing
+    if all(m.action == "missing" for m in gone):
+        first = ", ".join(m.origin for m in gone[:3]) + (", ..." if len(gone) > 3 else "")
+        return f"missing {len(gone)} sources no longer under the roots ({first}): still in the brain; pass --sync to drop them"
+    dropped = [m for m in gone if m.action == "dropped"]
+    demoted = [m for m in gone if m.action == "demoted"]
+    blocks = sum(n for m in gone for n in m.dropped.values())
+    verb = "would remove" if result.dry_run else "removed"
+    line = f"sync: {verb} {len(gone)} deleted sources: {len(dropped)} dropped, {blocks} blocks in all"
+    if demoted:
+        line += f"; {len(demoted)} demoted with their episodes (episodes are never dropped): "
+        line += ", ".join(m.origin for m in demoted[:3]) + (", ..." if len(demoted) > 3 else "")
+    return line
+
+
 def _render(result: IngestResult, output: Output) -> Iterable[RenderableType]:
     verb = "would register" if result.dry_run else "registered"
     yield (
@@ -169,6 +195,8 @@ def _render(result: IngestResult, output: Output) -> Iterable[RenderableType]:
         yield "rejected by code: " + ", ".join(f"{code} {n}" for code, n in result.rejected_by_code.items())
     if result.problems_by_code:
         yield "problems by code: " + ", ".join(f"{code} {n}" for code, n in result.problems_by_code.items())
+    if result.missing:
+        yield _missing_line(result)
     if result.snapshot and not result.dry_run:
         yield f"snapshot {result.snapshot}"
     rows = [(o, p) for o in result.outcomes for p in o.problems]
