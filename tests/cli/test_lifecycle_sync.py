@@ -60,7 +60,7 @@ def test_a_source_reaching_an_episode_is_demoted_with_it(brain: BrainRunner, tmp
     docs, path = _docs(tmp_path), tmp_path / "brain"
     assert brain("--brain", str(path), "init").code == 0
     first = _ingest(brain, path, docs)
-    notes = next(o for o in first["outcomes"] if o["relpath"] == "notes.md")
+    notes = next(o for o in first["outcomes"] if o["validated"] > 0)
     b = Brain.open(path)
     source = next(i for i in b.module(MemoryType.CANONICAL).block_ids if str(i) == notes["block"])
     episode = EpisodicBlock(summary="seminar on the heat equation", occurred_at="2026-01-05T10:00:00Z",
@@ -74,7 +74,7 @@ def test_a_source_reaching_an_episode_is_demoted_with_it(brain: BrainRunner, tmp
                                                            verdict="validated", checks=("unrecorded",))))
         writer.commit()
     before = b.snapshot_digest()
-    (docs / "notes.md").unlink()
+    (docs / notes["relpath"]).unlink()
     synced = _ingest(brain, path, docs, "--sync")
     (row,) = synced["missing"]
     assert row["action"] == "demoted" and row["demoted"] == 2
