@@ -174,11 +174,14 @@ def sync_records(plan: SyncPlan, *, actor: Actor, at: str, reasons: Mapping[Bloc
     """The records `--sync` writes and the members it removes."""
     records: list[ProvenanceBlock] = []
     removed: dict[MemoryType, list[BlockId]] = {}
-    if plan.dropped is not None:
-        reason = _joined_reason([reasons[s] for s in plan.dropped.requested])
-        records += plan.dropped.records(actor=actor, at=at, reason=reason, policy=None)
-        for memory_type, ids in plan.dropped.removals.items():
+    taken: set[BlockId] = set()
+    # One drop per source (its own reason), in id order; a block two sources share leaves with the first.
+    for source, each in sorted(plan.each.items(), key=lambda item: item[0].hex):
+        rest = {t: tuple(b for b in ids if b not in taken) for t, ids in each.removals.items()}
+        records += removal_records(rest, each.requested_modules, source, actor=actor, at=at, reason=reasons[source])
+        for memory_type, ids in rest.items():
             removed.setdefault(memory_type, []).extend(ids)
+            taken.update(ids)
     done: set[BlockId] = set()
     for source, (episodes, rest) in sorted(plan.demoted.items(), key=lambda item: item[0].hex):
         reason = reasons[source]
@@ -191,12 +194,6 @@ def sync_records(plan: SyncPlan, *, actor: Actor, at: str, reasons: Mapping[Bloc
         for memory_type, ids in rest.items():
             removed.setdefault(memory_type, []).extend(ids)
     return records, removed
-
-
-def _joined_reason(reasons: list[str]) -> str:
-    if len(reasons) == 1:
-        return reasons[0]
-    return f"source deleted: {len(reasons)} sources no longer under the ingested roots"
 
 
 def reason_for(origin: str) -> str:
