@@ -16,6 +16,7 @@ from brain.brain import Brain
 from brain.composition import Composition, ModuleRef
 from brain.errors import BrainError
 from brain.identity import BlockId, OciDigest
+from brain.lifecycle.destroy import destroy
 from brain.snapshot import Projection, Snapshot
 from brain.store.layout import Descriptor
 from oci import media_types as mt
@@ -105,4 +106,20 @@ def purge_artifacts(brain: Brain, redacted: frozenset[BlockId]) -> Purged:
     still = {d.digest for d in kept}
     for digest in doomed - still:
         purged.blobs += brain.blobs.delete(digest)
+    return purged
+
+
+def honour_tombstones(brain: Brain) -> Purged:
+    """After a pull moved the head to a verified snapshot: destroy the local bytes of the members it
+    tombstones and of every digest `tombstones.json` lists, and drop the artifacts that hold them. Never
+    called before the new head is verified and current, so a hostile layer cannot delete what the head needs."""
+    head = brain.snapshot_digest()
+    if head is None:
+        return Purged()
+    redacted = frozenset().union(*(m.tombstones for m in brain.modules(head).values()))
+    if not redacted and not brain.blobs.destroyed():
+        return Purged()
+    done = destroy(brain, head, "redacted in the pulled snapshot", purge=False)
+    purged = purge_artifacts(brain, redacted)
+    purged.blobs += done.blobs
     return purged
