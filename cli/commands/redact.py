@@ -86,8 +86,8 @@ def redact(
         if head is None:
             raise NotFoundError(f"the brain at {brain.path} is empty: nothing to redact")
         plan = plan_on(head, persist=False)
-        output.result(_result(True, None, plan.tombstones), lambda r: [f"dry run: would redact {len(plan.blocks)} "
-                                                                         "blocks; nothing was written"])
+        note = f"dry run: would redact {len(plan.blocks)} blocks; nothing was written"
+        output.result(_result(True, None, plan.tombstones), lambda r: [note])
         return
     from oci.redaction import purge_artifacts
 
