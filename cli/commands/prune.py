@@ -81,8 +81,8 @@ def prune(
     )
     verb = "would delete" if dry_run else "deleted"
     output.result(result, lambda r: [
-        f"{verb} {r.deleted_blobs} unreachable blobs ({r.deleted_bytes} bytes) and {r.deleted_temp_files} stale "
-        f"temporary files; {r.kept_blobs} blobs kept for {r.retained_snapshots} retained snapshots and every tag"
+        (f"{verb} {r.deleted_blobs} unreachable blobs ({r.deleted_bytes} bytes) and {r.deleted_temp_files} stale "
+        f"temporary files; {r.kept_blobs} blobs kept for {r.retained_snapshots} retained snapshots and every tag")
     ])
 
 
