@@ -202,10 +202,12 @@ class LineageLog:
         lineage, pending, last = Lineage(), 0, None
         with handle:
             try:
-                if json.loads(handle.readline() or "null") != ["format", FORMAT]:
+                lines = handle.read().splitlines()
+                if not lines or json.loads(lines[0]) != ["format", FORMAT]:
                     return None
-                for line in handle:
-                    fact = json.loads(line)
+                # One parse of the whole log as an array: a damaged line fails it as it failed alone.
+                facts = json.loads("[" + ",".join(lines[1:]) + "]")
+                for fact in facts:
                     if fact[0] == _MARKER:
                         if int(fact[2]) != pending:
                             return None

@@ -224,7 +224,7 @@ def sync_after(
         snapshot = brain.snapshot_digest()
         if snapshot is None:
             return result
-        members: Members = {t: m.members for t, m in brain.modules(snapshot).items()}
+        members: Members = brain.modules(snapshot)
         graph = graph_of(brain, snapshot, persist=not dry_run)
         gone = find_gone(scopes, graph, members, seen_origins, seen_blocks, FingerprintIndex.load(brain.path))
         plan = plan_sync(gone, graph, members) if apply else SyncPlan(gone=gone)
@@ -233,7 +233,7 @@ def sync_after(
         if writer.head is None:
             return result
         parent = writer.head.snapshot
-        members = {t: m.members for t, m in brain.modules(parent).items()}
+        members = brain.modules(parent)  # Module answers `in` from its composition, read on first use
         graph = graph_of(brain, parent)
         index = FingerprintIndex.load(brain.path)
         gone = find_gone(scopes, graph, members, seen_origins, seen_blocks, index)

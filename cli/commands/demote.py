@@ -38,7 +38,7 @@ def demote(
         if writer.head is None:
             raise NotFoundError(f"the brain at {brain.path} is empty: nothing to demote")
         parent = writer.head.snapshot
-        members = {t: m.members for t, m in brain.modules(parent).items()}
+        members = brain.modules(parent)  # Module answers `in` from its composition, read on first use
         try:
             needed = plan_demotion(named, members, graph_of(brain, parent))
         except LifecycleRefusedError as e:

@@ -76,7 +76,7 @@ def drop(
         snapshot = brain.snapshot_digest()
         if snapshot is None:
             raise NotFoundError(f"the brain at {brain.path} is empty: nothing to drop")
-        members: Members = {t: m.members for t, m in brain.modules(snapshot).items()}
+        members: Members = brain.modules(snapshot)
         graph = graph_of(brain, snapshot, persist=False)
         plan = _plan(brain, members, graph, blocks, producer, modules, allow_canonical, output, dry_run=True)
         _show(brain, graph, plan, output, None, dry_run=True)
@@ -85,7 +85,7 @@ def drop(
         if writer.head is None:
             raise NotFoundError(f"the brain at {brain.path} is empty: nothing to drop")
         parent = writer.head.snapshot
-        members = {t: m.members for t, m in brain.modules(parent).items()}
+        members = brain.modules(parent)  # Module answers `in` from its composition, read on first use
         graph = graph_of(brain, parent)
         plan = _plan(brain, members, graph, blocks, producer, modules, allow_canonical, output)
         if not as_json:
