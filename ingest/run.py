@@ -318,7 +318,7 @@ def _read_lineage(brain: Brain, start: Snapshot | None) -> tuple[Lineage, list[F
         module = modules.get(memory_type)
         return [] if module is None else [b for b in module.block_ids if b not in module.tombstones]
 
-    return read_lineage(brain.path, readable(MemoryType.PROVENANCE), readable(MemoryType.SEMANTIC))
+    return read_lineage(brain.path, readable(MemoryType.PROVENANCE), readable(MemoryType.SEMANTIC) + readable(MemoryType.PROCEDURAL))
 
 
 def _problem_outcome(problem: SourceProblem) -> SourceOutcome:
