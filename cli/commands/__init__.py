@@ -13,6 +13,7 @@ from cli.commands import pack, tags
 from cli.commands import verify
 from cli.commands import proposers
 from cli.commands import ingest
+from cli.commands import cat, search, serve
 
 COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     init.init,
@@ -22,6 +23,9 @@ COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     log.log,
     ls.ls,
     show.show,
+    search.search,
+    cat.cat,
+    serve.serve,
     prove.prove,
     pack.pack,
     tags.tags,

@@ -1,0 +1,377 @@
+"""`search`: ranked hits from the index, associative expansion, per-source grouping, and evidence bundles
+whose block bytes and inclusion proofs this process checked against the snapshot the answer names.
+
+Order of work: the request is validated before the index is touched (a bad query writes nothing); the
+index is brought to the head; then one read transaction gives the snapshot and every row, so an answer
+never mixes two snapshots even while another process updates the index.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from brain.blocks.base import Block
+from brain.brain import Brain
+from brain.errors import BrainError, ConflictError, NotFoundError, UsageError
+from brain.identity import BlockId, OciDigest
+from brain.snapshot import Snapshot
+from retrieval.documents import SEARCHABLE
+from retrieval.expand import Expansion, Neighbour, spread
+from retrieval.index import SearchIndex, UpdateStats
+from retrieval.models import Evidence, Match, Proof, SearchResult, Via
+from retrieval.passages import excerpt
+from retrieval.proofs import Prover
+from retrieval.tokenize import fts_query, query_terms
+
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 200
+MAX_QUERY_CHARS = 100_000
+PER_SOURCE = 3  # at most this many matches from one source, so one long document cannot fill the page
+CANDIDATES_PER_SLOT = 4
+BM25_WEIGHTS = (4.0, 1.0, 0.5)  # title, body, identifier parts
+_VIEW_CACHE_BYTES = 32 << 20
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}Z)?$")
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """What `brain search` was asked (already parsed; `validate` checks the values)."""
+
+    query: str
+    types: tuple[str, ...] = ()
+    subject: str | None = None
+    since: str | None = None
+    until: str | None = None
+    limit: int = DEFAULT_LIMIT
+    include_superseded: bool = False
+    expand: bool = True
+
+    def validate(self) -> list[str]:
+        """The query terms; raises `UsageError` for a request that cannot be run."""
+        if not isinstance(self.query, str) or not self.query.strip():
+            raise UsageError("the query is empty", hint="give one or more words to search for")
+        if len(self.query) > MAX_QUERY_CHARS:
+            raise UsageError(f"the query is {len(self.query)} characters long; the limit is {MAX_QUERY_CHARS}")
+        for name in self.types:
+            if name not in SEARCHABLE:
+                extra = " (provenance records are not indexed: see `brain log` and `brain show`)" if name == "provenance" else ""
+                raise UsageError(
+                    f"unknown or unsearchable type {name!r}{extra}", hint=f"use one of {', '.join(SEARCHABLE)}"
+                )
+        if not 1 <= self.limit <= MAX_LIMIT:
+            raise UsageError(f"--limit must be between 1 and {MAX_LIMIT}, got {self.limit}")
+        for label, value in (("--since", self.since), ("--until", self.until)):
+            if value is not None and not _DATE.match(value):
+                raise UsageError(f"{label} {value!r} is not a date", hint="use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ")
+        terms = query_terms(self.query)
+        if not terms:
+            raise UsageError(f"the query {_short(self.query)!r} has no words to search for",
+                             hint="punctuation and symbols alone are not searchable")
+        return terms
+
+
+@dataclass
+class _Row:
+    block: str
+    memory_type: str
+    title: str
+    accessible: bool
+    source: str
+    locator: str | None
+    score: float
+    via: Via | None = None
+
+
+@dataclass
+class _Block:
+    """What the index holds about one block, for evidence and expansion."""
+
+    block: str
+    memory_type: str
+    title: str
+    accessible: bool
+    source: str
+    origin: str | None
+    media_type: str | None
+    view: str | None
+    locator: str | None
+    subject: str | None
+    at: str | None
+
+
+@dataclass
+class _Views:
+    """Normalized views read (and re-hashed) from the store, the most recent kept up to a byte budget."""
+
+    brain: Brain
+    cache: OrderedDict[str, str] = field(default_factory=OrderedDict)
+    size: int = 0
+
+    def text(self, view_hex: str) -> str | None:
+        found = self.cache.get(view_hex)
+        if found is not None:
+            self.cache.move_to_end(view_hex)
+            return found
+        try:
+            data = self.brain.blobs.get(OciDigest(view_hex))
+        except BrainError:
+            return None
+        text = data.decode("utf-8", errors="replace")
+        self.cache[view_hex] = text
+        self.size += len(text)
+        while self.size > _VIEW_CACHE_BYTES and len(self.cache) > 1:
+            _, dropped = self.cache.popitem(last=False)
+            self.size -= len(dropped)
+        return text
+
+
+class Searcher:
+    """Search over one brain; keeps its index connection, proof trees and views warm between queries."""
+
+    def __init__(self, brain: Brain, index: SearchIndex | None = None) -> None:
+        self.brain = brain
+        self.index = index if index is not None else SearchIndex.open(brain)
+        self.prover = Prover(brain)
+        self.views = _Views(brain)
+        self.last_update: UpdateStats | None = None
+
+    def close(self) -> None:
+        """Close the index."""
+        self.index.close()
+
+    def refresh(self, *, rebuild: bool = False) -> UpdateStats:
+        """Bring the index to the brain's head (`rebuild`: from scratch)."""
+        if self.brain.snapshot_digest() is None:
+            raise NotFoundError(
+                f"the brain at {self.brain.path} is empty: it has no snapshot to search",
+                hint="ingest sources first (`brain ingest PATH`) or pull a brain",
+            )
+        try:
+            self.last_update = self.index.ensure_current(rebuild=rebuild)
+        except sqlite3.OperationalError as e:
+            raise ConflictError(f"the search index is busy or unwritable: {e}",
+                                hint="another process is updating it; try again") from None
+        return self.last_update
+
+    def search(self, request: SearchRequest) -> SearchResult:
+        """Run one query: validate, bring the index current, rank, expand, group, bundle and verify."""
+        terms = request.validate()
+        self.refresh()
+        with self.index.read_transaction():
+            digest = self.index.snapshot_digest()
+            if digest is None:
+                raise NotFoundError(f"the brain at {self.brain.path} has no snapshot to search")
+            snapshot = self.brain.snapshot(digest)
+            assert snapshot is not None
+            rows = self._ranked(terms, request)
+            if request.expand and rows:
+                rows = self._expand(rows, request)
+            page = _group(rows, request.limit)
+            matches = [m for m in (self._bundle(row, snapshot) for row in page) if m is not None]
+        return SearchResult(query=request.query, snapshot=str(digest), matches=matches)
+
+    # --- ranking ---------------------------------------------------------------------------------
+
+    def _ranked(self, terms: list[str], request: SearchRequest) -> list[_Row]:
+        where, params = _filters(request)
+        sql = (
+            "SELECT b.block, b.memory_type, b.title, b.accessible, b.source, d.locator, "
+            f"bm25(fts, {', '.join(map(str, BM25_WEIGHTS))}) AS rank "
+            "FROM fts JOIN docs d ON d.rowid = fts.rowid JOIN blocks b ON b.id = d.block "
+            f"WHERE fts MATCH ? {where} ORDER BY rank LIMIT ?"
+        )
+        wanted = request.limit * CANDIDATES_PER_SLOT
+        found = self.index.db.execute(sql, (fts_query(terms), *params, wanted)).fetchall()
+        rows = [
+            _Row(bytes(b).hex(), t, title, bool(a), bytes(s or b).hex(), loc, -rank)
+            for b, t, title, a, s, loc, rank in found
+        ]
+        top = max((r.score for r in rows), default=0.0)
+        for row in rows:
+            row.score = round(row.score / top, 6) if top > 0 else 0.0
+        return rows
+
+    def _block(self, hex_id: str) -> _Block | None:
+        row = self.index.db.execute(
+            "SELECT memory_type, title, accessible, source, origin, media_type, view, locator, subject, at "
+            "FROM blocks WHERE block=?",
+            (bytes.fromhex(hex_id),),
+        ).fetchone()
+        if row is None:
+            return None
+        t, title, accessible, source, origin, media, view, locator, subject, at = row
+        return _Block(hex_id, t, title, bool(accessible), bytes(source).hex() if source else hex_id, origin, media,
+                      bytes(view).hex() if view else None, locator, subject, at)
+
+    # --- expansion ---------------------------------------------------------------------------------
+
+    def _expand(self, rows: list[_Row], request: SearchRequest) -> list[_Row]:
+        seeds: dict[str, float] = {}
+        for row in rows:
+            seeds.setdefault(row.block, row.score)
+        reached = spread(seeds, self._neighbours)
+        present = {r.block for r in rows}
+        added = []
+        for found in reached:
+            if found.block in present:
+                continue
+            info = self._block(found.block)
+            if info is None or not _passes(info, request):
+                continue
+            locator = None
+            if info.memory_type == "canonical" and found.edge == "evidence":
+                parent = self._block(found.parent)
+                locator = parent.locator if parent is not None else None
+            added.append(_Row(info.block, info.memory_type, info.title, info.accessible, info.source, locator,
+                              round(found.activation, 6), Via.of(found.edge, f"sha256:{found.parent}")))
+            present.add(info.block)
+        return sorted([*rows, *added], key=lambda r: -r.score)
+
+    def _neighbours(self, hex_id: str) -> Iterator[Neighbour]:
+        raw = bytes.fromhex(hex_id)
+        db = self.index.db
+        for kind, dst in db.execute("SELECT kind, dst FROM edges WHERE src=?", (raw,)):
+            yield Neighbour(bytes(dst).hex(), kind)
+        for kind, src in db.execute("SELECT kind, src FROM edges WHERE dst=?", (raw,)):
+            yield Neighbour(bytes(src).hex(), _inverse(kind))
+        for (sibling,) in db.execute(
+            "SELECT DISTINCT o.src FROM edges e JOIN edges o ON o.dst = e.dst AND o.kind = 'evidence' "
+            "WHERE e.src=? AND e.kind='evidence' AND o.src != e.src",
+            (raw,),
+        ):
+            yield Neighbour(bytes(sibling).hex(), "shared-evidence")
+
+    # --- bundles -----------------------------------------------------------------------------------
+
+    def _bundle(self, row: _Row, snapshot: Snapshot) -> Match | None:
+        ref = snapshot.modules.get(row.memory_type)
+        if ref is None:
+            return None
+        block_id = BlockId(row.block)
+        proof = self.prover.prove(ref, block_id)
+        if proof is None:
+            return None  # not a member of the snapshot the answer names: never shown
+        info = self._block(row.block)
+        evidence, quoted_ok = self._evidence(row, info)
+        verified = self._bytes_verified(block_id, row.memory_type) and proof.verify(ref.root) and quoted_ok
+        return Match(
+            block=str(block_id),
+            memory_type=row.memory_type,
+            title=row.title,
+            score=row.score,
+            accessible=row.accessible,
+            via=row.via,
+            evidence=evidence,
+            proof=Proof(root=str(ref.root), leaf_index=proof.leaf_index, tree_size=proof.tree_size,
+                        audit_path=list(proof.audit_path)),
+            verified=verified,
+        )
+
+    def _bytes_verified(self, block_id: BlockId, memory_type: str) -> bool:
+        """Re-read and re-hash the block's bytes, and decode them (§1.5): they are what the id names."""
+        try:
+            block = Block.decode(self.brain.blobs.get(block_id), block_id)
+        except BrainError:
+            return False
+        return block.memory_type.value == memory_type
+
+    def _evidence(self, row: _Row, info: _Block | None) -> tuple[list[Evidence], bool]:
+        if info is None:
+            return [], False
+        if row.memory_type == "canonical":
+            sources = [(info, row.locator)]
+        else:
+            cited = [bytes(d).hex() for (d,) in self.index.db.execute(
+                "SELECT dst FROM edges WHERE src=? AND kind='evidence'", (bytes.fromhex(row.block),))]
+            sources = [(self._block(h) or _unknown(h), info.locator) for h in cited]
+        out = []
+        all_ok = True
+        for source, locator in sources:
+            text = self.views.text(source.view) if source.view else None
+            if source.view and text is None:
+                all_ok = False
+            out.append(Evidence(
+                block=f"sha256:{source.block}",
+                origin=source.origin or "",
+                media_type=source.media_type or "",
+                locator=locator,
+                excerpt=excerpt(text, source.media_type or "", locator) if text is not None else "",
+            ))
+        return out, all_ok
+
+
+def _unknown(hex_id: str) -> _Block:
+    return _Block(hex_id, "canonical", "", False, hex_id, None, None, None, None, None, None)
+
+
+def _inverse(kind: str) -> str:
+    if kind.startswith("relation:"):
+        return "relation-from:" + kind.removeprefix("relation:")
+    return {"uses": "used-by", "evidence": "derived"}.get(kind, f"{kind}-from")
+
+
+def _filters(request: SearchRequest) -> tuple[str, list[object]]:
+    clauses: list[str] = []
+    params: list[object] = []
+    if not request.include_superseded:
+        clauses.append("b.accessible = 1")
+    if request.types:
+        clauses.append(f"b.memory_type IN ({', '.join('?' * len(request.types))})")
+        params.extend(request.types)
+    if request.subject is not None:
+        clauses.append("b.subject = ?")
+        params.append(request.subject.casefold())
+    if request.since is not None:
+        clauses.append("b.at >= ?")
+        params.append(request.since)
+    if request.until is not None:
+        clauses.append("b.at <= ?")
+        params.append(_end_of(request.until))
+    return "".join(f" AND {c}" for c in clauses), params
+
+
+def _end_of(value: str) -> str:
+    return value if "T" in value else f"{value}T23:59:59Z"
+
+
+def _passes(info: _Block, request: SearchRequest) -> bool:
+    if not request.include_superseded and not info.accessible:
+        return False
+    if request.types and info.memory_type not in request.types:
+        return False
+    if request.subject is not None and info.subject != request.subject.casefold():
+        return False
+    if request.since is not None and (info.at is None or info.at < request.since):
+        return False
+    return not (request.until is not None and (info.at is None or info.at > _end_of(request.until)))
+
+
+def _group(rows: Sequence[_Row], limit: int) -> list[_Row]:
+    """At most `PER_SOURCE` rows per source and `limit` in all; groups ordered by their best row."""
+    groups: OrderedDict[str, list[_Row]] = OrderedDict()
+    seen: set[tuple[str, str | None]] = set()
+    taken = 0
+    for row in rows:  # already by descending score
+        key = (row.block, row.locator)
+        if key in seen:
+            continue
+        group = groups.setdefault(row.source, [])
+        if len(group) >= PER_SOURCE:
+            continue
+        seen.add(key)
+        group.append(row)
+        taken += 1
+        if taken >= limit:
+            break
+    return [row for group in groups.values() for row in group]
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+__all__ = ["Expansion", "SearchRequest", "Searcher"]
