@@ -16,6 +16,7 @@ from retrieval.passages import passages
 from retrieval.tokenize import expansion_terms
 
 SEARCHABLE = ("canonical", "episodic", "semantic", "procedural")
+MAX_ORIGINAL_TEXT = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,19 @@ def _hexes(value: Any) -> Iterator[str]:
     for item in _strings(value):
         if item.startswith("sha256:") and len(item) == 71:
             yield item[7:]
+
+
+def readable_text(payload: dict[str, Any]) -> str | None:
+    """The digest of the text a source is searched and quoted by: its normalized view, else (a plain-text
+    source registered without one, as other writers do) its original bytes when they are small text."""
+    view = payload.get("normalized_view")
+    if isinstance(view, dict) and isinstance(view.get("blob"), str):
+        return view["blob"]
+    media_type, size = payload.get("media_type"), payload.get("size")
+    is_text = isinstance(media_type, str) and media_type.lower().startswith("text/")
+    if is_text and isinstance(size, int) and size <= MAX_ORIGINAL_TEXT and isinstance(payload.get("blob"), str):
+        return str(payload["blob"])
+    return None
 
 
 def one_line(text: str, limit: int = 120) -> str:

@@ -228,7 +228,8 @@ class SearchIndex:
         old_modules = None if rebuild else self._old_modules()
         if old_modules is None:
             stats.rebuilt = True
-            stats.reason = stats.reason or ("asked" if rebuild else "the indexed snapshot cannot be read")
+            fresh = self.meta("built") is None
+            stats.reason = "asked" if rebuild else "new index" if fresh else "the indexed snapshot cannot be read"
             self._clear()
             old_modules = {}
         new_modules = _modules_of(snapshot)
@@ -395,11 +396,11 @@ class SearchIndex:
 
     def _view_text(self, payload: dict[str, Any]) -> tuple[str | None, str]:
         media_type = str(payload.get("media_type", ""))
-        view = payload.get("normalized_view")
-        if not isinstance(view, dict) or not isinstance(view.get("blob"), str):
+        digest = documents.readable_text(payload)
+        if digest is None:
             return None, media_type
         try:
-            data = self.brain.blobs.get(OciDigest.parse(view["blob"]))
+            data = self.brain.blobs.get(OciDigest.parse(digest))
         except BrainError:
             return None, media_type
         return data.decode("utf-8", errors="replace"), media_type
@@ -416,9 +417,9 @@ class SearchIndex:
         source = raw
         if memory_type == "canonical":
             media = str(payload.get("media_type", ""))
-            view = payload.get("normalized_view")
-            if isinstance(view, dict) and isinstance(view.get("blob"), str):
-                view_blob, view_media = _raw(view["blob"][7:]), media
+            digest = documents.readable_text(payload)
+            if digest is not None:
+                view_blob, view_media = _raw(digest[7:]), media
         else:
             targets = [e.target for e in entry.edges if e.kind == "evidence"]
             source = _raw(targets[0]) if targets else raw

@@ -1,8 +1,14 @@
-"""The wire shape of a search answer (`brain search --json`, the MCP `search` tool, `GET /v1/search`)."""
+"""Wire shapes of retrieval answers: `brain search --json` (= the MCP `search` tool = `GET /v1/search`) and
+`brain cat --json`."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from retrieval.sources import SourceView
 
 
 class _Wire(BaseModel):
@@ -60,3 +66,20 @@ class SearchResult(_Wire):
     query: str
     snapshot: str
     matches: list[Match]
+
+
+class CatResult(_Wire):
+    """A source's normalized view, or the part of it a locator names (`brain cat --json`)."""
+
+    block: str
+    origin: str | None
+    media_type: str
+    view_media_type: str
+    locator: str | None
+    text: str
+
+    @classmethod
+    def of(cls, view: SourceView) -> CatResult:
+        """The wire form of a view read by `retrieval.sources.read_view`."""
+        return cls(block=str(view.block), origin=view.origin, media_type=view.media_type,
+                   view_media_type=view.view_media_type, locator=view.locator, text=view.text)

@@ -20,7 +20,11 @@ MAX_PASSAGE_CHARS = 1400  # ...and at a line end past this one, whatever the par
 MAX_EXCERPT_LINES = 8
 MAX_EXCERPT_CHARS = 800
 
-_LOCATOR = re.compile(r"^\s*(?:p\.(?P<page>\d{1,6})(?:-p\.(?P<page_end>\d{1,6}))?)?\s*(?:L(?P<first>\d{1,9})(?:-L?(?P<last>\d{1,9}))?)?\s*$")
+_LOCATOR = re.compile(
+    r"^\s*(?:(?:p\.|page\s+)(?P<page>\d{1,6})(?:-(?:p\.)?(?P<page_end>\d{1,6}))?)?[\s,]*"
+    r"(?:(?:L|lines?\s+)(?P<first>\d{1,9})(?:\s*-\s*L?(?P<last>\d{1,9}))?)?\s*$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,8 @@ class Locator:
 
 
 def parse_locator(text: str) -> Locator:
-    """`L5`, `L5-L9`, `p.3`, `p.3 L2-L4` (or `p.2-p.3`); raises `InvalidInputError` naming the syntax."""
+    """`L5`, `L5-L9`, `p.3`, `p.3 L2-L4`, `p.2-p.3` (and the spelled-out `line 5`, `lines 5-9`, `page 3`
+    other writers use); raises `InvalidInputError` naming the syntax."""
     match = _LOCATOR.match(text)
     if match is None or not text.strip():
         raise InvalidInputError(

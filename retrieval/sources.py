@@ -10,7 +10,8 @@ from brain.blocks.canonical import CanonicalBlock
 from brain.blocks.memory_type import MemoryType
 from brain.brain import Brain
 from brain.errors import AmbiguousIdError, BrainError, NotFoundError, UsageError
-from brain.identity import BlockId, is_digest_string
+from brain.identity import BlockId, OciDigest, is_digest_string
+from retrieval.documents import readable_text
 from retrieval.index import SearchIndex
 from retrieval.passages import Locator, parse_locator, text_at
 
@@ -91,15 +92,17 @@ def read_view(brain: Brain, index: SearchIndex, block_id: BlockId, locator: str 
     """The view of a source (re-hashed), or the part `locator` names; refuses a source without a view."""
     where: Locator | None = parse_locator(locator) if locator is not None else None
     block = source_block(brain, block_id)
-    if block.normalized_view is None:
+    digest = readable_text(block.payload())
+    if digest is None:
         raise NotFoundError(f"source {block_id.short} ({block.media_type}) has no normalized view",
                             hint="read its bytes with `brain cat --original`")
-    text = brain.blobs.get(block.normalized_view.blob).decode("utf-8", errors="replace")
+    text = brain.blobs.get(OciDigest.parse(digest)).decode("utf-8", errors="replace")
+    view_media_type = block.normalized_view.media_type if block.normalized_view else block.media_type
     if where is not None:
         text = text_at(text, block.media_type, where)
         if not text:
             raise NotFoundError(f"locator {locator!r} is outside the view of {block_id.short}")
-    return SourceView(block_id, origin_of(index, block_id), block.media_type, block.normalized_view.media_type,
+    return SourceView(block_id, origin_of(index, block_id), block.media_type, view_media_type,
                       None if where is None else str(where), text)
 
 

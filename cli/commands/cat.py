@@ -12,8 +12,9 @@ from rich.console import RenderableType
 from brain.errors import UsageError
 from cli.context import cli_context
 from cli.options import JsonFlag
-from cli.output import Result, StdoutClosedError
+from cli.output import StdoutClosedError
 from retrieval.index import SearchIndex
+from retrieval.models import CatResult
 from retrieval.passages import PAGE_BREAK
 from retrieval.sources import original_bytes, read_view, resolve_source
 
@@ -21,17 +22,6 @@ SourceArgument = Annotated[
     str, typer.Argument(metavar="ID|ORIGIN", help="A canonical block id (or prefix), or a source's origin.",
                         show_default=False)
 ]
-
-
-class CatResult(Result):
-    """A source's view, or the part of it a locator names."""
-
-    block: str
-    origin: str | None
-    media_type: str
-    view_media_type: str
-    locator: str | None
-    text: str
 
 
 def cat(
@@ -56,9 +46,7 @@ def cat(
         view = read_view(brain, index, block_id, locator)
     finally:
         index.close()
-    result = CatResult(block=str(view.block), origin=view.origin, media_type=view.media_type,
-                       view_media_type=view.view_media_type, locator=view.locator, text=view.text)
-    context.output(as_json).result(result, _render)
+    context.output(as_json).result(CatResult.of(view), _render)
 
 
 def _render(result: CatResult) -> Iterable[RenderableType]:
