@@ -112,23 +112,19 @@ class SearchIndex:
 
     @classmethod
     def open(cls, brain: Brain, *, in_memory: bool = False) -> SearchIndex:
-        """Open (creating if needed) the index file; in memory when asked or when the brain is read-only."""
+        """Open (creating if needed) the index file; in memory when asked or when the brain is read-only.
+
+        A file that is not a usable index of this format (corrupt, torn, foreign) is deleted and recreated.
+        """
         if not in_memory:
             path = index_path(brain.path)
             try:
                 search_dir(brain.path).mkdir(parents=True, exist_ok=True)
-                connection = _connect(str(path))
-                index = cls(brain, connection, path)
-                index._check()
-                return index
-            except IndexUnusableError:
-                with contextlib.suppress(Exception):
-                    connection.close()
-                _remove_index_files(path)
-                connection = _connect(str(path))
-                index = cls(brain, connection, path)
-                index._check()
-                return index
+                try:
+                    return cls._open_file(brain, path)
+                except IndexUnusableError:
+                    _remove_index_files(path)
+                    return cls._open_file(brain, path)
             except (OSError, sqlite3.OperationalError) as e:
                 if not _is_readonly(e):
                     raise BrainUnreadableError(f"the search index {path} cannot be opened: {e}",
@@ -137,6 +133,25 @@ class SearchIndex:
         index = cls(brain, connection, None)
         index._check()
         return index
+
+    @classmethod
+    def _open_file(cls, brain: Brain, path: Path) -> SearchIndex:
+        connection = None
+        try:
+            connection = _connect(str(path))
+            index = cls(brain, connection, path)
+            index._check()
+            return index
+        except IndexUnusableError:
+            if connection is not None:
+                connection.close()
+            raise
+        except sqlite3.DatabaseError as e:
+            if connection is not None:
+                connection.close()
+            if isinstance(e, sqlite3.OperationalError) and _is_readonly(e):
+                raise
+            raise IndexUnusableError(f"the index file is not a usable database: {e}") from None
 
     def close(self) -> None:
         """Close the database connection."""

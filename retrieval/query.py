@@ -134,14 +134,22 @@ class Searcher:
 
     def __init__(self, brain: Brain, index: SearchIndex | None = None) -> None:
         self.brain = brain
-        self.index = index if index is not None else SearchIndex.open(brain)
+        self._index = index
         self.prover = Prover(brain)
         self.views = _Views(brain)
         self.last_update: UpdateStats | None = None
 
+    @property
+    def index(self) -> SearchIndex:
+        """The index, opened (and created) on first use: a request refused earlier writes nothing."""
+        if self._index is None:
+            self._index = SearchIndex.open(self.brain)
+        return self._index
+
     def close(self) -> None:
         """Close the index."""
-        self.index.close()
+        if self._index is not None:
+            self._index.close()
 
     def refresh(self, *, rebuild: bool = False) -> UpdateStats:
         """Bring the index to the brain's head (`rebuild`: from scratch)."""
@@ -182,7 +190,7 @@ class Searcher:
             "SELECT b.block, b.memory_type, b.title, b.accessible, b.source, d.locator, "
             f"bm25(fts, {', '.join(map(str, BM25_WEIGHTS))}) AS rank "
             "FROM fts JOIN docs d ON d.rowid = fts.rowid JOIN blocks b ON b.id = d.block "
-            f"WHERE fts MATCH ? {where} ORDER BY rank LIMIT ?"
+            f"WHERE fts MATCH ? {where} ORDER BY rank, b.block, d.locator LIMIT ?"
         )
         wanted = request.limit * CANDIDATES_PER_SLOT
         found = self.index.db.execute(sql, (fts_query(terms), *params, wanted)).fetchall()
@@ -213,7 +221,13 @@ class Searcher:
         seeds: dict[str, float] = {}
         for row in rows:
             seeds.setdefault(row.block, row.score)
-        reached = spread(seeds, self._neighbours)
+        def passable(hex_id: str) -> Iterator[Neighbour]:
+            # Activation never flows through a block the answer could not show (§7.2).
+            for neighbour in self._neighbours(hex_id):
+                if request.include_superseded or self._accessible(neighbour.block):
+                    yield neighbour
+
+        reached = spread(seeds, passable)
         present = {r.block for r in rows}
         added = []
         for found in reached:
@@ -230,6 +244,10 @@ class Searcher:
                               round(found.activation, 6), Via.of(found.edge, f"sha256:{found.parent}")))
             present.add(info.block)
         return sorted([*rows, *added], key=lambda r: -r.score)
+
+    def _accessible(self, hex_id: str) -> bool:
+        row = self.index.db.execute("SELECT accessible FROM blocks WHERE block=?", (bytes.fromhex(hex_id),)).fetchone()
+        return bool(row and row[0])
 
     def _neighbours(self, hex_id: str) -> Iterator[Neighbour]:
         raw = bytes.fromhex(hex_id)

@@ -9,13 +9,14 @@ from typing import Annotated
 import typer
 from rich.console import RenderableType
 
+from brain.blocks.memory_type import MemoryType
 from brain.errors import UsageError
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import StdoutClosedError
 from retrieval.index import SearchIndex
 from retrieval.models import CatResult
-from retrieval.passages import PAGE_BREAK
+from retrieval.passages import PAGE_BREAK, parse_locator
 from retrieval.sources import original_bytes, read_view, resolve_source
 
 SourceArgument = Annotated[
@@ -35,8 +36,11 @@ def cat(
     """Print a source's normalized view (or its original bytes)."""
     if original and (locator is not None or as_json):
         raise UsageError("--original prints the source's bytes as they are; it takes no --locator or --json")
+    if locator is not None:
+        parse_locator(locator)  # a bad locator is refused before anything is opened or written
     context = cli_context(ctx)
     brain = context.open_brain()
+    brain.module(MemoryType.CANONICAL)  # an empty brain has no sources: say so, write nothing
     index = SearchIndex.open(brain)
     try:
         block_id = resolve_source(brain, index, source)
