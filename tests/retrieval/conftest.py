@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from tests.cli.conftest import Run, assert_one_line_error, brain, brain_exe, reference_brain  # noqa: F401
+from tests.cli.conftest import (  # noqa: F401
+    Run,
+    assert_one_line_error,
+    brain,
+    brain_exe,
+    reference_brain,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "fixtures" / "corpus"

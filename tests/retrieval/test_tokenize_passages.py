@@ -8,7 +8,14 @@ import pytest
 
 from brain.errors import InvalidInputError
 from retrieval.passages import Locator, excerpt, parse_locator, passages, text_at
-from retrieval.tokenize import FTS_TOKENIZER, MAX_QUERY_TERMS, expansion_terms, fts_query, identifier_parts, query_terms
+from retrieval.tokenize import (
+    FTS_TOKENIZER,
+    MAX_QUERY_TERMS,
+    expansion_terms,
+    fts_query,
+    identifier_parts,
+    query_terms,
+)
 
 
 @pytest.mark.parametrize(
