@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -74,19 +75,21 @@ class Prover:
     def __init__(self, brain: Brain) -> None:
         self.brain = brain
         self._trees: OrderedDict[OciDigest, MerkleLevels] = OrderedDict()
+        self._lock = threading.Lock()  # shared by a server's worker threads
 
     def levels(self, ref: ModuleRef) -> MerkleLevels:
         """The tree of the composition `ref` names (read from the store, re-hashed, once)."""
-        tree = self._trees.get(ref.composition)
-        if tree is None:
+        with self._lock:
+            tree = self._trees.get(ref.composition)
+            if tree is not None:
+                self._trees.move_to_end(ref.composition)
+                return tree
             data = self.brain.blobs.get(ref.composition)
             tree = MerkleLevels.of_sorted_hex([i[7:] for i in orjson.loads(data)["block_ids"]])
             self._trees[ref.composition] = tree
             while len(self._trees) > _CACHED_TREES:
                 self._trees.popitem(last=False)
-        else:
-            self._trees.move_to_end(ref.composition)
-        return tree
+            return tree
 
     def prove(self, ref: ModuleRef, block_id: BlockId) -> InclusionProof | None:
         """A proof of `block_id` in `ref`'s composition, or None when it is not a member or unreadable."""

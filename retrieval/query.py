@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -104,39 +105,46 @@ class _Block:
 
 
 @dataclass
-class _Views:
+class Views:
     """Normalized views read (and re-hashed) from the store, the most recent kept up to a byte budget."""
 
     brain: Brain
     cache: OrderedDict[str, str] = field(default_factory=OrderedDict)
     size: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def text(self, view_hex: str) -> str | None:
-        found = self.cache.get(view_hex)
-        if found is not None:
-            self.cache.move_to_end(view_hex)
-            return found
+        """The view's text, or None when its bytes are missing or do not hash to its name."""
+        with self.lock:
+            found = self.cache.get(view_hex)
+            if found is not None:
+                self.cache.move_to_end(view_hex)
+                return found
         try:
             data = self.brain.blobs.get(OciDigest(view_hex))
         except BrainError:
             return None
         text = data.decode("utf-8", errors="replace")
-        self.cache[view_hex] = text
-        self.size += len(text)
-        while self.size > _VIEW_CACHE_BYTES and len(self.cache) > 1:
-            _, dropped = self.cache.popitem(last=False)
-            self.size -= len(dropped)
+        with self.lock:
+            self.cache[view_hex] = text
+            self.size += len(text)
+            while self.size > _VIEW_CACHE_BYTES and len(self.cache) > 1:
+                _, dropped = self.cache.popitem(last=False)
+                self.size -= len(dropped)
         return text
 
 
 class Searcher:
     """Search over one brain; keeps its index connection, proof trees and views warm between queries."""
 
-    def __init__(self, brain: Brain, index: SearchIndex | None = None) -> None:
+    def __init__(
+        self, brain: Brain, index: SearchIndex | None = None, *, prover: Prover | None = None,
+        views: Views | None = None,
+    ) -> None:
         self.brain = brain
         self._index = index
-        self.prover = Prover(brain)
-        self.views = _Views(brain)
+        self.prover = prover if prover is not None else Prover(brain)
+        self.views = views if views is not None else Views(brain)
         self.last_update: UpdateStats | None = None
 
     @property

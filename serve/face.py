@@ -10,15 +10,18 @@ each answer and the two faces cannot drift apart.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from brain.brain import Brain
 from brain.errors import UsageError
 from retrieval.models import CatResult
-from retrieval.query import DEFAULT_LIMIT, Searcher, SearchRequest
+from retrieval.passages import parse_locator
+from retrieval.proofs import Prover
+from retrieval.query import DEFAULT_LIMIT, Searcher, SearchRequest, Views
 from retrieval.sources import read_view, resolve_source
 
 CliJson = Callable[[Sequence[str]], Any]
@@ -35,25 +38,35 @@ class BrainFace:
         self.brain_path = Path(brain_path)
         self.brain = Brain.open(self.brain_path)
         self._cli_json = cli_json
-        self._local = threading.local()
-        self._searchers: list[Searcher] = []
         self._lock = threading.Lock()
+        self._idle: list[Searcher] = []
+        self._all: list[Searcher] = []
+        # Proof trees and views are shared by every searcher: a new connection must not start cold.
+        self._prover = Prover(self.brain)
+        self._views = Views(self.brain)
 
-    def _searcher(self) -> Searcher:
-        searcher = getattr(self._local, "searcher", None)
+    @contextlib.contextmanager
+    def _searcher(self) -> Iterator[Searcher]:
+        """A searcher for this thread's request (SQLite connections are not shared between threads)."""
+        with self._lock:
+            searcher = self._idle.pop() if self._idle else None
         if searcher is None:
-            searcher = Searcher(Brain.open(self.brain_path))
-            self._local.searcher = searcher
+            searcher = Searcher(self.brain, prover=self._prover, views=self._views)
             with self._lock:
-                self._searchers.append(searcher)
-        return searcher
+                self._all.append(searcher)
+        try:
+            yield searcher
+        finally:
+            with self._lock:
+                self._idle.append(searcher)
 
     def close(self) -> None:
         """Close every index connection this face opened."""
         with self._lock:
-            for searcher in self._searchers:
+            for searcher in self._all:
                 searcher.close()
-            self._searchers.clear()
+            self._all.clear()
+            self._idle.clear()
 
     def search(
         self,
@@ -72,14 +85,17 @@ class BrainFace:
             limit=limit, include_superseded=include_superseded, expand=expand,
         )
         request.validate()
-        return self._searcher().search(request).model_dump(mode="json")
+        with self._searcher() as searcher:
+            return searcher.search(request).model_dump(mode="json")
 
     def cat(self, source: str, locator: str | None = None) -> dict[str, Any]:
         """`brain cat --json`."""
-        searcher = self._searcher()
-        searcher.refresh()
-        block_id = resolve_source(searcher.brain, searcher.index, source)
-        view = read_view(searcher.brain, searcher.index, block_id, locator)
+        if locator is not None:
+            parse_locator(locator)
+        with self._searcher() as searcher:
+            searcher.refresh()
+            block_id = resolve_source(searcher.brain, searcher.index, source)
+            view = read_view(searcher.brain, searcher.index, block_id, locator)
         return CatResult.of(view).model_dump(mode="json")
 
     def status(self) -> Any:
