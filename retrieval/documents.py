@@ -91,6 +91,15 @@ def source_title(origin: str | None, media_type: str, size: Any) -> str:
     return origin if origin else f"{media_type}, {size} bytes"
 
 
+def title_of(memory_type: str, payload: dict[str, Any], origin: str | None) -> str:
+    """The one-line title of a block, as search shows it."""
+    if memory_type == "canonical":
+        return source_title(origin, _text(payload.get("media_type")), payload.get("size"))
+    if memory_type == "episodic":
+        return one_line(_text(payload.get("summary")))
+    return one_line(_text(payload.get("label")))
+
+
 def canonical(
     payload: dict[str, Any], origin: str | None, view: str | None, view_media_type: str
 ) -> Indexed:

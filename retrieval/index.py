@@ -40,31 +40,34 @@ from retrieval.documents import SEARCHABLE, Indexed
 from retrieval.paths import index_path, search_dir
 from retrieval.tokenize import FTS_TOKENIZER
 
-FORMAT = "brain-search/1"
+FORMAT = "brain-search/2"
 ORPHAN_SHARE = 0.2  # rebuild when this share of the full-text rows are unreachable orphans
 BUSY_TIMEOUT_MS = 30_000
 MODULES = (*SEARCHABLE, "provenance")
 
 _SCHEMA = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE keys(id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE);
 CREATE TABLE blocks(
-  id INTEGER PRIMARY KEY, block BLOB NOT NULL UNIQUE, memory_type TEXT NOT NULL, title TEXT NOT NULL,
-  subject TEXT, at TEXT, accessible INTEGER NOT NULL, source BLOB, origin TEXT, media_type TEXT,
-  view BLOB, view_media_type TEXT, locator TEXT);
-CREATE INDEX blocks_source ON blocks(source);
+  id INTEGER PRIMARY KEY, memory_type TEXT NOT NULL, subject TEXT, at TEXT, accessible INTEGER NOT NULL,
+  source INTEGER, origin TEXT, media_type TEXT, view BLOB, locator TEXT);
+CREATE INDEX blocks_origin ON blocks(origin) WHERE origin IS NOT NULL;
 CREATE TABLE docs(rowid INTEGER PRIMARY KEY, block INTEGER NOT NULL, locator TEXT);
 CREATE INDEX docs_block ON docs(block);
 CREATE VIRTUAL TABLE fts USING fts5(title, body, extra, content='', tokenize="{FTS_TOKENIZER}");
-CREATE TABLE edges(src BLOB NOT NULL, kind TEXT NOT NULL, dst BLOB NOT NULL, PRIMARY KEY(src, kind, dst)) WITHOUT ROWID;
+CREATE TABLE kinds(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE edges(src INTEGER NOT NULL, kind INTEGER NOT NULL, dst INTEGER NOT NULL, PRIMARY KEY(src, kind, dst))
+  WITHOUT ROWID;
 CREATE INDEX edges_dst ON edges(dst);
 CREATE TABLE records(
-  record BLOB PRIMARY KEY, type TEXT NOT NULL, block BLOB NOT NULL, other BLOB, origin TEXT, locator TEXT,
-  at TEXT, evidence BLOB) WITHOUT ROWID;
-CREATE INDEX records_block ON records(block);
-CREATE TABLE pending(block BLOB PRIMARY KEY, memory_type TEXT NOT NULL) WITHOUT ROWID;
+  block INTEGER NOT NULL, record BLOB NOT NULL, type INTEGER NOT NULL, other INTEGER, origin TEXT, locator TEXT,
+  at TEXT, evidence BLOB, PRIMARY KEY(block, record)) WITHOUT ROWID;
+CREATE TABLE pending(block INTEGER PRIMARY KEY, memory_type TEXT NOT NULL);
 """
-_TABLES = ("meta", "blocks", "docs", "fts", "edges", "records", "pending")
-_RECORD_TYPES = frozenset({"registration", "derivation", "supersession", "demotion"})
+_TABLES = ("meta", "keys", "blocks", "docs", "fts", "kinds", "edges", "records", "pending")
+# Record types the index keeps, as small integers.
+RECORD_TYPES = {"registration": 1, "derivation": 2, "supersession": 3, "demotion": 4}
+_ACCESS_TYPES = (3, 4)
 
 
 class IndexUnusableError(BrainError):
@@ -81,6 +84,7 @@ class UpdateStats:
     refreshed: int = 0
     records: int = 0
     not_stored: int = 0
+    text_bytes: int = 0  # UTF-8 bytes of the text indexed by this update (titles and bodies)
     reason: str | None = None
 
 
@@ -107,6 +111,9 @@ class SearchIndex:
         self.brain = brain
         self.db = connection
         self.path = path
+        # Keys and edge kinds assigned in the current update (dropped when it ends, committed or not).
+        self._keys: dict[str, int] = {}
+        self._kinds: dict[str, int] = {}
 
     # --- opening -------------------------------------------------------------------------------
 
@@ -224,6 +231,8 @@ class SearchIndex:
 
     def _update(self, *, rebuild: bool) -> UpdateStats:
         self.db.execute("BEGIN IMMEDIATE")
+        self._keys.clear()
+        self._kinds.clear()
         try:
             key = _head_key(self.brain)
             if not rebuild and self.meta("head") == key:  # another process got there first
@@ -235,6 +244,9 @@ class SearchIndex:
             with contextlib.suppress(sqlite3.Error):
                 self.db.execute("ROLLBACK")
             raise
+        finally:
+            self._keys.clear()
+            self._kinds.clear()
         return stats
 
     def _apply(self, key: str | None, rebuild: bool) -> UpdateStats:
@@ -257,7 +269,7 @@ class SearchIndex:
                 self._remove_block(hex_id)
                 stats.removed += 1
             for hex_id in change.added:
-                if self._add_block(hex_id, memory_type):
+                if self._add_block(hex_id, memory_type, stats):
                     added_now.add(hex_id)
                     stats.added += 1
         self._retry_pending(added_now, stats)
@@ -267,6 +279,8 @@ class SearchIndex:
                 stats.refreshed += 1
         self._set_accessibility(added_now | affected_access)
         self._set_meta(key, snapshot, new_modules)
+        if stats.rebuilt:
+            self.db.execute("INSERT INTO fts(fts) VALUES ('optimize')")  # one b-tree: smaller and faster
         if self._orphan_share() > ORPHAN_SHARE and not stats.rebuilt:
             return self._apply(key, rebuild=True)
         return stats
@@ -286,6 +300,8 @@ class SearchIndex:
         return modules
 
     def _clear(self) -> None:
+        self._keys.clear()
+        self._kinds.clear()
         for table in _TABLES:
             if table == "meta":
                 self.db.execute("DELETE FROM meta WHERE key != 'format'")
@@ -325,45 +341,99 @@ class SearchIndex:
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
             return None
 
+    # --- keys ------------------------------------------------------------------------------------
+
+    def key(self, hex_id: str) -> int | None:
+        """The integer key of a block id the index names, or None."""
+        cached = self._keys.get(hex_id)
+        if cached is not None:
+            return cached
+        row = self.db.execute("SELECT id FROM keys WHERE digest=?", (_raw(hex_id),)).fetchone()
+        return None if row is None else int(row[0])
+
+    def digest(self, key: int) -> str:
+        """The hex block id of a key."""
+        (raw,) = self.db.execute("SELECT digest FROM keys WHERE id=?", (key,)).fetchone()
+        return bytes(raw).hex()
+
+    def _key(self, hex_id: str) -> int:
+        """The key of a block id, created if new (inside an update's transaction)."""
+        found = self.key(hex_id)
+        if found is None:
+            found = int(self.db.execute("INSERT INTO keys(digest) VALUES (?)", (_raw(hex_id),)).lastrowid or 0)
+        self._keys[hex_id] = found
+        return found
+
+    def _kind(self, name: str) -> int:
+        found = self._kinds.get(name)
+        if found is None:
+            row = self.db.execute("SELECT id FROM kinds WHERE name=?", (name,)).fetchone()
+            if row is None:
+                row = (self.db.execute("INSERT INTO kinds(name) VALUES (?)", (name,)).lastrowid,)
+            found = self._kinds[name] = int(row[0])
+        return found
+
+    def kind_names(self) -> dict[int, str]:
+        """Edge kind names by id."""
+        return {int(i): str(n) for i, n in self.db.execute("SELECT id, name FROM kinds")}
+
     # --- provenance ------------------------------------------------------------------------------
 
     def _apply_records(self, change: _Change, stats: UpdateStats) -> tuple[set[str], set[str]]:
         """Store the records that joined, forget those that left; return the blocks they name."""
         access: set[str] = set()
         facts: set[str] = set()
-        for hex_id in change.removed:
-            row = self.db.execute("SELECT type, block, other FROM records WHERE record=?", (_raw(hex_id),)).fetchone()
-            if row is None:
-                continue
-            self.db.execute("DELETE FROM records WHERE record=?", (_raw(hex_id),))
-            _note(row[0], row[1].hex(), row[2].hex() if row[2] else None, access, facts)
-            stats.records += 1
+        if change.removed:
+            gone = {_raw(h) for h in change.removed}
+            for block, record, kind, other in self.db.execute(
+                "SELECT block, record, type, other FROM records WHERE type IN (1,2,3,4)"
+            ).fetchall():
+                if bytes(record) in gone:
+                    self.db.execute("DELETE FROM records WHERE block=? AND record=?", (block, record))
+                    _note(kind, self.digest(block), self.digest(other) if other else None, access, facts)
+                    stats.records += 1
         rows = []
         for hex_id in change.added:
             read = self._read_payload(hex_id)
             record = read[1].get("record") if read is not None else None
-            if not isinstance(record, dict) or record.get("record_type") not in _RECORD_TYPES:
+            if not isinstance(record, dict) or record.get("record_type") not in RECORD_TYPES:
                 continue
-            row = _record_row(hex_id, record)
+            row = self._record_row(hex_id, record)
             if row is None:
                 continue
             rows.append(row)
-            _note(row[1], row[2].hex(), row[3].hex() if row[3] else None, access, facts)
+            _note(row[2], self.digest(row[0]), self.digest(row[3]) if row[3] else None, access, facts)
         self.db.executemany("INSERT OR REPLACE INTO records VALUES (?,?,?,?,?,?,?,?)", rows)
         stats.records += len(rows)
         return access, facts
+
+    def _record_row(self, hex_id: str, record: dict[str, Any]) -> tuple[Any, ...] | None:
+        kind = RECORD_TYPES[record["record_type"]]
+        block = record.get("block")
+        if not isinstance(block, str) or not _is_id(block):
+            return None
+        other = record.get("supersedes") if record["record_type"] == "supersession" else None
+        evidence = b""
+        if record["record_type"] == "derivation":
+            evidence = b"".join(_raw(e[7:]) for e in record.get("derived_from") or () if _is_id(e))
+        return (
+            self._key(block[7:]), _raw(hex_id), kind, self._key(str(other)[7:]) if _is_id(other) else None,
+            _text_or_none(record.get("origin")), _text_or_none(record.get("locator")), _text_or_none(record.get("at")),
+            evidence or None,
+        )
 
     def _facts(self, hex_id: str) -> tuple[str | None, str | None, str | None, list[str]]:
         """(origin, locator, at, evidence hexes) the stored records say about a block."""
         origin = locator = at = None
         evidence: list[str] = []
-        rows = self.db.execute(
-            "SELECT type, origin, locator, at, evidence FROM records WHERE block=? AND type IN "
-            "('registration','derivation') ORDER BY at, record",
-            (_raw(hex_id),),
-        )
+        key = self.key(hex_id)
+        rows = [] if key is None else self.db.execute(
+            "SELECT type, origin, locator, at, evidence FROM records WHERE block=? AND type IN (1,2) "
+            "ORDER BY at, record",
+            (key,),
+        ).fetchall()
         for kind, r_origin, r_locator, r_at, r_evidence in rows:
-            if kind == "registration":
+            if kind == RECORD_TYPES["registration"]:
                 origin = origin or r_origin
                 at = at or r_at
             else:
@@ -374,10 +444,10 @@ class SearchIndex:
         return origin, locator, at, list(dict.fromkeys(evidence))
 
     def _set_accessibility(self, hex_ids: Iterable[str]) -> None:
-        wanted = [h for h in hex_ids]
-        if not wanted:
+        keys = [(h, k) for h in hex_ids if (k := self.key(h)) is not None]
+        if not keys:
             return
-        rows = self.db.execute("SELECT record FROM records WHERE type IN ('supersession','demotion')").fetchall()
+        rows = self.db.execute("SELECT record FROM records WHERE type IN (3,4)").fetchall()
         records = []
         for (record_raw,) in rows:
             record_id = BlockId(bytes(record_raw).hex())
@@ -389,8 +459,7 @@ class SearchIndex:
                 records.append((record_id, record))
         ledger = Ledger.from_records(records)
         self.db.executemany(
-            "UPDATE blocks SET accessible=? WHERE block=?",
-            [(int(ledger.is_accessible(BlockId(h))), _raw(h)) for h in wanted],
+            "UPDATE blocks SET accessible=? WHERE id=?", [(int(ledger.is_accessible(BlockId(h))), k) for h, k in keys]
         )
 
     # --- blocks ----------------------------------------------------------------------------------
@@ -420,51 +489,54 @@ class SearchIndex:
             return None, media_type
         return data.decode("utf-8", errors="replace"), media_type
 
-    def _add_block(self, hex_id: str, memory_type: str) -> bool:
+    def _add_block(self, hex_id: str, memory_type: str, stats: UpdateStats | None = None) -> bool:
         origin, locator, at, evidence = self._facts(hex_id)
         built = self._build(hex_id, memory_type, origin, evidence)
+        key = self._key(hex_id)
         if built is None:
-            self.db.execute("INSERT OR REPLACE INTO pending VALUES (?,?)", (_raw(hex_id), memory_type))
+            self.db.execute("INSERT OR REPLACE INTO pending VALUES (?,?)", (key, memory_type))
             return False
         entry, payload = built
-        raw = _raw(hex_id)
-        view_blob = view_media = media = None
-        source = raw
+        view_blob = media = None
+        source = key
         if memory_type == "canonical":
             media = str(payload.get("media_type", ""))
             digest = documents.readable_text(payload)
-            if digest is not None:
-                view_blob, view_media = _raw(digest[7:]), media
+            view_blob = _raw(digest[7:]) if digest is not None else None
         else:
             targets = [e.target for e in entry.edges if e.kind == "evidence"]
-            source = _raw(targets[0]) if targets else raw
-        cursor = self.db.execute(
-            "INSERT INTO blocks(block, memory_type, title, subject, at, accessible, source, origin, media_type, "
-            "view, view_media_type, locator) VALUES (?,?,?,?,?,1,?,?,?,?,?,?)",
-            (raw, memory_type, entry.title, (entry.subject or "").casefold() or None, entry.at or at, source,
-             origin, media, view_blob, view_media, locator),
+            source = self._key(targets[0]) if targets else key
+        self.db.execute(
+            "INSERT INTO blocks(id, memory_type, subject, at, accessible, source, origin, media_type, view, locator) "
+            "VALUES (?,?,?,?,1,?,?,?,?,?)",
+            (key, memory_type, (entry.subject or "").casefold() or None, entry.at or at, source, origin, media,
+             view_blob, locator),
         )
-        block_key = cursor.lastrowid
         for document in entry.documents:
-            doc = self.db.execute("INSERT INTO docs(block, locator) VALUES (?,?)", (block_key, document.locator))
+            if stats is not None:
+                stats.text_bytes += len(document.title.encode()) + len(document.body.encode())
+            doc = self.db.execute("INSERT INTO docs(block, locator) VALUES (?,?)", (key, document.locator))
             self.db.execute(
                 "INSERT INTO fts(rowid, title, body, extra) VALUES (?,?,?,?)",
                 (doc.lastrowid, document.title, document.body, document.extra),
             )
         self.db.executemany(
-            "INSERT OR IGNORE INTO edges VALUES (?,?,?)", [(raw, e.kind, _raw(e.target)) for e in entry.edges]
+            "INSERT OR IGNORE INTO edges VALUES (?,?,?)",
+            [(key, self._kind(e.kind), self._key(e.target)) for e in entry.edges],
         )
-        self.db.execute("DELETE FROM pending WHERE block=?", (raw,))
+        self.db.execute("DELETE FROM pending WHERE block=?", (key,))
         return True
 
     def _remove_block(self, hex_id: str) -> None:
-        raw = _raw(hex_id)
-        self.db.execute("DELETE FROM pending WHERE block=?", (raw,))
-        row = self.db.execute("SELECT id, memory_type, origin FROM blocks WHERE block=?", (raw,)).fetchone()
+        key = self.key(hex_id)
+        if key is None:
+            return
+        self.db.execute("DELETE FROM pending WHERE block=?", (key,))
+        row = self.db.execute("SELECT memory_type, origin FROM blocks WHERE id=?", (key,)).fetchone()
         if row is None:
             return
-        block_key, memory_type, origin = row
-        docs = self.db.execute("SELECT rowid FROM docs WHERE block=? ORDER BY rowid", (block_key,)).fetchall()
+        memory_type, origin = row
+        docs = self.db.execute("SELECT rowid FROM docs WHERE block=? ORDER BY rowid", (key,)).fetchall()
         # Regenerate the exact text to delete the postings; evidence does not shape documents.
         built = self._build(hex_id, memory_type, origin, [])
         entry = None if built is None else built[0]
@@ -475,13 +547,14 @@ class SearchIndex:
             )
         else:
             self._add_orphans(len(docs))
-        self.db.execute("DELETE FROM docs WHERE block=?", (block_key,))
-        self.db.execute("DELETE FROM edges WHERE src=?", (raw,))
-        self.db.execute("DELETE FROM blocks WHERE id=?", (block_key,))
+        self.db.execute("DELETE FROM docs WHERE block=?", (key,))
+        self.db.execute("DELETE FROM edges WHERE src=?", (key,))
+        self.db.execute("DELETE FROM blocks WHERE id=?", (key,))
 
     def _refresh_block(self, hex_id: str) -> bool:
         """Re-index a block whose records changed (a late registration or derivation)."""
-        row = self.db.execute("SELECT memory_type FROM blocks WHERE block=?", (_raw(hex_id),)).fetchone()
+        key = self.key(hex_id)
+        row = None if key is None else self.db.execute("SELECT memory_type FROM blocks WHERE id=?", (key,)).fetchone()
         if row is None:
             return False
         self._remove_block(hex_id)
@@ -489,11 +562,11 @@ class SearchIndex:
 
     def _retry_pending(self, added_now: set[str], stats: UpdateStats) -> None:
         """Blocks skipped earlier because their bytes were not stored (a selective pull), tried again."""
-        for raw, memory_type in self.db.execute("SELECT block, memory_type FROM pending").fetchall():
-            hex_id = bytes(raw).hex()
+        for key, memory_type in self.db.execute("SELECT block, memory_type FROM pending").fetchall():
+            hex_id = self.digest(key)
             if hex_id in added_now or not self.brain.blobs.has(BlockId(hex_id)):
                 continue
-            if self._add_block(hex_id, memory_type):
+            if self._add_block(hex_id, memory_type, stats):
                 added_now.add(hex_id)
                 stats.added += 1
 
@@ -537,31 +610,21 @@ def _read_transaction(db: sqlite3.Connection) -> Iterator[None]:
         db.execute("COMMIT")
 
 
-def _note(kind: str, block: str, other: str | None, access: set[str], facts: set[str]) -> None:
-    if kind in ("supersession", "demotion"):
+def _is_id(value: Any) -> bool:
+    return isinstance(value, str) and len(value) == 71 and value.startswith("sha256:")
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _note(kind: int, block: str, other: str | None, access: set[str], facts: set[str]) -> None:
+    if kind in _ACCESS_TYPES:
         access.add(block)
         if other:
             access.add(other)
     else:
         facts.add(block)
-
-
-def _record_row(hex_id: str, record: dict[str, Any]) -> tuple[Any, ...] | None:
-    kind = record["record_type"]
-    block = record.get("block")
-    if not isinstance(block, str) or len(block) != 71:
-        return None
-    other = record.get("supersedes") if kind == "supersession" else None
-    evidence = b""
-    if kind == "derivation":
-        evidence = b"".join(_raw(e[7:]) for e in record.get("derived_from") or () if isinstance(e, str) and len(e) == 71)
-    origin = record.get("origin") if isinstance(record.get("origin"), str) else None
-    locator = record.get("locator") if isinstance(record.get("locator"), str) else None
-    at = record.get("at") if isinstance(record.get("at"), str) else None
-    return (
-        _raw(hex_id), kind, _raw(block[7:]), _raw(other[7:]) if isinstance(other, str) and len(other) == 71 else None,
-        origin, locator, at, evidence or None,
-    )
 
 
 def _modules_of(snapshot: Snapshot | None) -> dict[str, tuple[str, list[str]]]:

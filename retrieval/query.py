@@ -20,7 +20,7 @@ from brain.brain import Brain
 from brain.errors import BrainError, ConflictError, NotFoundError, UsageError
 from brain.identity import BlockId, OciDigest
 from brain.snapshot import Snapshot
-from retrieval.documents import SEARCHABLE
+from retrieval.documents import SEARCHABLE, title_of
 from retrieval.expand import Expansion, Neighbour, spread
 from retrieval.index import SearchIndex, UpdateStats
 from retrieval.models import Evidence, Match, Proof, SearchResult, Via
@@ -79,7 +79,6 @@ class SearchRequest:
 class _Row:
     block: str
     memory_type: str
-    title: str
     accessible: bool
     source: str
     locator: str | None
@@ -93,7 +92,6 @@ class _Block:
 
     block: str
     memory_type: str
-    title: str
     accessible: bool
     source: str
     origin: str | None
@@ -195,16 +193,16 @@ class Searcher:
     def _ranked(self, terms: list[str], request: SearchRequest) -> list[_Row]:
         where, params = _filters(request)
         sql = (
-            "SELECT b.block, b.memory_type, b.title, b.accessible, b.source, d.locator, "
+            "SELECT k.digest, b.memory_type, b.accessible, s.digest, d.locator, "
             f"bm25(fts, {', '.join(map(str, BM25_WEIGHTS))}) AS rank "
             "FROM fts JOIN docs d ON d.rowid = fts.rowid JOIN blocks b ON b.id = d.block "
-            f"WHERE fts MATCH ? {where} ORDER BY rank, b.block, d.locator LIMIT ?"
+            "JOIN keys k ON k.id = b.id LEFT JOIN keys s ON s.id = b.source "
+            f"WHERE fts MATCH ? {where} ORDER BY rank, k.digest, d.locator LIMIT ?"
         )
         wanted = request.limit * CANDIDATES_PER_SLOT
         found = self.index.db.execute(sql, (fts_query(terms), *params, wanted)).fetchall()
         rows = [
-            _Row(bytes(b).hex(), t, title, bool(a), bytes(s or b).hex(), loc, -rank)
-            for b, t, title, a, s, loc, rank in found
+            _Row(bytes(b).hex(), t, bool(a), bytes(s or b).hex(), loc, -rank) for b, t, a, s, loc, rank in found
         ]
         top = max((r.score for r in rows), default=0.0)
         for row in rows:
@@ -212,15 +210,16 @@ class Searcher:
         return rows
 
     def _block(self, hex_id: str) -> _Block | None:
-        row = self.index.db.execute(
-            "SELECT memory_type, title, accessible, source, origin, media_type, view, locator, subject, at "
-            "FROM blocks WHERE block=?",
-            (bytes.fromhex(hex_id),),
+        key = self.index.key(hex_id)
+        row = None if key is None else self.index.db.execute(
+            "SELECT b.memory_type, b.accessible, s.digest, b.origin, b.media_type, b.view, b.locator, b.subject, b.at "
+            "FROM blocks b LEFT JOIN keys s ON s.id = b.source WHERE b.id=?",
+            (key,),
         ).fetchone()
         if row is None:
             return None
-        t, title, accessible, source, origin, media, view, locator, subject, at = row
-        return _Block(hex_id, t, title, bool(accessible), bytes(source).hex() if source else hex_id, origin, media,
+        t, accessible, source, origin, media, view, locator, subject, at = row
+        return _Block(hex_id, t, bool(accessible), bytes(source).hex() if source else hex_id, origin, media,
                       bytes(view).hex() if view else None, locator, subject, at)
 
     # --- expansion ---------------------------------------------------------------------------------
@@ -248,26 +247,35 @@ class Searcher:
             if info.memory_type == "canonical" and found.edge == "evidence":
                 parent = self._block(found.parent)
                 locator = parent.locator if parent is not None else None
-            added.append(_Row(info.block, info.memory_type, info.title, info.accessible, info.source, locator,
+            added.append(_Row(info.block, info.memory_type, info.accessible, info.source, locator,
                               round(found.activation, 6), Via.of(found.edge, f"sha256:{found.parent}")))
             present.add(info.block)
         return sorted([*rows, *added], key=lambda r: -r.score)
 
     def _accessible(self, hex_id: str) -> bool:
-        row = self.index.db.execute("SELECT accessible FROM blocks WHERE block=?", (bytes.fromhex(hex_id),)).fetchone()
+        key = self.index.key(hex_id)
+        row = None if key is None else self.index.db.execute("SELECT accessible FROM blocks WHERE id=?", (key,)).fetchone()
         return bool(row and row[0])
 
     def _neighbours(self, hex_id: str) -> Iterator[Neighbour]:
-        raw = bytes.fromhex(hex_id)
+        key = self.index.key(hex_id)
+        if key is None:
+            return
         db = self.index.db
-        for kind, dst in db.execute("SELECT kind, dst FROM edges WHERE src=?", (raw,)):
-            yield Neighbour(bytes(dst).hex(), kind)
-        for kind, src in db.execute("SELECT kind, src FROM edges WHERE dst=?", (raw,)):
-            yield Neighbour(bytes(src).hex(), _inverse(kind))
+        kinds = self.index.kind_names()
+        for kind, dst in db.execute("SELECT e.kind, k.digest FROM edges e JOIN keys k ON k.id = e.dst WHERE e.src=?",
+                                    (key,)):
+            yield Neighbour(bytes(dst).hex(), kinds[kind])
+        for kind, src in db.execute("SELECT e.kind, k.digest FROM edges e JOIN keys k ON k.id = e.src WHERE e.dst=?",
+                                    (key,)):
+            yield Neighbour(bytes(src).hex(), _inverse(kinds[kind]))
+        evidence = next((i for i, name in kinds.items() if name == "evidence"), None)
+        if evidence is None:
+            return
         for (sibling,) in db.execute(
-            "SELECT DISTINCT o.src FROM edges e JOIN edges o ON o.dst = e.dst AND o.kind = 'evidence' "
-            "WHERE e.src=? AND e.kind='evidence' AND o.src != e.src",
-            (raw,),
+            "SELECT DISTINCT k.digest FROM edges e JOIN edges o ON o.dst = e.dst AND o.kind = e.kind "
+            "JOIN keys k ON k.id = o.src WHERE e.src=? AND e.kind=? AND o.src != e.src",
+            (key, evidence),
         ):
             yield Neighbour(bytes(sibling).hex(), "shared-evidence")
 
@@ -283,11 +291,13 @@ class Searcher:
             return None  # not a member of the snapshot the answer names: never shown
         info = self._block(row.block)
         evidence, quoted_ok = self._evidence(row, info)
-        verified = self._bytes_verified(block_id, row.memory_type) and proof.verify(ref.root) and quoted_ok
+        block = self._verified_block(block_id, row.memory_type)
+        verified = block is not None and proof.verify(ref.root) and quoted_ok
+        title = "" if block is None else title_of(row.memory_type, block.payload(), info.origin if info else None)
         return Match(
             block=str(block_id),
             memory_type=row.memory_type,
-            title=row.title,
+            title=title,
             score=row.score,
             accessible=row.accessible,
             via=row.via,
@@ -297,13 +307,13 @@ class Searcher:
             verified=verified,
         )
 
-    def _bytes_verified(self, block_id: BlockId, memory_type: str) -> bool:
-        """Re-read and re-hash the block's bytes, and decode them (§1.5): they are what the id names."""
+    def _verified_block(self, block_id: BlockId, memory_type: str) -> Block | None:
+        """The block re-read, re-hashed and decoded (§1.5), or None when its bytes are not what the id names."""
         try:
             block = Block.decode(self.brain.blobs.get(block_id), block_id)
         except BrainError:
-            return False
-        return block.memory_type.value == memory_type
+            return None
+        return block if block.memory_type.value == memory_type else None
 
     def _evidence(self, row: _Row, info: _Block | None) -> tuple[list[Evidence], bool]:
         if info is None:
@@ -311,8 +321,10 @@ class Searcher:
         if row.memory_type == "canonical":
             sources = [(info, row.locator)]
         else:
+            key = self.index.key(row.block)
             cited = [bytes(d).hex() for (d,) in self.index.db.execute(
-                "SELECT dst FROM edges WHERE src=? AND kind='evidence'", (bytes.fromhex(row.block),))]
+                "SELECT k.digest FROM edges e JOIN kinds n ON n.id = e.kind JOIN keys k ON k.id = e.dst "
+                "WHERE e.src=? AND n.name='evidence'", (key,))]
             sources = [(self._block(h) or _unknown(h), info.locator) for h in cited]
         out = []
         all_ok = True
@@ -331,7 +343,7 @@ class Searcher:
 
 
 def _unknown(hex_id: str) -> _Block:
-    return _Block(hex_id, "canonical", "", False, hex_id, None, None, None, None, None, None)
+    return _Block(hex_id, "canonical", False, hex_id, None, None, None, None, None, None)
 
 
 def _inverse(kind: str) -> str:

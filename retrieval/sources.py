@@ -45,7 +45,8 @@ def resolve_source(brain: Brain, index: SearchIndex, text: str) -> BlockId:
         return block_id
     index.ensure_current()
     rows = index.db.execute(
-        "SELECT block, accessible FROM blocks WHERE memory_type='canonical' AND origin=? ORDER BY accessible DESC",
+        "SELECT k.digest, b.accessible FROM blocks b JOIN keys k ON k.id = b.id "
+        "WHERE b.origin=? AND b.memory_type='canonical' ORDER BY b.accessible DESC, k.digest",
         (text,),
     ).fetchall()
     if rows:
@@ -84,7 +85,8 @@ def source_block(brain: Brain, block_id: BlockId) -> CanonicalBlock:
 
 def origin_of(index: SearchIndex, block_id: BlockId) -> str | None:
     """The origin the registration recorded (from the index)."""
-    row = index.db.execute("SELECT origin FROM blocks WHERE block=?", (bytes.fromhex(block_id.hex),)).fetchone()
+    key = index.key(block_id.hex)
+    row = None if key is None else index.db.execute("SELECT origin FROM blocks WHERE id=?", (key,)).fetchone()
     return None if row is None else row[0]
 
 

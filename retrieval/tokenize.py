@@ -1,8 +1,8 @@
 """Terms: how text is cut into searchable words, on the index side and the query side alike.
 
 SQLite's `unicode61` tokenizer does the Unicode work (case folding, diacritics removed, every
-non-alphanumeric character a separator except `_`), the same for documents and for the quoted query terms,
-so both sides always agree. What it cannot do is see code identifiers, so this module adds their parts:
+non-alphanumeric character a separator except `_`) and `porter` stems English words (`mapped`, `maps` →
+`map`), the same for documents and for the quoted query terms, so both sides always agree. What it cannot do is see code identifiers, so this module adds their parts:
 `read_block` is indexed as the token `read_block` and as `read`, `block`; `CamelCase` as `camelcase` and
 `camel`, `case`; a dotted name `brain.store.atomic` as its parts (the tokenizer splits on `.`) and as the
 joined token `brain_store_atomic`, so a query naming the whole identifier ranks it first.
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-FTS_TOKENIZER = "unicode61 remove_diacritics 2 tokenchars '_'"
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2 tokenchars '_'"
 MAX_QUERY_TERMS = 32
 MAX_TERM_LENGTH = 64  # longer runs (hashes, base64) are not words anyone types
 

@@ -174,6 +174,9 @@ def make_handler(routes: Routes, token: str | None) -> type[BaseHTTPRequestHandl
         server_version = "brain-serve"
         sys_version = ""
         protocol_version = "HTTP/1.1"
+        # Headers and body leave in separate writes: without TCP_NODELAY, Nagle's algorithm holds the body
+        # until the client's delayed ACK (40 ms on Linux) on every keep-alive request.
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet: an agent's requests are not worth a line each on stderr."""
