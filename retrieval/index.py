@@ -240,6 +240,9 @@ class SearchIndex:
                 return UpdateStats()
             stats = self._apply(key, rebuild)
             self.db.execute("COMMIT")
+            if stats.rebuilt:
+                # Return the pages the rebuild freed (its own transaction; sqlite3_exec steps it to the end).
+                self.db.executescript("PRAGMA incremental_vacuum;")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 self.db.execute("ROLLBACK")
@@ -640,6 +643,8 @@ def _modules_of(snapshot: Snapshot | None) -> dict[str, tuple[str, list[str]]]:
 def _connect(path: str) -> sqlite3.Connection:
     connection = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    # Takes effect only in a new file, before its first table: lets a rebuild return the pages it freed.
+    connection.execute("PRAGMA auto_vacuum=INCREMENTAL")
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
     return connection
