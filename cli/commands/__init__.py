@@ -14,6 +14,7 @@ from cli.commands import verify
 from cli.commands import proposers
 from cli.commands import ingest
 from cli.commands import diff, drop, demote, prune, redact, supersede
+from cli.commands import cat, search, serve
 
 COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     init.init,
@@ -29,6 +30,9 @@ COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     log.log,
     ls.ls,
     show.show,
+    search.search,
+    cat.cat,
+    serve.serve,
     prove.prove,
     pack.pack,
     tags.tags,
