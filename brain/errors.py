@@ -71,3 +71,7 @@ class RemoteError(BrainError):
 
 class ProblemsFoundError(BrainError):
     """A check ran to completion and found problems (verify, `--strict` ingest)."""
+
+
+class ConfigFileError(UsageError):
+    """The project config file (brain.toml, [tool.brain]) is not TOML, names an unknown key, has a wrong type."""

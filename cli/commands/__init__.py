@@ -13,6 +13,7 @@ from cli.commands import pack, tags
 from cli.commands import verify
 from cli.commands import proposers
 from cli.commands import ingest
+from cli.commands import config
 
 COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     init.init,
@@ -31,4 +32,5 @@ COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     inspect.inspect,
     login.login,
     proposers.proposers,
+    config.config,
 ]
