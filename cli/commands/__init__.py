@@ -14,6 +14,7 @@ from cli.commands import verify
 from cli.commands import proposers
 from cli.commands import ingest
 from cli.commands import config
+from cli.commands import copy, logout, tag
 
 COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     init.init,
@@ -26,11 +27,15 @@ COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     prove.prove,
     pack.pack,
     tags.tags,
+    tag.tag,
+    tag.untag,
     push.push,
     pull.pull,
     fetch.fetch,
     inspect.inspect,
     login.login,
+    logout.logout,
+    copy.copy,
     proposers.proposers,
     config.config,
 ]
