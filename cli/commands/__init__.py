@@ -15,6 +15,8 @@ from cli.commands import proposers
 from cli.commands import ingest
 from cli.commands import config
 from cli.commands import copy, logout, tag
+from cli.commands import version
+from cli.commands import export
 
 COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     init.init,
@@ -36,6 +38,8 @@ COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     login.login,
     logout.logout,
     copy.copy,
+    export.export,
     proposers.proposers,
     config.config,
+    version.version,
 ]
