@@ -6,7 +6,8 @@ table (`brain.toml` wins in the same directory).
 
 What it holds: top-level keys are the global options by their long names (`brain`, `actor`,
 `lock-timeout`, ...); a table per command holds that command's options by their long names (`[ingest]`
-with `license`, `include`, ...; a command group nests: `[proposers.list]`). A global option may also sit in
+with `license`, `include`, ...; a command group nests: `[proposers.list]`), and its arguments by their
+names (`[push] reference = "ghcr.io/org/brain:v1"`, `[ingest] paths = ["docs"]`). A global option may also sit in
 a command's table (`[ingest] lock-timeout = 60`): it applies to that command only. Relative paths (options
 whose type is a path) are relative to the file's directory.
 
@@ -231,13 +232,17 @@ def _long_names(param: Any) -> list[str]:
 
 
 def _options_by_long_name(command: Any, skip: frozenset[str]) -> dict[str, Any]:
-    """Every option of `command` that a config may set, by its long names."""
+    """Every parameter of `command` a config may set: options by their long names, arguments by name (`reference`)."""
     found: dict[str, Any] = {}
     for param in command.params:
-        if type(param).__name__ != "TyperOption" or param.is_eager or param.name in skip:
+        if param.is_eager or param.name in skip:
             continue
-        for name in _long_names(param):
-            found.setdefault(name, param)
+        kind = type(param).__name__
+        if kind == "TyperOption":
+            for name in _long_names(param):
+                found.setdefault(name, param)
+        elif kind == "TyperArgument":
+            found.setdefault(param.name.rstrip("_").replace("_", "-"), param)
     return found
 
 

@@ -17,6 +17,7 @@ from cli.commands import config
 from cli.commands import copy, logout, tag
 from cli.commands import version
 from cli.commands import export
+from cli.commands import doctor
 
 COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     init.init,
@@ -42,4 +43,5 @@ COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     proposers.proposers,
     config.config,
     version.version,
+    doctor.doctor,
 ]

@@ -53,12 +53,15 @@ def _command_rows(root: Any, path: list[str], bound: Any) -> list[SettingRow]:
         command = sub
     rows = []
     for param in command.params:
-        if type(param).__name__ != "TyperOption" or param.is_eager:
+        if type(param).__name__ not in ("TyperOption", "TyperArgument") or param.is_eager:
             continue
         setting = bound.setting(tuple(path), param.name) if bound is not None else None
         if param.name.startswith(COPY_PREFIX) and setting is None:
             continue  # a global option, listed above, unless this command's table sets it
-        long_name = next((o for o in param.opts if o.startswith("--")), param.opts[0])
+        if type(param).__name__ == "TyperArgument":
+            long_name = param.name.rstrip("_").replace("_", "-")
+        else:
+            long_name = next((o for o in param.opts if o.startswith("--")), param.opts[0])
         envvars = [param.envvar] if isinstance(param.envvar, str) else list(param.envvar or ())
         given = [v for v in envvars if os.environ.get(v)]
         if given:

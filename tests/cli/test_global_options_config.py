@@ -251,3 +251,16 @@ def test_completion_offers_commands_and_global_options_after_the_command(brain_e
     options = brain_exe(env={"_BRAIN_COMPLETE": "complete_bash", "COMP_WORDS": "brain status --bra", "COMP_CWORD": "2"})
     assert options.stdout.split() == ["--brain"]
 
+
+
+def test_arguments_come_from_the_config_too(brain: BrainRunner, tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# A\n\nOne fact.\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "brain.toml").write_text('brain = "kb"\nactor = "ci@example.org"\n[ingest]\npaths = ["docs"]\n')
+    assert brain("init", cwd=tmp_path / "sub").code == 0
+    done = brain("ingest", "--json", cwd=tmp_path / "sub")  # PATH from the config, relative to its directory
+    assert done.code == 0, done
+    assert done.json()["registered"] == 1
+    shown = brain("config", "show", "ingest", "--json", cwd=tmp_path / "sub").json()
+    assert _settings(shown, "ingest")["paths"] == ([str(tmp_path / "docs")], f"config {tmp_path / 'brain.toml'}:4")
