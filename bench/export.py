@@ -28,6 +28,12 @@ PARAGRAPH = (
 )
 
 
+MEASURE = (
+    "import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True); "
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+)
+
+
 def build(root: Path, sources: int) -> Path:
     docs = root / "docs"
     docs.mkdir(parents=True)
@@ -67,8 +73,7 @@ def main() -> None:
                     shutil.rmtree(target, ignore_errors=True)
                 # ru_maxrss of RUSAGE_CHILDREN is the largest child so far: measure peak in a fresh process.
                 peak = subprocess.run(
-                    [sys.executable, "-c", "import resource,subprocess,sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL,"
-                     " check=True); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+                    [sys.executable, "-c", MEASURE,
                      str(BRAIN), "--brain", str(brain), "export", "--format", "jsonl"],
                     capture_output=True, text=True, check=True,
                 ).stdout.strip()  # fmt: skip
