@@ -85,3 +85,5 @@ class LifecycleRefusedError(RefusedError):
         self.block = block
         self.detail = detail
         super().__init__(f"{detail}; {fix}")
+class ConfigFileError(UsageError):
+    """The project config file (brain.toml, [tool.brain]) is not TOML, names an unknown key, has a wrong type."""

@@ -15,6 +15,11 @@ from cli.commands import proposers
 from cli.commands import ingest
 from cli.commands import diff, drop, demote, prune, redact, supersede
 from cli.commands import cat, search, serve
+from cli.commands import config
+from cli.commands import copy, logout, tag
+from cli.commands import version
+from cli.commands import export
+from cli.commands import doctor
 
 COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     init.init,
@@ -36,10 +41,18 @@ COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     prove.prove,
     pack.pack,
     tags.tags,
+    tag.tag,
+    tag.untag,
     push.push,
     pull.pull,
     fetch.fetch,
     inspect.inspect,
     login.login,
+    logout.logout,
+    copy.copy,
+    export.export,
     proposers.proposers,
+    config.config,
+    version.version,
+    doctor.doctor,
 ]
