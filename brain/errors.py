@@ -71,3 +71,15 @@ class RemoteError(BrainError):
 
 class ProblemsFoundError(BrainError):
     """A check ran to completion and found problems (verify, `--strict` ingest)."""
+
+
+class SigningKeyError(UsageError):
+    """A signing key cannot be used: not a key file, not Ed25519, or locked without its passphrase."""
+
+
+class AgentError(RemoteError):
+    """An ssh-agent cannot be reached, does not answer in time, or refuses to sign."""
+
+
+class AgentKeyNotFoundError(NotFoundError):
+    """The ssh-agent does not hold the key that was named."""

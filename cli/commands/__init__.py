@@ -13,12 +13,16 @@ from cli.commands import pack, tags
 from cli.commands import verify
 from cli.commands import proposers
 from cli.commands import ingest
+from cli.commands import sign, signatures, trust
 
 COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     init.init,
     ingest.ingest,
     status.status,
     verify.verify,
+    sign.sign,
+    signatures.signatures,
+    trust.trust,
     log.log,
     ls.ls,
     show.show,

@@ -12,10 +12,18 @@ import typer
 from rich.console import RenderableType
 
 from brain.errors import ProblemsFoundError, UsageError
+from brain.snapshot import TrustScope
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Output, ProgressSink
+from cli.signing import SignedHead, SigningPlan, SignWithOption
 from ingest.report import IngestProgress, IngestResult
+
+
+class SignedIngestResult(IngestResult):
+    """The ingest result, plus the signature record over the snapshot it made (`--sign-with`)."""
+
+    signed: SignedHead | None = None
 
 _Repeat = list[str] | None
 
@@ -72,6 +80,7 @@ def ingest(
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 if any source failed or any candidate was rejected.")
     ] = False,
+    sign_with: SignWithOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Ingest files: register their bytes, propose knowledge, commit what the validation gate accepts."""
@@ -103,6 +112,7 @@ def ingest(
     )
     brain = context.open_brain()
     output = context.output(as_json)
+    signing = SigningPlan.prepare(brain, None if dry_run else sign_with, {TrustScope.INGEST, TrustScope.COMMIT}, "this ingest")
     with _progress(output) as on_progress:
         result = run_ingest(
             brain,
@@ -113,6 +123,7 @@ def ingest(
             on_wait=output.message,
             on_progress=on_progress,
         )
+    result = SignedIngestResult(**dict(result), signed=signing.sign_new_head(context))
     output.result(result, lambda r: _render(r, output))
     if strict and result.strict_problems:
         raise ProblemsFoundError(
@@ -171,6 +182,8 @@ def _render(result: IngestResult, output: Output) -> Iterable[RenderableType]:
         yield "problems by code: " + ", ".join(f"{code} {n}" for code, n in result.problems_by_code.items())
     if result.snapshot and not result.dry_run:
         yield f"snapshot {result.snapshot}"
+    if isinstance(result, SignedIngestResult) and result.signed is not None:
+        yield f"signed by {result.signed.key} (record {result.signed.record})"
     rows = [(o, p) for o in result.outcomes for p in o.problems]
     if rows:
         table = output.table("source", "stage", "kind", "code", "detail")
