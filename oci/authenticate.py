@@ -109,6 +109,8 @@ class PullGate:
     newest: TrustRoot | None
     warnings: list[str] = field(default_factory=list)
     state: State = State.UNSIGNED
+    # Blobs `authenticate_pull` downloaded (config, history): the pull does not fetch them again.
+    prefetched: set[OciDigest] = field(default_factory=set)
     on_warning: Callable[[str], None] | None = None
 
     def _warn(self, text: str) -> None:
@@ -186,13 +188,14 @@ def authenticate_pull(
     history = manifest.history_layer()
     if history is None:
         raise UntrustedArtifactError(f"manifest {manifest_digest} has no history layer")
-    config = client.get_blob_bytes(manifest.config.digest, manifest.config.size)
-    source = _source(config, manifest)
-    fetched_history = not (brain.blobs.has(history.digest) and brain.blobs.verify_file(history.digest))
-    if fetched_history:
-        client.fetch_blob(history.digest, history.size, brain.blobs)
+    prefetched: list[OciDigest] = []
+    for blob in (manifest.config, history):
+        if not (brain.blobs.has(blob.digest) and brain.blobs.verify_file(blob.digest)):
+            client.fetch_blob(blob.digest, blob.size, brain.blobs)
+            prefetched.append(blob.digest)
     staging = Staging(brain.blobs)
     try:
+        source = _source(brain.blobs.get(manifest.config.digest), manifest)
         with open(brain.blobs.path(history.digest), "rb") as stream:
             snapshots = unpack_history(stream, history, staging)
         snapshot = snapshots.get(source)
@@ -205,16 +208,17 @@ def authenticate_pull(
         newest = snapshot.trust_root
         if head is not None and head.trust_root is not None and (newest is None or head.trust_root.revision > newest.revision):
             newest = head.trust_root
-        gate = PullGate(brain, repository_key(client), source, discovered.records, policy, newest, on_warning=on_warning)
+        gate = PullGate(brain, repository_key(client), source, discovered.records, policy, newest,
+                        prefetched=set(prefetched), on_warning=on_warning)
         for reason in discovered.skipped:
             gate._warn(f"skipped a referrer: {reason}")
         if not fetch_only:
             _early(gate, local, snapshot)
     except BaseException:
         staging.rollback()
-        if fetched_history:
+        for digest in prefetched:
             with contextlib.suppress(FileNotFoundError):
-                brain.blobs.path(history.digest).unlink()
+                brain.blobs.path(digest).unlink()
         raise
     staging.rollback()  # the install adopts them again, under the writer lock
     return gate

@@ -230,15 +230,16 @@ def pull(
     client = client or RegistryClient(reference, resolve_credentials(reference.registry))
     fetched = client.get_manifest(reference.manifest_reference)
     manifest = Manifest.decode(fetched.data, what=f"manifest of {reference}")
+    plan = plan_pull(brain, reference, fetched.digest, manifest, modules)
     # §9.8: config, history and signatures are judged before any module layer is downloaded.
     gate = authenticate_pull(brain, client, fetched.digest, manifest, authn, on_warning=on_warning, fetch_only=fetch_only)
-    plan = plan_pull(brain, reference, fetched.digest, manifest, modules)
     # Pulled by tag: the local index.json names it the same; pinned to a digest alone: an untagged entry.
     local_tag = reference.tag if reference.digest is not None else reference.tag_or_default
     added: list[OciDigest] = []
     try:
         for blob in plan.missing:
-            client.fetch_blob(blob.digest, blob.size, brain.blobs, progress)
+            if blob.digest not in gate.prefetched:
+                client.fetch_blob(blob.digest, blob.size, brain.blobs, progress)
             added.append(blob.digest)
         brain.blobs.sync()
         outcome = install_artifact(
