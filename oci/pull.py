@@ -19,11 +19,18 @@ from pydantic import BaseModel, ConfigDict
 
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.brain import Brain
-from brain.errors import ConflictError, NotABrainError, NotFoundError, UntrustedArtifactError, UsageError
+from brain.errors import (
+    ConflictError,
+    NotABrainError,
+    NotFoundError,
+    UntrustedArtifactError,
+    UsageError,
+)
 from brain.identity import OciDigest
 from brain.store import Head
 from oci import media_types as mt
 from oci.auth import resolve_credentials
+from oci.authenticate import PullAuthentication, PullPolicy, authenticate_pull, both
 from oci.manifest import Descriptor, Manifest
 from oci.push import local_history
 from oci.reference import Reference
@@ -78,6 +85,7 @@ class PullResult(_Pulled):
     tag: str | None = None
     recorded: bool = False
     initialized: bool = False
+    authenticity: PullAuthentication | None = None
 
 
 def open_or_init(path: Path) -> tuple[Brain, bool]:
@@ -208,6 +216,8 @@ def pull(
     lock_timeout: float | None = None,
     max_inflate: int | None = None,
     on_wait: Callable[[str], None] | None = None,
+    authn: PullPolicy | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> PullResult:
     """Download what `reference`'s artifact adds and install it (moving the head unless `fetch_only`).
 
@@ -221,12 +231,15 @@ def pull(
     fetched = client.get_manifest(reference.manifest_reference)
     manifest = Manifest.decode(fetched.data, what=f"manifest of {reference}")
     plan = plan_pull(brain, reference, fetched.digest, manifest, modules)
+    # §9.8: config, history and signatures are judged before any module layer is downloaded.
+    gate = authenticate_pull(brain, client, fetched.digest, manifest, authn, on_warning=on_warning, fetch_only=fetch_only)
     # Pulled by tag: the local index.json names it the same; pinned to a digest alone: an untagged entry.
     local_tag = reference.tag if reference.digest is not None else reference.tag_or_default
     added: list[OciDigest] = []
     try:
         for blob in plan.missing:
-            client.fetch_blob(blob.digest, blob.size, brain.blobs, progress)
+            if blob.digest not in gate.prefetched:
+                client.fetch_blob(blob.digest, blob.size, brain.blobs, progress)
             added.append(blob.digest)
         brain.blobs.sync()
         outcome = install_artifact(
@@ -239,7 +252,7 @@ def pull(
             fetch_only=fetch_only,
             lock_timeout=lock_timeout,
             on_wait=on_wait,
-            guard=None if force else _refuse_divergence(brain),
+            guard=both(None if force else _refuse_divergence(brain), gate.guard),
             max_inflate=max_inflate,
             record=True,
             record_tag=local_tag,
@@ -254,6 +267,7 @@ def pull(
         from oci.redaction import honour_tombstones
 
         honour_tombstones(brain)  # only now: the new head is verified and current
+    authenticity = gate.commit(brain, lock_timeout, on_wait, head_moved=not fetch_only)
     return PullResult(
         reference=str(reference),
         digest=fetched.digest,
@@ -267,4 +281,5 @@ def pull(
         already_head=outcome.already_head,
         tag=local_tag if outcome.recorded else None,
         recorded=outcome.recorded,
+        authenticity=authenticity,
     )

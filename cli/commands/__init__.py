@@ -20,6 +20,7 @@ from cli.commands import copy, logout, tag
 from cli.commands import version
 from cli.commands import export
 from cli.commands import doctor
+from cli.commands import sign, signatures, trust
 
 COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     init.init,
@@ -32,6 +33,9 @@ COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     diff.diff,
     status.status,
     verify.verify,
+    sign.sign,
+    signatures.signatures,
+    trust.trust,
     log.log,
     ls.ls,
     show.show,

@@ -3,15 +3,27 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import RenderableType
 
 from brain.errors import ProblemsFoundError, UsageError
+from brain.snapshot import TrustScope
 from cli.context import cli_context
 from cli.ingest_report import ingest_progress, render_ingest
 from cli.options import JsonFlag
+from cli.output import Output
+from cli.signing import SignedHead, SigningPlan, SignWithOption
+from ingest.report import IngestResult
+
+
+class SignedIngestResult(IngestResult):
+    """The ingest result, plus the signature record over the snapshot it made (`--sign-with`)."""
+
+    signed: SignedHead | None = None
 
 _Repeat = list[str] | None
 
@@ -84,6 +96,7 @@ def ingest(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="One row per problem (default: counts and first sources).")
     ] = False,
+    sign_with: SignWithOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Ingest files: register their bytes, propose knowledge, commit what the validation gate accepts."""
@@ -117,6 +130,7 @@ def ingest(
     )
     brain = context.open_brain()
     output = context.output(as_json)
+    signing = SigningPlan.prepare(brain, None if dry_run else sign_with, {TrustScope.INGEST, TrustScope.COMMIT}, "this ingest")
     with ingest_progress(output) as on_progress:
         result = run_ingest(
             brain,
@@ -134,7 +148,8 @@ def ingest(
         brain, paths, origin, result, apply=sync, dry_run=dry_run, actor=context.actor(),
         lock_timeout=context.lock_timeout, on_wait=output.message,
     )
-    output.result(result, lambda r: render_ingest(r, output, verbose=verbose))
+    result = SignedIngestResult(**dict(result), signed=signing.sign_new_head(context))
+    output.result(result, lambda r: _render(r, output, verbose=verbose))
     if strict and result.strict_problems:
         raise ProblemsFoundError(
             f"--strict: {result.strict_problems} problem(s) (failed sources or rejected candidates); "
@@ -151,3 +166,9 @@ def _license(spdx: str | None, unchecked: str | None) -> str | None:
     if unchecked is not None:
         return unchecked_license(unchecked)
     return None if spdx is None else spdx_expression(spdx)
+
+
+def _render(result: SignedIngestResult, output: Output, *, verbose: bool) -> Iterator[RenderableType]:
+    yield from render_ingest(result, output, verbose=verbose)
+    if result.signed is not None:
+        yield f"signed by {result.signed.key} (record {result.signed.record})"
