@@ -97,3 +97,9 @@ class AgentError(RemoteError):
 
 class AgentKeyNotFoundError(NotFoundError):
     """The ssh-agent does not hold the key that was named."""
+class NotRegularFileError(IntegrityError):
+    """A FIFO, device, socket or directory stands where the store expects a regular file (damage, never waited on)."""
+
+
+class LocalStorageError(BrainError):
+    """The local filesystem refused a write: disk full, no inodes left, quota exceeded, read-only."""

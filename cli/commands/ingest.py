@@ -10,8 +10,10 @@ from typing import Annotated
 import typer
 from rich.console import RenderableType
 
+from brain.blocks.memory_type import MemoryType
 from brain.errors import ProblemsFoundError, UsageError
 from brain.snapshot import TrustScope
+from brain.installed import refuse_if_left_out
 from cli.context import cli_context
 from cli.ingest_report import ingest_progress, render_ingest
 from cli.options import JsonFlag
@@ -129,6 +131,9 @@ def ingest(
         vcs_ignore=not no_ignore,
     )
     brain = context.open_brain()
+    needed = (MemoryType.CANONICAL, MemoryType.PROVENANCE, *options.allow)
+    why = "ingest registers canonical sources and its validation gate checks evidence, duplicates and contradictions"
+    refuse_if_left_out(brain.blobs, brain.head(), brain.snapshot(), needed, why)
     output = context.output(as_json)
     signing = SigningPlan.prepare(brain, None if dry_run else sign_with, {TrustScope.INGEST, TrustScope.COMMIT}, "this ingest")
     with ingest_progress(output) as on_progress:
