@@ -24,6 +24,7 @@ from brain.identity import OciDigest
 from brain.store import Head
 from oci import media_types as mt
 from oci.auth import resolve_credentials
+from oci.authenticate import PullAuthentication, PullPolicy, authenticate_pull, both
 from oci.install import install_artifact, installed_from, verify_published
 from oci.manifest import Descriptor, Manifest
 from oci.push import local_history
@@ -84,6 +85,7 @@ class PullResult(_Pulled):
     tag: str | None = None
     recorded: bool = False
     initialized: bool = False
+    authenticity: PullAuthentication | None = None
 
 
 def open_or_init(path: Path) -> tuple[Brain, bool]:
@@ -207,6 +209,8 @@ def pull(
     lock_timeout: float | None = None,
     max_inflate: int | None = None,
     on_wait: Callable[[str], None] | None = None,
+    authn: PullPolicy | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> PullResult:
     """Download what `reference`'s artifact adds and install it (moving the head unless `fetch_only`).
 
@@ -218,13 +222,17 @@ def pull(
     fetched = client.get_manifest(reference.manifest_reference)
     manifest = Manifest.decode(fetched.data, what=f"manifest of {reference}")
     plan = plan_pull(brain, reference, fetched.digest, manifest, modules)
+    # §9.8: config, history and signatures are judged before any module layer is downloaded.
+    gate = authenticate_pull(brain, client, fetched.digest, manifest, authn, on_warning=on_warning, fetch_only=fetch_only)
     # Pulled by tag: the local index.json names it the same; pinned to a digest alone: an untagged entry.
     local_tag = reference.tag if reference.digest is not None else reference.tag_or_default
-    added: list[OciDigest] = []
+    added: list[OciDigest] = list(gate.prefetched)  # removed again if the artifact is refused
     stored = lambda d: brain.blobs.path(d.digest)  # every blob is downloaded before it is read
 
     def download(blobs: list[PlannedBlob]) -> None:
         for blob in blobs:
+            if blob.digest in gate.prefetched:
+                continue
             client.fetch_blob(blob.digest, blob.size, brain.blobs, progress)
             added.append(blob.digest)
 
@@ -232,7 +240,7 @@ def pull(
         # 1. The config and the history layer: what is published, checked against every annotation.
         download([b for b in plan.missing if b.memory_type is None and b.media_type != mt.VECTOR_INDEX_LAYER])
         published = verify_published(fetched.data, stored, max_inflate=max_inflate)
-        # -- Config and history are verified; no module layer is downloaded yet (authentication goes here).
+        # -- Config and history are verified (and authenticated, above); no module layer is downloaded yet.
         # 2. The module layers (and vector indexes) of the modules to install.
         download([b for b in plan.missing if b.memory_type is not None or b.media_type == mt.VECTOR_INDEX_LAYER])
         brain.blobs.sync()
@@ -246,7 +254,7 @@ def pull(
             fetch_only=fetch_only,
             lock_timeout=lock_timeout,
             on_wait=on_wait,
-            guard=None if force else _refuse_divergence(brain),
+            guard=both(None if force else _refuse_divergence(brain), gate.guard),
             max_inflate=max_inflate,
             record=True,
             record_tag=local_tag,
@@ -258,6 +266,11 @@ def pull(
             with contextlib.suppress(FileNotFoundError):
                 brain.blobs.path(digest).unlink()
         raise
+    if outcome.head_moved:
+        from oci.redaction import honour_tombstones
+
+        honour_tombstones(brain)  # only now: the new head is verified and current
+    authenticity = gate.commit(brain, lock_timeout, on_wait, head_moved=not fetch_only)
     return PullResult(
         reference=str(reference),
         digest=fetched.digest,
@@ -272,4 +285,5 @@ def pull(
         already_head=outcome.already_head,
         tag=local_tag if outcome.recorded else None,
         recorded=outcome.recorded,
+        authenticity=authenticity,
     )

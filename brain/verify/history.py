@@ -27,8 +27,8 @@ from brain.verify.compositions import (
     stored_bytes,
     usable,
 )
+from brain.concurrency import parallel_map
 from brain.verify.integrity import unreadable
-from brain.verify.pool import parallel_map
 from brain.verify.report import Problem
 
 
