@@ -114,7 +114,7 @@ def _plan(
     *,
     dry_run: bool = False,
 ) -> DropPlan:
-    requested = resolve_all(brain, blocks) if blocks else _made_by(members, graph, producer or "", modules or [])
+    requested = resolve_all(brain, blocks) if blocks else _made_by(members, graph, producer or "", modules or [], output)
     try:
         return plan_drop(requested, members, graph, allow_canonical=allow_canonical, describe=Titles(brain))
     except LifecycleRefusedError as e:
@@ -123,11 +123,19 @@ def _plan(
         raise
 
 
-def _made_by(members: Members, graph: LineageGraph, text: str, modules: list[str]) -> list[BlockId]:
-    """The members `--producer KIND:ID[@VERSION]` made (in `--module` modules when given)."""
+def _made_by(members: Members, graph: LineageGraph, text: str, modules: list[str], output: Output) -> list[BlockId]:
+    """The members `--producer KIND:ID[@VERSION]` made (in `--module` modules; default: the droppable derived
+    modules, saying how many episodes it made, which only `demote` removes)."""
     producer = parse_producer(text)
-    wanted = [t for name in modules if (t := parse_memory_type(name)) is not None] or list(members)
     made = graph.made_by(producer)
+    wanted = [t for name in modules if (t := parse_memory_type(name)) is not None]
+    if not wanted:
+        wanted = [t for t in (MemoryType.SEMANTIC, MemoryType.PROCEDURAL) if t in members]
+        episodes = members.get(MemoryType.EPISODIC)
+        kept = 0 if episodes is None else sum(1 for b in made if b in episodes)
+        if kept:
+            output.message(f"{kept} episodic blocks made by {text} stay: episodes are never dropped "
+                           "(demote them with `brain demote ID...`)")
     found = [b for b in made if any(t in members and b in members[t] for t in wanted)]
     if not found:
         where = ", ".join(str(t) for t in wanted)
