@@ -214,22 +214,24 @@ def _members(left: Side, right: Side, ref: ModuleRef) -> Sequence[BlockId]:
 
 
 def _module_diff(brain: Brain, change: ModuleChange, origins: Mapping[BlockId, str]) -> ModuleDiff:
-    def entries(blocks: Iterable[BlockId], **extra: Callable[[BlockId], str | None]) -> list[Change]:
+    removed_by = change.removed_by
+
+    def entries(blocks: Iterable[BlockId]) -> list[Change]:
         rows = []
         for i, block in enumerate(blocks):
-            title = _title(brain, block) if i < TITLES_PER_LIST else None
-            values = {k: f(block) for k, f in extra.items()}
-            rows.append(Change(block=block, title=title, origin=origins.get(block), **values))
+            record = removed_by.get(block)
+            rows.append(Change(
+                block=block,
+                title=_title(brain, block) if i < TITLES_PER_LIST else None,
+                origin=origins.get(block),
+                mechanism=None if record is None else str(record.mechanism),
+                reason=None if record is None else record.reason,
+            ))
         return rows
 
-    removed_by = change.removed_by
     return ModuleDiff(
         added=entries(change.added),
-        removed=entries(
-            change.removed,
-            mechanism=lambda b: str(removed_by[b].mechanism) if b in removed_by else None,
-            reason=lambda b: removed_by[b].reason if b in removed_by else None,
-        ),
+        removed=entries(change.removed),
         superseded=[
             Change(block=loser, title=_title(brain, loser), winner=winner) for loser, winner in change.superseded.items()
         ],
