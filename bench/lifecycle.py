@@ -21,13 +21,26 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from brain.blocks import DerivationRecord, ProvenanceBlock, Relation, SemanticBlock, ValidationRecord
+from core import (  # bench/core.py, beside this script
+    ACTOR,
+    AT,
+    PRODUCER,
+    median_seconds,
+    report,
+)
+from verify import CHECKS, build  # bench/verify.py: the 100,000-block brain
+
+from brain.blocks import (
+    DerivationRecord,
+    ProvenanceBlock,
+    Relation,
+    SemanticBlock,
+    ValidationRecord,
+)
 from brain.blocks.canonical import CanonicalBlock
 from brain.blocks.provenance import RegistrationRecord
 from brain.brain import Brain
 from ingest.lineage_graph import graph_of
-from core import ACTOR, AT, PRODUCER, median_seconds, report  # bench/core.py, beside this script
-from verify import CHECKS, build  # bench/verify.py: the 100,000-block brain
 
 BRAIN = [str(Path(sys.executable).with_name("brain"))]
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}, "BRAIN_ACTOR": "bench@example.org"}

@@ -85,3 +85,8 @@ class LifecycleRefusedError(RefusedError):
         self.block = block
         self.detail = detail
         super().__init__(f"{detail}; {fix}")
+
+
+class RedactedBytesRefusedError(RefusedError):
+    """An artifact holds bytes this brain destroyed by redaction (§7.5): installing it would write them back
+    (or leave a head whose members are gone), so it is refused and nothing of it is kept."""

@@ -19,7 +19,14 @@ from pydantic import BaseModel, ConfigDict
 
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.brain import Brain
-from brain.errors import ConflictError, NotABrainError, NotFoundError, UntrustedArtifactError, UsageError
+from brain.errors import (
+    ConflictError,
+    NotABrainError,
+    NotFoundError,
+    RedactedBytesRefusedError,
+    UntrustedArtifactError,
+    UsageError,
+)
 from brain.identity import OciDigest
 from brain.store import Head
 from oci import media_types as mt
@@ -244,7 +251,7 @@ def pull(
             record=True,
             record_tag=local_tag,
         )
-    except UntrustedArtifactError:
+    except (UntrustedArtifactError, RedactedBytesRefusedError):
         # Nothing a refused artifact brought stays (an interrupted pull, by contrast, keeps its verified blobs).
         for digest in added:
             with contextlib.suppress(FileNotFoundError):

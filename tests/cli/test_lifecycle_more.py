@@ -8,7 +8,14 @@ from brain.blocks import MemoryType
 from brain.brain import Brain
 from brain.identity import OciDigest
 from tests.cli.conftest import BrainRunner, assert_one_line_error
-from tests.cli.test_lifecycle_reference import ACTOR, HEAD, V1, _ids, _new_records, _removal
+from tests.cli.test_lifecycle_reference import (
+    ACTOR,
+    HEAD,
+    V1,
+    _ids,
+    _new_records,
+    _removal,
+)
 
 PRODUCER = "model:acme/extractor@2026-11"
 

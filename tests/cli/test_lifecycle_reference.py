@@ -3,6 +3,7 @@ with the exact removal records; and the reference's own drop reproduced byte for
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -177,7 +178,7 @@ def test_the_reference_drop_is_reproduced_byte_for_byte(reference_brain: Path):
     b = Brain.open(reference_brain)
     history = b.history()
     child, parent = next(
-        (c, p) for (c, _), (p, _) in zip(history, history[1:], strict=False)
+        (c, p) for (c, _), (p, _) in itertools.pairwise(history)
         if REFERENCE_DROP in b.module(MemoryType.PROVENANCE, c) and REFERENCE_DROP not in b.module(MemoryType.PROVENANCE, p)
     )
     members = {t: m.members for t, m in b.modules(parent).items()}

@@ -7,7 +7,13 @@ import shutil
 from pathlib import Path
 
 from brain.blocks import EpisodicBlock, MemoryType, ProvenanceBlock
-from brain.blocks.provenance import Actor, ActorKind, DerivationRecord, Producer, ValidationRecord
+from brain.blocks.provenance import (
+    Actor,
+    ActorKind,
+    DerivationRecord,
+    Producer,
+    ValidationRecord,
+)
 from brain.brain import Brain
 from tests.cli.conftest import BrainRunner
 
