@@ -15,8 +15,9 @@ from rich.console import RenderableType
 from brain.blocks.memory_type import MemoryType
 from brain.blocks.provenance import Producer, ProducerKind
 from brain.brain import Brain
-from brain.errors import LifecycleRefusedError, NotFoundError, UsageError
+from brain.errors import BrainError, LifecycleRefusedError, NotFoundError, UsageError
 from brain.identity import BlockId, OciDigest, utc_timestamp
+from brain.ledger import record_of
 from brain.lifecycle.apply import commit_records
 from brain.lifecycle.drop import DropPlan, Members, plan_drop
 from brain.lifecycle.records import actor_of
@@ -116,11 +117,22 @@ def _plan(
 ) -> DropPlan:
     requested = resolve_all(brain, blocks) if blocks else _made_by(members, graph, producer or "", modules or [], output)
     try:
-        return plan_drop(requested, members, graph, allow_canonical=allow_canonical, describe=Titles(brain))
+        return plan_drop(requested, members, graph, allow_canonical=allow_canonical, describe=Titles(brain),
+                         explains=lambda b: _explains(brain, b))
     except LifecycleRefusedError as e:
         if output.as_json:
             output.result(DropResult(dry_run=dry_run, snapshot=None, removals={}, refused=Refusal.of(e)), lambda r: [])
         raise
+
+
+def _explains(brain: Brain, block: BlockId) -> tuple[str, BlockId] | None:
+    """What a provenance record is about (`(record_type, block)`), for the refusal of needed records."""
+    try:
+        record = record_of(brain.resolve(block))
+    except BrainError:
+        return None
+    subject = getattr(record, "block", None)
+    return None if record is None or subject is None else (record.record_type, subject)
 
 
 def _made_by(members: Members, graph: LineageGraph, text: str, modules: list[str], output: Output) -> list[BlockId]:
