@@ -132,13 +132,13 @@ def plan_drop(
         leaving = {b for ids in removals.values() for b in ids}
         for block in named:
             about = explains(block) if placed[block] is MemoryType.PROVENANCE else None
-            if about is not None and about[0] in _EXPLAINING and about[1] not in leaving:
-                if module_of(about[1], members) is not None:
-                    raise LifecycleRefusedError(
-                        "record-explains-member", str(block),
-                        f"provenance record {block.short} is the {about[0]} record of member {said(about[1])}, which "
-                        "would no longer verify", f"drop {about[1].short} instead (its records stay as history)",
-                    )
+            needed = about is not None and about[0] in _EXPLAINING and about[1] not in leaving
+            if about is not None and needed and module_of(about[1], members) is not None:
+                raise LifecycleRefusedError(
+                    "record-explains-member", str(block),
+                    f"provenance record {block.short} is the {about[0]} record of member {said(about[1])}, which "
+                    "would no longer verify", f"drop {about[1].short} instead (its records stay as history)",
+                )
     return DropPlan(
         requested=named,
         requested_modules=tuple(t for t in MODULE_ORDER if t in set(placed.values())),
