@@ -247,10 +247,9 @@ def sync_after(
         for record in records:
             writer.add(record)
         digest = writer.commit()
-        if digest is not None:
+        if digest is not None:  # under the lock: the log must describe the parent it is appended to
+            log_commit(brain, parent, digest, records)
             _forget_gone(index, gone)
-    if digest is not None:
-        log_commit(brain, parent, digest, records)
     update = {"missing": tuple(plan.outcomes(applied=True)), "snapshot": str(digest or result.snapshot)}
     return result.model_copy(update=update)
 

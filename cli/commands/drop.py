@@ -94,8 +94,8 @@ def drop(
         confirm_cascade(output, len(plan.cascade), yes, "drop")
         records = plan.records(actor=actor_of(writer.actor), at=utc_timestamp(), reason=reason, policy=policy)
         digest = commit_records(writer, records, plan)
-    if digest is not None:
-        log_commit(brain, parent, digest, records)
+        if digest is not None:  # under the lock: the log must describe the parent it was appended to
+            log_commit(brain, parent, digest, records)
     result = DropResult(dry_run=False, snapshot=digest, removals=_removals(plan), refused=None)
     if as_json:
         output.result(result, lambda r: [])
