@@ -40,7 +40,6 @@ from brain.blocks import (
 from brain.blocks.canonical import CanonicalBlock
 from brain.blocks.provenance import RegistrationRecord
 from brain.brain import Brain
-from ingest.lineage_graph import graph_of
 
 BRAIN = [str(Path(sys.executable).with_name("brain"))]
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}, "BRAIN_ACTOR": "bench@example.org"}
@@ -105,10 +104,11 @@ def bench_brain(root: Path, blocks: int) -> None:
     run("--brain", str(path), "drop", hub, "--reason", "bench", "--allow-canonical", "--dry-run")
     print(f"drop --dry-run on a brain without a lineage log (rebuilt in memory, not written): "
           f"{time.perf_counter() - start:.2f} s")
-    brain = Brain.open(path)
-    head = brain.snapshot_digest()
-    assert head is not None
-    graph_of(brain, head)  # what any ingest or lifecycle command leaves behind: a current log
+    # What any ingest or lifecycle command leaves behind: a current log (bench/ingest.py shadows the package
+    # here, so the priming runs in a process of its own).
+    prime = "from brain.brain import Brain; from ingest.lineage_graph import graph_of; b = Brain.open(%r); "
+    subprocess.run([sys.executable, "-c", prime % str(path) + "graph_of(b, b.snapshot_digest())"],
+                   cwd=Path(__file__).resolve().parents[1], check=True)
     drop = restoring(path, lambda: run("--brain", str(path), "drop", hub, "--reason", "bench", "--allow-canonical",
                                        "--yes"), log)
     report(f"drop 1 source, {CASCADE}-block cascade, {blocks} blocks", median_seconds(drop), 2.0)
