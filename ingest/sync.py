@@ -8,9 +8,9 @@ origin lies under the ingested roots and whose file is gone leaves the brain in 
 Without `--sync` the same sources are only reported as `missing`. A source counts as gone only when no
 file of the run has its origin or its bytes (a renamed file keeps the same canonical block), and, when
 the local fingerprint index remembers where the block was read from, that path is under a root and gone.
-Which origins lie under a root follows `ingest.register.Registrar.origin_of`: the default origins of a
-directory root start with `ingest.sources.origins.origin_prefix(root)` (repository-relative), and with
-`--origin` they start with that prefix.
+Which origins lie under a root follows `ingest.register.Registrar.origin_of`: the root's default origin
+prefix (`ingest.sources.origins`: repository-relative) or `--origin`, then the path below the root; a file
+root covers its own origin only.
 """
 
 from __future__ import annotations

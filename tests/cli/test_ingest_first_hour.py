@@ -88,7 +88,8 @@ def test_the_report_says_when_a_source_replaces_another_files_version(brain: Bra
     (root / "b/README.md").write_text("# B\n\nBeta, revised.\n")
     os.utime(root / "b/README.md", (1, 1))
     again = _ingest(brain, brain_dir, str(root / "b/README.md"), "--origin", "README.md")
-    assert again["replaced"] == 1 and again["problems_by_code"] == {}, again
+    # No replaced-other-path note (a one-word document gives no knowledge: that is its own note).
+    assert again["replaced"] == 1 and set(again["problems_by_code"]) <= {"no-candidates"}, again
 
 
 @needs_git
