@@ -48,8 +48,8 @@ def demote(
         actor, at = actor_of(writer.actor), utc_timestamp()
         records = [demotion_record(b, actor=actor, at=at, reason=reason, policy=policy) for b in needed]
         digest = commit_records(writer, records) if records else None
-    if digest is not None:
-        log_commit(brain, parent, digest, records)
+        if digest is not None:  # under the lock: the log must describe the parent it was appended to
+            log_commit(brain, parent, digest, records)
     result = StanceResult(snapshot=digest, blocks=list(needed), refused=None)
     done = f"demoted {len(needed)} blocks (snapshot {digest.short})" if digest else "already demoted: nothing to write"
     output.result(result, lambda r: [done])

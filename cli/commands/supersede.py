@@ -58,8 +58,8 @@ def supersede(
             raise
         records = [supersession_record(winner, loser, actor=actor_of(writer.actor), at=utc_timestamp(), reason=reason)]
         digest = commit_records(writer, records) if needed else None
-    if digest is not None:
-        log_commit(brain, parent, digest, records)
+        if digest is not None:  # under the lock: the log must describe the parent it was appended to
+            log_commit(brain, parent, digest, records)
     result = StanceResult(snapshot=digest, blocks=[loser, winner], refused=None)
     said = f"{winner.short} supersedes {loser.short}"
     output.result(result, lambda r: [f"{said} (snapshot {digest.short})" if digest else f"already recorded: {said}"])
