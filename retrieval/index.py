@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -68,6 +69,7 @@ _TABLES = ("meta", "keys", "blocks", "docs", "fts", "kinds", "edges", "records",
 # Record types the index keeps, as small integers.
 RECORD_TYPES = {"registration": 1, "derivation": 2, "supersession": 3, "demotion": 4}
 _ACCESS_TYPES = (3, 4)
+_READ_KEY_CACHE = 100_000
 
 
 class IndexUnusableError(BrainError):
@@ -114,6 +116,10 @@ class SearchIndex:
         # Keys and edge kinds assigned in the current update (dropped when it ends, committed or not).
         self._keys: dict[str, int] = {}
         self._kinds: dict[str, int] = {}
+        # Keys read by queries: valid for one generation of the file (a rebuild reassigns them).
+        self._read_keys: dict[str, int] = {}
+        self._generation: str | None = None
+        self._next_doc = 1
 
     # --- opening -------------------------------------------------------------------------------
 
@@ -246,6 +252,7 @@ class SearchIndex:
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 self.db.execute("ROLLBACK")
+            self._read_keys.clear()  # may name keys of the rolled-back transaction
             raise
         finally:
             self._keys.clear()
@@ -255,6 +262,8 @@ class SearchIndex:
     def _apply(self, key: str | None, rebuild: bool) -> UpdateStats:
         snapshot = self.brain.snapshot()
         stats = UpdateStats()
+        # Full-text row ids are never reused: an orphaned posting must not come back under a new document.
+        self._next_doc = int(self.meta("next_doc") or 1)
         old_modules = None if rebuild else self._old_modules()
         if old_modules is None:
             stats.rebuilt = True
@@ -305,9 +314,12 @@ class SearchIndex:
     def _clear(self) -> None:
         self._keys.clear()
         self._kinds.clear()
+        self._read_keys.clear()
         for table in _TABLES:
             if table == "meta":
                 self.db.execute("DELETE FROM meta WHERE key != 'format'")
+                # Keys are reassigned from here on: readers holding cached keys must drop them.
+                self.db.execute("INSERT INTO meta VALUES ('generation', ?)", (secrets.token_hex(8),))
             elif table == "fts":
                 self.db.execute("INSERT INTO fts(fts) VALUES ('delete-all')")
             else:
@@ -320,16 +332,15 @@ class SearchIndex:
             return _Change()
         before = self._readable_members(old)
         after = self._readable_members(new)
-        return _Change(added=sorted(after - before), removed=sorted(before - after))
+        return _Change(added=sorted(i[7:] for i in after - before), removed=sorted(i[7:] for i in before - after))
 
     def _readable_members(self, module: tuple[str, list[str]] | None) -> set[str]:
+        """The member ids (`sha256:` strings, as stored) whose bytes were not destroyed."""
         if module is None:
             return set()
         composition, tombstones = module
-        data = self.brain.blobs.get(OciDigest(composition))
-        ids = orjson.loads(data)["block_ids"]
-        members = {i[7:] for i in ids}
-        members.difference_update(tombstones)
+        members = set(orjson.loads(self.brain.blobs.get(OciDigest(composition)))["block_ids"])
+        members.difference_update(f"sha256:{t}" for t in tombstones)
         return members
 
     def _read_payload(self, hex_id: str) -> tuple[str, dict[str, Any]] | None:
@@ -348,11 +359,16 @@ class SearchIndex:
 
     def key(self, hex_id: str) -> int | None:
         """The integer key of a block id the index names, or None."""
-        cached = self._keys.get(hex_id)
+        cached = self._keys.get(hex_id) or self._read_keys.get(hex_id)
         if cached is not None:
             return cached
         row = self.db.execute("SELECT id FROM keys WHERE digest=?", (_raw(hex_id),)).fetchone()
-        return None if row is None else int(row[0])
+        if row is None:
+            return None
+        if len(self._read_keys) > _READ_KEY_CACHE:
+            self._read_keys.clear()
+        self._read_keys[hex_id] = found = int(row[0])
+        return found
 
     def digest(self, key: int) -> str:
         """The hex block id of a key."""
@@ -377,7 +393,7 @@ class SearchIndex:
         return found
 
     def kind_names(self) -> dict[int, str]:
-        """Edge kind names by id."""
+        """Edge kind names by id (kinds are only ever added; cached until one is missing)."""
         return {int(i): str(n) for i, n in self.db.execute("SELECT id, name FROM kinds")}
 
     # --- provenance ------------------------------------------------------------------------------
@@ -515,14 +531,15 @@ class SearchIndex:
             (key, memory_type, (entry.subject or "").casefold() or None, entry.at or at, source, origin, media,
              view_blob, locator),
         )
-        for document in entry.documents:
-            if stats is not None:
-                stats.text_bytes += len(document.title.encode()) + len(document.body.encode())
-            doc = self.db.execute("INSERT INTO docs(block, locator) VALUES (?,?)", (key, document.locator))
-            self.db.execute(
-                "INSERT INTO fts(rowid, title, body, extra) VALUES (?,?,?,?)",
-                (doc.lastrowid, document.title, document.body, document.extra),
-            )
+        first = self._next_doc
+        self._next_doc += len(entry.documents)
+        numbered = list(enumerate(entry.documents, start=first))
+        if stats is not None:
+            stats.text_bytes += sum(len(d.title.encode()) + len(d.body.encode()) for d in entry.documents)
+        self.db.executemany("INSERT INTO docs(rowid, block, locator) VALUES (?,?,?)",
+                            [(n, key, d.locator) for n, d in numbered])
+        self.db.executemany("INSERT INTO fts(rowid, title, body, extra) VALUES (?,?,?,?)",
+                            [(n, d.title, d.body, d.extra) for n, d in numbered])
         self.db.executemany(
             "INSERT OR IGNORE INTO edges VALUES (?,?,?)",
             [(key, self._kind(e.kind), self._key(e.target)) for e in entry.edges],
@@ -586,6 +603,7 @@ class SearchIndex:
 
     def _set_meta(self, key: str | None, snapshot: Snapshot | None, modules: dict[str, tuple[str, list[str]]]) -> None:
         values = {
+            "next_doc": str(self._next_doc),
             "head": key or "",
             "snapshot": None if snapshot is None else str(snapshot.digest),
             "modules": orjson.dumps(modules).decode(),
@@ -599,18 +617,18 @@ class SearchIndex:
 
     # --- reading (used by `retrieval.query`) -----------------------------------------------------
 
-    def read_transaction(self) -> contextlib.AbstractContextManager[None]:
+    @contextlib.contextmanager
+    def read_transaction(self) -> Iterator[None]:
         """A read transaction: every query inside sees one committed state of the index."""
-        return _read_transaction(self.db)
-
-
-@contextlib.contextmanager
-def _read_transaction(db: sqlite3.Connection) -> Iterator[None]:
-    db.execute("BEGIN")
-    try:
-        yield
-    finally:
-        db.execute("COMMIT")
+        self.db.execute("BEGIN")
+        try:
+            generation = self.meta("generation")
+            if generation != self._generation:
+                self._read_keys.clear()
+                self._generation = generation
+            yield
+        finally:
+            self.db.execute("COMMIT")
 
 
 def _is_id(value: Any) -> bool:
