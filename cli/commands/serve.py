@@ -1,4 +1,4 @@
-"""`brain serve --mcp | --http HOST:PORT`: the brain, read-only, for agents.
+"""`brain serve --mcp | --http HOST:PORT`: the brain, read-only, for agents (HTTP on 127.0.0.1:8742 by default).
 
 The server answers `show`, `prove`, `status` and `ls` by running those very commands in-process with
 `--json` (see `serve.face`), so its JSON is the CLI's by construction.
@@ -35,9 +35,11 @@ def serve(
         typer.Option("--token-file", metavar="PATH", help="Require `Authorization: Bearer <token>` (HTTP)."),
     ] = None,
 ) -> None:
-    """Serve the brain read-only to agents (MCP over stdio, or HTTP)."""
-    if mcp == (http is not None):
+    """Serve the brain read-only to agents (MCP over stdio, or HTTP; default: HTTP on 127.0.0.1:8742)."""
+    if mcp and http is not None:
         raise UsageError("choose one of --mcp or --http HOST:PORT", hint=f"e.g. `brain serve --http {DEFAULT_HTTP}`")
+    if not mcp and http is None:
+        http = DEFAULT_HTTP
     context = cli_context(ctx)
     brain = context.open_brain()  # a clear error before anything listens
     from serve.face import BrainFace

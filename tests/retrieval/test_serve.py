@@ -197,7 +197,7 @@ def test_http_token_is_required_on_every_route(corpus_brain: Path, tmp_path: Pat
 def test_a_non_loopback_bind_needs_a_token(corpus_brain: Path) -> None:
     done = run_cli("--brain", str(corpus_brain), "serve", "--http", "0.0.0.0:0")
     assert done.code == 3 and "--token-file" in done.stderr
-    assert run_cli("--brain", str(corpus_brain), "serve").code == 3
+    assert run_cli("--brain", str(corpus_brain), "serve", "--mcp", "--http", "127.0.0.1:0").code == 3
     assert run_cli("--brain", str(corpus_brain), "serve", "--http", "nonsense").code == 3
 
 
