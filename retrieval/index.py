@@ -226,14 +226,30 @@ class SearchIndex:
         except sqlite3.DatabaseError as e:
             if self.path is None or (isinstance(e, sqlite3.OperationalError) and "locked" in str(e)):
                 raise
+            if isinstance(e, sqlite3.OperationalError) and _is_readonly(e):
+                # A read-only copy of a brain (and of its index): answer from memory, touch no file.
+                self._reconnect(None)
+                stats = self._update(rebuild=True)
+                stats.reason = "the index file is read-only: built in memory"
+                return stats
             # A file damaged under an open connection: start over on a fresh file.
-            self.db.close()
-            _remove_index_files(self.path)
-            self.db = _connect(str(self.path))
-            self._check()
+            self._reconnect(self.path)
             stats = self._update(rebuild=True)
             stats.reason = f"the index was unreadable ({e}) and was rebuilt"
             return stats
+
+    def _reconnect(self, path: Path | None) -> None:
+        """Replace the connection: a fresh file at `path` (the damaged one deleted), or memory."""
+        with contextlib.suppress(sqlite3.Error):
+            self.db.close()
+        if path is None:
+            self.db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        else:
+            _remove_index_files(path)
+            self.db = _connect(str(path))
+        self.path = path
+        self._read_keys.clear()
+        self._check()
 
     def _update(self, *, rebuild: bool) -> UpdateStats:
         self.db.execute("BEGIN IMMEDIATE")

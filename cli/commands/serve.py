@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -34,6 +35,11 @@ def serve(
         Path | None,
         typer.Option("--token-file", metavar="PATH", help="Require `Authorization: Bearer <token>` (HTTP)."),
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", metavar="N", min=1, max=64, help="HTTP worker processes (default: one per core, "
+                     "at most 4)."),
+    ] = None,
 ) -> None:
     """Serve the brain read-only to agents (MCP over stdio, or HTTP; default: HTTP on 127.0.0.1:8742)."""
     if mcp and http is not None:
@@ -56,7 +62,8 @@ def serve(
             from serve.http_api import serve_http
 
             assert http is not None
-            serve_http(face, http, token_file, note=context.output(False).message)
+            processes = workers if workers is not None else min(os.cpu_count() or 1, 4)
+            serve_http(face, http, token_file, note=context.output(False).message, workers=processes)
     finally:
         face.close()
 
