@@ -78,6 +78,10 @@ class Text:
     def rare(self) -> str:
         return self.rnd.choice(self.words[len(self.words) // 3 :])
 
+    def medium(self) -> str:
+        """A word of middling frequency (in hundreds of documents of a large brain)."""
+        return self.rnd.choice(self.words[40:1500])
+
 
 def source_blocks(i: int, text: Text, previous: Block | None) -> tuple[bytes, list[Block], Block]:
     """The view bytes and the nine blocks of synthetic source `i` (the semantic one is handed on)."""
@@ -200,11 +204,12 @@ def build_index(path: Path) -> Any:
 
 
 def query_set(path: Path, count: int) -> list[str]:
-    """Queries an agent might send: 1-4 words drawn from the generated vocabulary, some as questions."""
+    """Queries an agent might send: 1-4 words of the generated vocabulary (rare and middling), some as questions."""
     text = Text(7)
     queries = []
     for n in range(count):
-        words = [text.rare() for _ in range(1 + n % 3)] + ([text.line(1)] if n % 4 == 0 else [])
+        words = [text.rare() if i % 2 else text.medium() for i in range(1 + n % 3)]
+        words += [text.line(1)] if n % 4 == 0 else []
         queries.append(("how do I " if n % 5 == 0 else "") + " ".join(words))
     return queries
 
@@ -270,23 +275,39 @@ def bench_size(blocks: int, queries: int, http: bool) -> None:
 
 
 @contextlib.contextmanager
-def http_server(path: Path) -> Iterator[str]:
+def http_server(path: Path) -> Iterator[tuple[str, int]]:
+    """A `brain serve --http` process on an ephemeral port: (url, pid)."""
     process = subprocess.Popen([str(Path(sys.executable).with_name("brain")), "--brain", str(path), "serve",
                                 "--http", "127.0.0.1:0"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     try:
         assert process.stderr is not None
         found = re.search(r"http://127\.0\.0\.1:(\d+)", process.stderr.readline())
         assert found, "the server did not start"
-        yield f"http://127.0.0.1:{found.group(1)}"
+        yield f"http://127.0.0.1:{found.group(1)}", process.pid
     finally:
         process.terminate()
         process.wait(timeout=10)
 
 
+def server_cpu_seconds(pid: int) -> float:
+    """User + system CPU of a server process and its worker processes so far (from /proc)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    total = 0.0
+    for each in [str(pid), *children]:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
 def bench_http(path: Path, asked: list[str], big: bool) -> None:
     import requests
 
-    with http_server(path) as url:
+    with http_server(path) as (url, pid):
         session = requests.Session()
         for query in asked[:20]:
             session.get(f"{url}/v1/search", params={"q": query}, timeout=30).raise_for_status()
@@ -312,14 +333,17 @@ def bench_http(path: Path, asked: list[str], big: bool) -> None:
                     done[0] += 1
 
         workers = [threading.Thread(target=client, args=(i * 37,)) for i in range(4)]
-        start = time.perf_counter()
+        start, cpu_before = time.perf_counter(), server_cpu_seconds(pid)
         for worker in workers:
             worker.start()
         for worker in workers:
             worker.join()
         rate = done[0] / (time.perf_counter() - start)
+        per_request = (server_cpu_seconds(pid) - cpu_before) / max(done[0], 1)
         line("requests/s over HTTP (4 clients, loopback)", f"{rate:.0f} requests/s", "≥ 200",
              not big or rate >= 200)
+        line("  server CPU per request (capacity per core)", f"{per_request * 1000:.1f} ms "
+             f"({1 / max(per_request, 1e-9):.0f} requests/s per core)")
 
 
 # --- retrieval quality ------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ never mixes two snapshots even while another process updates the index.
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import threading
@@ -207,36 +208,35 @@ class Searcher:
         wanted = request.limit * CANDIDATES_PER_SLOT
         fetch = wanted * 4
         match = fts_query(terms)
+        db = self.index.db
         weights = ", ".join(map(str, BM25_WEIGHTS))
+        ranking = f"SELECT rowid, bm25(fts, {weights}) FROM fts WHERE fts MATCH ? ORDER BY 2 LIMIT ?"
+        joined = (
+            "SELECT d.rowid, k.digest, b.memory_type, b.accessible, s.digest, d.locator "
+            "FROM docs d JOIN blocks b ON b.id = d.block JOIN keys k ON k.id = b.id LEFT JOIN keys s ON s.id = b.source "
+            f"WHERE d.rowid IN (SELECT value FROM json_each(?)) {where}"
+        )
         while True:
-            sql = (
-                f"WITH top AS (SELECT rowid, bm25(fts, {weights}) AS rank FROM fts WHERE fts MATCH ? "
-                "ORDER BY rank LIMIT ?) "
-                "SELECT k.digest, b.memory_type, b.accessible, s.digest, d.locator, top.rank "
-                "FROM top JOIN docs d ON d.rowid = top.rowid JOIN blocks b ON b.id = d.block "
-                "JOIN keys k ON k.id = b.id LEFT JOIN keys s ON s.id = b.source "
-                f"WHERE 1 {where} ORDER BY top.rank, k.digest, d.locator"
-            )
-            found = self.index.db.execute(sql, (match, fetch + 1, *params)).fetchall()
-            (matched,) = self.index.db.execute(
-                "SELECT count(*) FROM (SELECT rowid FROM fts WHERE fts MATCH ? LIMIT ?)", (match, fetch + 1)
-            ).fetchone()
-            complete = matched <= fetch
+            top = db.execute(ranking, (match, fetch + 1)).fetchall()
+            complete = len(top) <= fetch
             if not complete:
-                cut = self.index.db.execute(
-                    f"SELECT bm25(fts, {weights}) AS rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT 1 OFFSET ?",
-                    (match, fetch),
-                ).fetchone()[0]
-                found = [r for r in found if r[5] < cut]
+                cut = top[fetch][1]
+                top = [(rowid, rank) for rowid, rank in top if rank < cut]
+            ranks = dict(top)
+            found = [
+                (*row[1:], ranks[row[0]])
+                for row in db.execute(joined, (json.dumps(list(ranks)), *params)).fetchall()
+            ]
             if complete or len(found) >= wanted:
                 break
             fetch *= 4
+        found.sort(key=lambda r: (r[5], r[0], r[4] or ""))
         rows = [
             _Row(bytes(b).hex(), t, bool(a), bytes(s or b).hex(), loc, -rank) for b, t, a, s, loc, rank in found[:wanted]
         ]
-        top = max((r.score for r in rows), default=0.0)
+        best = max((r.score for r in rows), default=0.0)
         for row in rows:
-            row.score = round(row.score / top, 6) if top > 0 else 0.0
+            row.score = round(row.score / best, 6) if best > 0 else 0.0
         return rows
 
     def _block(self, hex_id: str) -> _Block | None:
