@@ -417,7 +417,7 @@ def whole_document_bm25(brain: Brain) -> Callable[[str], list[str]]:
             continue
         text = brain.blobs.get(OciDigest.parse(view["blob"])).decode()
         registration = ledger.registrations.get(block.block_id)
-        db.execute("INSERT INTO docs VALUES (?, ?)", (registration.origin if registration else "", text))
+        db.execute("INSERT INTO docs VALUES (?, ?)", (_in_corpus(registration.origin or "") if registration else "", text))
 
     def rank(question: str) -> list[str]:
         rows = db.execute("SELECT origin FROM docs WHERE docs MATCH ? ORDER BY rank", (fts_query(query_terms(question)),))
@@ -428,7 +428,12 @@ def whole_document_bm25(brain: Brain) -> Callable[[str], list[str]]:
 
 def source_ranking(searcher: Searcher, question: str, expand: bool) -> list[str]:
     result = searcher.search(SearchRequest(question, limit=20, expand=expand))
-    return list(dict.fromkeys(m.evidence[0].origin for m in result.matches if m.evidence))
+    return list(dict.fromkeys(_in_corpus(m.evidence[0].origin) for m in result.matches if m.evidence))
+
+
+def _in_corpus(origin: str) -> str:
+    """An origin as the questions name it (ingest records origins relative to the repository root)."""
+    return origin.removeprefix("fixtures/corpus/")
 
 
 def scores(rankings: list[tuple[list[str], str]]) -> str:

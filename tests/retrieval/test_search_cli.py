@@ -83,10 +83,14 @@ def test_filters_by_type_subject_and_date(corpus_brain: Path, brain: Any) -> Non
 
     episodic = matches("deploy release", "-t", "episodic")
     assert episodic and {m["memory_type"] for m in episodic} == {"episodic"}
-    dated = matches("deploy release", "-t", "episodic", "--since", "2026-03-14", "--until", "2026-03-14")
-    assert dated and len(dated) < len(episodic)
-    assert all(m["memory_type"] in {"semantic", "procedural"} for m in matches("shard", "--subject", "Components"))
-    assert matches("shard", "--subject", "Components")
+    day = {m["block"] for m in matches("deploy release", "-t", "episodic", "--since", "2026-03-14", "--until",
+                                       "2026-03-14")}
+    before = {m["block"] for m in matches("deploy release", "-t", "episodic", "--until", "2026-03-13")}
+    after = {m["block"] for m in matches("deploy release", "-t", "episodic", "--since", "2026-03-15")}
+    assert day and before and after and not (day & before) and not (day & after) and not (before & after)
+    assert matches("deploy release", "-t", "episodic", "--since", "2027-01-01") == []
+    assert all(m["memory_type"] in {"semantic", "procedural"} for m in matches("shard", "--subject", "Lumen architecture > Components"))
+    assert matches("shard", "--subject", "Lumen architecture > Components")
     assert matches("shard", "--subject", "no such subject") == []
 
 
