@@ -120,6 +120,7 @@ class SearchIndex:
         self._read_keys: dict[str, int] = {}
         self._generation: str | None = None
         self._next_doc = 1
+        self._file = None if path is None else _identity(path)
 
     # --- opening -------------------------------------------------------------------------------
 
@@ -219,6 +220,14 @@ class SearchIndex:
 
     def ensure_current(self, *, rebuild: bool = False) -> UpdateStats:
         """Bring the index to the brain's head: incrementally, or from scratch when asked or when needed."""
+        if self.path is not None and _identity(self.path) != self._file:
+            # The file was deleted or replaced under this connection (a redaction deletes the index;
+            # another process rebuilt a corrupt one): continue on the file that is there now.
+            with contextlib.suppress(sqlite3.Error):
+                self.db.close()
+            fresh = self.open(self.brain)
+            self.db, self.path, self._file = fresh.db, fresh.path, fresh._file
+            self._read_keys.clear()
         try:
             if not rebuild and self.is_current():
                 return UpdateStats()
@@ -248,6 +257,7 @@ class SearchIndex:
             _remove_index_files(path)
             self.db = _connect(str(path))
         self.path = path
+        self._file = None if path is None else _identity(path)
         self._read_keys.clear()
         self._check()
 
@@ -293,6 +303,9 @@ class SearchIndex:
         added_now: set[str] = set()
         for memory_type in SEARCHABLE:
             change = changes[memory_type]
+            # A supersession is in effect only while its winner is a member (§7.2, `Ledger.is_accessible`):
+            # the losers of blocks that joined or left must be looked at again.
+            affected_access.update(self._losers_of([*change.removed, *change.added]))
             for hex_id in change.removed:
                 self._remove_block(hex_id)
                 stats.removed += 1
@@ -478,6 +491,26 @@ class SearchIndex:
                 evidence.extend(raw[i : i + 32].hex() for i in range(0, len(raw), 32))
         return origin, locator, at, list(dict.fromkeys(evidence))
 
+    def _losers_of(self, winners: Iterable[str]) -> set[str]:
+        found: set[str] = set()
+        for hex_id in winners:
+            key = self.key(hex_id)
+            if key is None:
+                continue
+            for (other,) in self.db.execute("SELECT other FROM records WHERE block=? AND type=3", (key,)):
+                if other is not None:
+                    found.add(self.digest(other))
+        return found
+
+    def _is_member(self, block_id: BlockId) -> bool:
+        """Whether a block is a member of a searchable module at the indexed head (stored or not)."""
+        key = self.key(block_id.hex)
+        if key is None:
+            return False
+        return bool(self.db.execute(
+            "SELECT 1 FROM blocks WHERE id=? UNION ALL SELECT 1 FROM pending WHERE block=?", (key, key)
+        ).fetchone())
+
     def _set_accessibility(self, hex_ids: Iterable[str]) -> None:
         keys = [(h, k) for h in hex_ids if (k := self.key(h)) is not None]
         if not keys:
@@ -493,6 +526,7 @@ class SearchIndex:
             if record is not None:
                 records.append((record_id, record))
         ledger = Ledger.from_records(records)
+        ledger.is_member = self._is_member
         self.db.executemany(
             "UPDATE blocks SET accessible=? WHERE id=?", [(int(ledger.is_accessible(BlockId(h))), k) for h, k in keys]
         )
@@ -682,6 +716,15 @@ def _connect(path: str) -> sqlite3.Connection:
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
     return connection
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the index file, or None when it does not exist."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def _is_readonly(error: Exception) -> bool:
