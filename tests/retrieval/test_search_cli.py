@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,9 @@ def test_human_output_shows_title_origin_locator_and_excerpt(corpus_brain: Path,
     assert "== papers/cache-design.pdf" in done.stdout
     assert "Consistent hashing" in done.stdout and "papers/cache-design.pdf:p.2 L" in done.stdout
     assert "\x1b[" not in done.stdout  # no styles in a pipe
+    coloured = brain("--brain", str(corpus_brain), "--color", "always", "search", "consistent hashing", "-k", "1")
+    excerpt = next(line for line in coloured.stdout.splitlines() if "is a scheme" in line)
+    assert re.search(r"\x1b\[[0-9;]*mhashing\x1b\[0m is a scheme", excerpt), excerpt  # matched words highlighted
     assert "search index built" in done.stderr
     assert brain("--brain", str(corpus_brain), "search", "qwzxv").stderr.strip() == "no matches"
 
