@@ -44,11 +44,19 @@ def run_cli(*args: str) -> Run:
     return Run(code, out.getvalue(), err.getvalue())
 
 
-def ingest(brain_dir: Path, *paths: Path) -> None:
-    """Ingest `paths` into `brain_dir` (creating it), asserting success."""
+def ingest(brain_dir: Path, root: Path) -> None:
+    """Ingest the directory `root` (outside any repository) into `brain_dir` (creating it), asserting success.
+
+    Run from `root`, so origins are paths relative to it (`notes/glossary.md`), whoever copied it where.
+    """
     if not brain_dir.exists():
         assert run_cli("--brain", str(brain_dir), "--actor", ACTOR, "init").code == 0
-    done = run_cli("--brain", str(brain_dir), "--actor", ACTOR, "--quiet", "ingest", *map(str, paths))
+    previous = Path.cwd()
+    os.chdir(root)
+    try:
+        done = run_cli("--brain", str(brain_dir.resolve()), "--actor", ACTOR, "--quiet", "ingest", ".")
+    finally:
+        os.chdir(previous)
     assert done.code == 0, done
 
 
@@ -63,9 +71,10 @@ def copy_brain(source: Path, target: Path) -> Path:
 @pytest.fixture(scope="session")
 def corpus_brain_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture corpus ingested with the heuristic proposer (built once per session; do not modify)."""
-    target = tmp_path_factory.mktemp("corpus") / "brain"
-    ingest(target, CORPUS)
-    return target
+    base = tmp_path_factory.mktemp("corpus")
+    shutil.copytree(CORPUS, base / "corpus")
+    ingest(base / "brain", base / "corpus")
+    return base / "brain"
 
 
 @pytest.fixture
