@@ -31,7 +31,7 @@ from brain.store.authn_files import (
     read_pin,
     read_remotes,
     read_signature_index,
-    store_record,
+    store_records,
     write_remotes,
 )
 from brain.store.lock import WriterLock
@@ -147,9 +147,7 @@ class PullGate:
         stored = 0
         remembered = False
         with WriterLock(brain.path, timeout=lock_timeout, on_wait=on_wait):
-            for record in self.records:
-                if brain.blobs.has(record.snapshot):
-                    stored += store_record(brain.path, brain.blobs, record)[1]
+            stored = store_records(brain.path, brain.blobs, [r for r in self.records if brain.blobs.has(r.snapshot)])
             if head_moved and self.state is State.AUTHORIZED:
                 memory = read_remotes(brain.path)
                 write_remotes(brain.path, memory.model_copy(update={"seen_signed": {**memory.seen_signed, self.repository: self.source}}))

@@ -185,6 +185,11 @@ def list_referrers(client: RegistryClient, subject: OciDigest, artifact_type: st
         fallback = client.get_manifest(fallback_tag(subject))
     except NotFoundError:
         return []
+    except UntrustedArtifactError as e:
+        raise UntrustedArtifactError(
+            f"the referrers fallback index {fallback_tag(subject)} was refused: {e.message}",
+            hint="the registry serves a broken or oversized signature listing; nothing was installed",
+        ) from None
     return _referrers(_index_entries(fallback.data, f"the fallback referrers index {fallback_tag(subject)}"), artifact_type)
 
 
@@ -220,7 +225,9 @@ def fetch_signature_records(
             continue
         count = per_snapshot.get(record.snapshot, 0)
         if count >= MAX_RECORDS_PER_SNAPSHOT:
-            found.skipped.append(f"more than {MAX_RECORDS_PER_SNAPSHOT} records over {record.snapshot.short}")
+            if count == MAX_RECORDS_PER_SNAPSHOT:  # said once per snapshot
+                found.skipped.append(f"more than {MAX_RECORDS_PER_SNAPSHOT} records over {record.snapshot.short}: the rest are ignored")
+            per_snapshot[record.snapshot] = count + 1
             continue
         per_snapshot[record.snapshot] = count + 1
         if all(r.digest != record.digest for r in found.records):

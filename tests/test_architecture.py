@@ -16,6 +16,7 @@ FORBIDDEN: dict[str, frozenset[str]] = {
     "brain": frozenset({"cli", "ingest", "oci", "typer", "rich", "oras", "requests", "httpx", "openai"}),
     "ingest": frozenset({"oci", "cli"}),
     "oci": frozenset({"ingest", "cli"}),
+    "signers": frozenset({"ingest", "oci", "cli", "typer", "rich", "oras", "requests", "httpx", "openai"}),
 }
 
 

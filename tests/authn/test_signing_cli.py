@@ -142,7 +142,7 @@ def test_tampering_with_a_record_is_named(governed: tuple[Path, Path], brain: Br
 
 def test_tampering_with_the_trust_root_is_refused(governed: tuple[Path, Path], tmp_path: Path, brain: BrainRunner) -> None:
     from brain.authenticity import sign_snapshot
-    from brain.snapshot import TrustKey
+    from brain.snapshot import TrustKey, TrustScope
     from signers import open_signer
 
     target, _ = governed
@@ -150,7 +150,7 @@ def test_tampering_with_the_trust_root_is_refused(governed: tuple[Path, Path], t
     head = handle.snapshot()
     assert head is not None and head.trust_root is not None
     stranger = write_key(tmp_path, "stranger")
-    admitted = TrustKey(key=public_text(stranger), scopes=("ingest", "commit", "govern"), since=1)
+    admitted = TrustKey(key=public_text(stranger), scopes=(TrustScope.INGEST, TrustScope.COMMIT, TrustScope.GOVERN), since=1)
     root = head.trust_root.model_copy(update={"keys": (*head.trust_root.keys, admitted)})
     forged = head.model_copy(update={"trust_root": root})
     digest = handle.blobs.put(forged.to_bytes())
