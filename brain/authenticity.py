@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from brain.authn.chain import StoreChain
 from brain.authn.decision import Authentication, Policy, authenticate
 from brain.authn.outcomes import Stance, State
 from brain.authn.records import SignatureRecord
@@ -26,6 +25,7 @@ from brain.store.authn_files import (
     store_record,
     store_records,
 )
+from brain.store.chain import StoreChain
 from brain.store.head import Head, read_head, write_head
 from brain.store.lock import WriterLock
 

@@ -19,13 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.brain import Brain
-from brain.errors import (
-    ConflictError,
-    NotABrainError,
-    NotFoundError,
-    UntrustedArtifactError,
-    UsageError,
-)
+from brain.errors import ConflictError, NotABrainError, NotFoundError, UntrustedArtifactError, UsageError
 from brain.identity import OciDigest
 from brain.store import Head
 from oci import media_types as mt

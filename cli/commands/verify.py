@@ -18,14 +18,7 @@ from brain.authn.decision import Authentication
 from brain.authn.outcomes import Stance, State
 from brain.errors import BrainError, NotFoundError, ProblemsFoundError
 from brain.identity import OciDigest
-from brain.verify import (
-    Counts,
-    ModuleSummary,
-    Problem,
-    Severity,
-    VerifyReport,
-    verify_brain,
-)
+from brain.verify import Counts, ModuleSummary, Problem, Severity, VerifyReport, verify_brain
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Output, Result

@@ -7,13 +7,13 @@ from collections.abc import Sequence
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from brain.authn.chain import LedgerFacts
 from brain.authn.decision import Authentication, authenticate
 from brain.authn.keys import PublicKey
 from brain.authn.outcomes import Outcome, Role, Stance, State
 from brain.authn.records import SignatureRecord
 from brain.authn.signer import make_record
 from brain.authn.trust import PinSource, TrustPin
-from brain.blocks.provenance import Record
 from brain.composition import Composition, ModuleRef
 from brain.identity import BlockId, OciDigest, canonicalize
 from brain.snapshot import Snapshot, TrustKey, TrustRoot, TrustScope
@@ -35,10 +35,10 @@ class MemoryChain:
     def snapshot(self, digest: OciDigest) -> Snapshot | None:
         return self.snapshots.get(digest)
 
-    def composition(self, ref: ModuleRef) -> Composition | None:
+    def member_ids(self, ref: ModuleRef) -> frozenset[str] | None:
         return None
 
-    def ledger_record(self, block_id: BlockId) -> Record | None:
+    def ledger_facts(self, block_id: str) -> LedgerFacts | None:
         return None
 
     def records(self, snapshot: OciDigest) -> list[SignatureRecord]:

@@ -1,0 +1,99 @@
+"""Authenticity benchmark: `verify` of a signed 100,000-block brain costs ≤ 5% more than unsigned.
+
+Usage: python bench/authn.py [blocks] [--keep DIR]   (default 100,000 blocks)
+
+The brain is `bench/verify.py`'s realistic mix, built on a governed genesis (one Ed25519 key) and its
+head signed. Timed, median of 3 each, on the same brain:
+- `verify_brain` alone (integrity, what `brain verify` cost before authenticity existed),
+- `verify_brain` plus the §9.7 decision (what `brain verify` now does) with the head's record present,
+- the same with the records removed (an unsigned head),
+and the decision alone. The target compares signed verification with the unsigned integrity run.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from brain.authenticity import governed_genesis, judge, sign_snapshot, write_snapshot_signed
+from brain.authn.keys import PublicKey
+from brain.authn.signer import make_record
+from brain.brain import Brain
+from brain.snapshot import TrustKey, TrustRoot, TrustScope
+from brain.store.authn_files import SIGNATURES_FILE
+from brain.verify import verify_brain
+from core import median_seconds, report  # bench/core.py, beside this script
+from verify import build  # bench/verify.py
+
+TARGET_RATIO = 1.05
+
+
+class BenchKey:
+    """A fixed Ed25519 key (never a real one)."""
+
+    def __init__(self) -> None:
+        self.private = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+        self.public_key = PublicKey.ed25519(self.private.public_key().public_bytes_raw())
+
+    def sign(self, data: bytes) -> bytes:
+        return self.private.sign(data)
+
+
+def build_signed(path: Path, blocks: int) -> None:
+    key = BenchKey()
+    scopes = (TrustScope.INGEST, TrustScope.COMMIT, TrustScope.GOVERN)
+    root = TrustRoot(govern_quorum=1, revision=1, keys=(TrustKey(key=key.public_key.text, scopes=scopes, since=1),))
+    genesis = governed_genesis(root)
+    brain = Brain.init(path)
+    write_snapshot_signed(brain, genesis, [make_record(key, genesis.to_bytes(), {TrustScope.GOVERN})], expect_head=None)
+    build(path, blocks, brain)
+    sign_snapshot(brain, key)
+
+
+def main(argv: list[str]) -> int:
+    blocks = int(argv[0]) if argv and argv[0].isdigit() else 100_000
+    keep = Path(argv[argv.index("--keep") + 1]) if "--keep" in argv else None
+    with tempfile.TemporaryDirectory() as scratch:
+        path = (keep or Path(scratch)) / f"authn-{blocks}"
+        if not (path / "boltzmann" / "head.json").exists():
+            start = time.perf_counter()
+            build_signed(path, blocks)
+            print(f"built a signed {blocks}-block brain in {time.perf_counter() - start:.1f} s at {path}")
+        brain = Brain.open(path)
+        auth = judge(brain)
+        assert auth.state == "authorized", auth
+        assert verify_brain(path).ok
+        index = path.joinpath(*SIGNATURES_FILE)
+        saved = index.with_name("signatures.json.saved")
+        shutil.copyfile(index, saved)
+
+        def verify_with_authenticity() -> None:
+            verify_brain(path)
+            judge(Brain.open(path))
+
+        integrity = median_seconds(lambda: verify_brain(path))
+        report(f"verify_brain alone, {blocks} blocks", integrity, 30.0)
+        signed = median_seconds(verify_with_authenticity)
+        report(f"verify + authenticity, signed head", signed, 30.0 * TARGET_RATIO)
+        decision = median_seconds(lambda: judge(Brain.open(path)))
+        report("the §9.7 decision alone (signed head)", decision, 1.5)
+        index.unlink()
+        try:
+            unsigned = median_seconds(verify_with_authenticity)
+            report(f"verify + authenticity, unsigned head", unsigned, 30.0)
+        finally:
+            shutil.move(saved, index)
+        ratio = signed[0] / integrity[0]
+        print(f"signed / integrity-only: {ratio:.3f} wall, {signed[1] / integrity[1]:.3f} CPU "
+              f"(target ≤ {TARGET_RATIO}); signed / unsigned: {signed[0] / unsigned[0]:.3f} wall, "
+              f"{signed[1] / unsigned[1]:.3f} CPU")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
