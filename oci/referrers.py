@@ -202,7 +202,7 @@ class Discovered:
 
 
 def fetch_signature_records(
-    client: RegistryClient, subject: OciDigest, allowed: set[OciDigest], referrers: list[Referrer] | None = None
+    client: RegistryClient, subject: OciDigest, allowed: set[OciDigest] | None, referrers: list[Referrer] | None = None
 ) -> Discovered:
     """Fetch and parse the signature records of `subject` whose snapshot is in `allowed` (§9.4 merge rules).
 
@@ -220,7 +220,7 @@ def fetch_signature_records(
         except (BrainError, _Skip) as e:
             found.skipped.append(f"signature manifest {referrer.digest.short}: {getattr(e, 'message', e)}")
             continue
-        if record.snapshot not in allowed:
+        if allowed is not None and record.snapshot not in allowed:
             found.skipped.append(f"record {record.digest.short} is over {record.snapshot.short}, not this history")
             continue
         count = per_snapshot.get(record.snapshot, 0)
@@ -323,3 +323,36 @@ def _bytes_io(data: bytes):  # type: ignore[no-untyped-def]
     import io
 
     return io.BytesIO(data)
+
+
+class SignatureSummary(BaseModel):
+    """A signature a remote artifact carries, as `brain inspect` shows it (cryptography checked, trust not judged)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    record: OciDigest
+    key: str
+    snapshot: OciDigest
+    claimed_scopes: list[str]
+    over_config: bool
+    signature_ok: bool | None
+
+
+def summarize_signatures(client: RegistryClient, subject: OciDigest, config: bytes) -> tuple[list[SignatureSummary], list[str]]:
+    """Every record the artifact's referrers carry; the math is checked for those over the config snapshot.
+
+    Whether a key was *allowed* needs the history and the trust root (that is what `pull` and `verify` judge).
+    """
+    from brain.authn.sshsig import Check, check
+
+    found = fetch_signature_records(client, subject, None)
+    config_digest = OciDigest.of(config)
+    summaries = [
+        SignatureSummary(
+            record=r.digest, key=r.key, snapshot=r.snapshot, claimed_scopes=[str(s) for s in r.scopes],
+            over_config=r.snapshot == config_digest,
+            signature_ok=check(r.signature, config) is Check.GOOD if r.snapshot == config_digest else None,
+        )
+        for r in found.records
+    ]
+    return summaries, found.skipped

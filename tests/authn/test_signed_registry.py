@@ -83,6 +83,15 @@ def test_ci_loop_through_the_real_registry(registry: RegistryServer, tmp_path: P
         capture_output=True, check=True, timeout=60).stdout)
     snapshots = sorted(e["annotations"]["ai.gaussia.boltzmann.signature-snapshot"] for e in fallback["manifests"])
     assert len(snapshots) == 2 and str(head) in snapshots  # the head and the genesis travel
+    inspected = brain("inspect", ref, "--json").json()
+    assert inspected["trust_root"] and sorted(s["over_config"] for s in inspected["signatures"]) == [False, True]
+    assert [s["signature_ok"] for s in inspected["signatures"] if s["over_config"]] == [True]
+    # fetch merges the records without moving the head.
+    fetched = tmp_path / "fetched"
+    assert brain("--brain", str(fetched), "init").code == 0
+    done = brain("--brain", str(fetched), "fetch", ref, "--json")
+    assert done.code == 0 and Brain.open(fetched).snapshot_digest() is None, done
+    assert str(head) in json.loads((fetched / "boltzmann" / "signatures.json").read_text())["entries"]
     consumer = tmp_path / "consumer"
     done = brain("--brain", str(consumer), "pull", ref, "--json")
     assert done.code == 0, done
