@@ -220,3 +220,36 @@ def test_pin_and_a_pin_that_does_not_match(governed: tuple[Path, Path], brain: B
     assert done.code == 0
     result = brain("--brain", str(target), "verify", "--json")
     assert result.code == 1 and "trust_root_mismatch" in [f["code"] for f in result.json()["authenticity"]["findings"]]
+
+
+def test_stance_offered_judges_a_proposal(governed: tuple[Path, Path], tmp_path: Path, brain: BrainRunner) -> None:
+    target, owner = governed
+    proposer = write_key(tmp_path, "proposer")
+    assert brain("--brain", str(target), "trust", "rotate", "--add", f"{proposer}.pub=propose@bot@example.org",
+                 "--sign-with", str(owner)).code == 0
+    docs = _docs(tmp_path, "p.txt", "A proposed addition.\n")
+    done = brain("--brain", str(target), "--actor", "bot@example.org", "ingest", str(docs))
+    assert done.code == 0, done
+    from brain.authenticity import sign_snapshot
+    from signers import open_signer
+
+    sign_snapshot(Brain.open(target), open_signer(str(proposer), lambda p: None), check_scopes=False)
+    head = brain("--brain", str(target), "verify", "--json")
+    assert head.code == 1 and "proposed_head" in [f["code"] for f in head.json()["authenticity"]["findings"]]
+    offered = brain("--brain", str(target), "verify", "--stance", "offered", "--json")
+    assert offered.code == 0, offered
+    authenticity = offered.json()["authenticity"]
+    assert authenticity["state"] == "attributable" and authenticity["signatures"][0]["outcome"] == "valid_as_proposal"
+
+
+def test_an_ungoverned_brain_verifies_as_before(tmp_path: Path, brain: BrainRunner) -> None:
+    target = tmp_path / "plain"
+    assert brain("--brain", str(target), "init").code == 0
+    docs = _docs(tmp_path, "n.txt", "No governance here.\n")
+    assert brain("--brain", str(target), "--actor", ACTOR, "ingest", str(docs)).code == 0
+    done = brain("--brain", str(target), "verify")
+    assert done.code == 0 and "not governed" in done.stdout and "blocking" not in done.stdout
+    key = write_key(tmp_path, "k")
+    done = brain("--brain", str(target), "--actor", ACTOR, "ingest", str(docs), "--sign-with", str(key))
+    assert_one_line_error(done, 5)
+    assert "no trust root" in done.stderr
