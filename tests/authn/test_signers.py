@@ -112,3 +112,11 @@ def test_an_agent_that_does_not_answer_times_out(tmp_path: Path) -> None:
         server.close()
     with pytest.raises(AgentError, match="no ssh-agent listens"):
         AgentClient(tmp_path / "nobody.sock").identities()
+
+
+def test_key_material_passed_as_the_argument_is_never_echoed(tmp_path: Path) -> None:
+    secret = write_key(tmp_path, "pasted").read_text()
+    with pytest.raises(SigningKeyError) as refused:
+        open_signer(secret, _no_passphrase)
+    assert "not the key's contents" in str(refused.value)
+    assert not any(line in str(refused.value) for line in secret.splitlines()[1:-1])
