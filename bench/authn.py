@@ -18,17 +18,22 @@ import tempfile
 import time
 from pathlib import Path
 
+from core import median_seconds, report  # type: ignore[import-not-found]  # bench/core.py, beside this script
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from verify import build  # type: ignore[import-not-found]  # bench/verify.py
 
-from brain.authenticity import governed_genesis, judge, sign_snapshot, write_snapshot_signed
+from brain.authenticity import (
+    governed_genesis,
+    judge,
+    sign_snapshot,
+    write_snapshot_signed,
+)
 from brain.authn.keys import PublicKey
 from brain.authn.signer import make_record
 from brain.brain import Brain
 from brain.snapshot import TrustKey, TrustRoot, TrustScope
 from brain.store.authn_files import SIGNATURES_FILE
 from brain.verify import verify_brain
-from core import median_seconds, report  # bench/core.py, beside this script
-from verify import build  # bench/verify.py
 
 TARGET_RATIO = 1.05
 
@@ -79,13 +84,13 @@ def main(argv: list[str]) -> int:
         integrity = median_seconds(lambda: verify_brain(path))
         report(f"verify_brain alone, {blocks} blocks", integrity, 30.0)
         signed = median_seconds(verify_with_authenticity)
-        report(f"verify + authenticity, signed head", signed, 30.0 * TARGET_RATIO)
+        report("verify + authenticity, signed head", signed, 30.0 * TARGET_RATIO)
         decision = median_seconds(lambda: judge(Brain.open(path)))
         report("the §9.7 decision alone (signed head)", decision, 1.5)
         index.unlink()
         try:
             unsigned = median_seconds(verify_with_authenticity)
-            report(f"verify + authenticity, unsigned head", unsigned, 30.0)
+            report("verify + authenticity, unsigned head", unsigned, 30.0)
         finally:
             shutil.move(saved, index)
         ratio = signed[0] / integrity[0]

@@ -10,6 +10,7 @@ the `sha256-<hex>` fallback index up to date; `pull`/`fetch` (and `brain copy`) 
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import quote
@@ -273,11 +274,11 @@ def push_signatures(client: RegistryClient, brain: Brain, snapshot: OciDigest, s
     records = travelling_records(chain_of(brain), snapshot)
     if not records:
         return 0
-    client.push_blob(OciDigest.of(EMPTY_CONFIG), len(EMPTY_CONFIG), lambda: _bytes_io(EMPTY_CONFIG))
+    client.push_blob(OciDigest.of(EMPTY_CONFIG), len(EMPTY_CONFIG), lambda: io.BytesIO(EMPTY_CONFIG))
     fallback: list[dict[str, object]] = []
     for record in records:
         data = record.to_bytes()
-        client.push_blob(record.digest, len(data), lambda d=data: _bytes_io(d))  # type: ignore[misc]
+        client.push_blob(record.digest, len(data), lambda d=data: io.BytesIO(d))  # type: ignore[misc]
         manifest = signature_manifest(record, subject, subject_size)
         digest = OciDigest.of(manifest)
         response = client.request("PUT", f"{repository_url(client)}/manifests/{digest}",
@@ -317,12 +318,6 @@ def repository_url(client: RegistryClient) -> str:
 
 def _status_error(client: RegistryClient, what: str, status: int) -> RemoteError:
     return RemoteError(f"{what} on {client.reference.registry}: unexpected HTTP {status}")
-
-
-def _bytes_io(data: bytes):  # type: ignore[no-untyped-def]
-    import io
-
-    return io.BytesIO(data)
 
 
 class SignatureSummary(BaseModel):

@@ -11,7 +11,7 @@ import typer
 
 from brain.errors import BrainError, UsageError
 from brain.identity import OciDigest
-from cli.context import cli_context
+from cli.context import CliContext, cli_context
 from cli.options import JsonFlag
 from cli.output import Result
 from cli.signing import SignWithOption, load_signer
@@ -64,7 +64,7 @@ def sign(
     context.output(as_json).result(result, _render)
 
 
-def _sign_document(context, document: Path, sign_with: str, output_file: Path | None, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+def _sign_document(context: CliContext, document: Path, sign_with: str, output_file: Path | None, as_json: bool) -> None:
     from brain.authenticity import plan_refusal
     from brain.authn.signer import make_record
     from brain.snapshot import Snapshot, TrustScope

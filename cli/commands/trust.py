@@ -19,6 +19,7 @@ from rich.console import RenderableType
 from brain.authn.rotation import RootChange
 from brain.errors import UsageError
 from brain.identity import OciDigest
+from brain.snapshot import TrustRoot
 from cli.context import CliContext, cli_context
 from cli.options import JsonFlag
 from cli.output import Output, Result
@@ -77,7 +78,7 @@ class RevisionResult(Result):
     records: list[str] = Field(default_factory=list)
 
 
-def _views(root) -> list[TrustKeyView]:  # type: ignore[no-untyped-def]
+def _views(root: TrustRoot | None) -> list[TrustKeyView]:
     from brain.authn.keys import parse_trust_key
 
     views = []
@@ -162,7 +163,8 @@ def pin(
 
     walk, truncated = first_parent_walk(chain_of(brain), head_digest, head)
     genesis = None if truncated else walk[-1][0]
-    origin = None if brain.head() is None else brain.head().origin  # type: ignore[union-attr]
+    current = brain.head()
+    origin = None if current is None else current.origin
     record = TrustPin(genesis=genesis, pinned_at=utc_timestamp(), reference=None if origin is None else origin.reference,
                       source=source, trust_root=target)
     with WriterLock(brain.path, timeout=context.lock_timeout, on_wait=context.wait_note()):
