@@ -157,10 +157,12 @@ def push(
     lock_timeout: float | None = None,
     as_packed: bool = False,
     on_wait: Callable[[str], None] | None = None,
+    immutable: bool = False,
 ) -> PushResult:
     """Publish the current head under `ref.tag` (packing or re-packing it as needed; `as_packed`: the tag as is).
 
-    `on_wait` is told who holds the writer lock whenever a (re-)pack or clean-up waits for it.
+    `on_wait` is told who holds the writer lock whenever a (re-)pack or clean-up waits for it. With
+    `immutable`, a remote tag that already names another manifest is refused (`ConflictError`), even with `force`.
     """
     if ref.digest is not None:
         raise UsageError(f"cannot push to {ref}: a push names a tag, not a digest", hint="drop the @sha256:... part")
@@ -171,6 +173,10 @@ def push(
     snapshot = artifact_snapshot(manifest)
     try:
         client = client or RegistryClient(ref, resolve_credentials(ref.registry))
+        if immutable:  # a release tag stays put: refuse before any blob is sent
+            from oci.remote_tags import refuse_moving
+
+            refuse_moving(client, tag, digest, force=False)
         replaced = check_remote_tag(client, tag, digest, local_history(brain, snapshot), force)
         uploaded = present = sent = 0
         blobs: dict[OciDigest, Descriptor] = {d.digest: d for d in (*manifest.layers, manifest.config)}

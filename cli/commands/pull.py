@@ -18,7 +18,7 @@ ModuleOption = Annotated[
     list[str] | None,
     typer.Option(
         "--module", "-m", metavar="TYPE",
-        help="Install only this module (repeatable); provenance always comes along, canonical with semantic/procedural.",
+        help="Install only this module (repeatable); provenance, which explains it, always comes along.",
     ),
 ]
 
@@ -55,6 +55,8 @@ def render(result) -> Iterable[RenderableType]:  # type: ignore[no-untyped-def]
         yield f"snapshot {result.snapshot}" + ("" if result.head_moved else " (fetched, head not moved)")
     if result.left_out:
         yield "left out: " + ", ".join(str(t) for t in result.left_out)
+    if result.head_moved and result.head != result.snapshot:
+        yield f"head {result.head} (a local snapshot of the installed modules, parent {result.snapshot.short})"
     if result.tag:
         yield f"tagged {result.tag} in index.json"
     authenticity = getattr(result, "authenticity", None)
