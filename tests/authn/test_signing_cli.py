@@ -39,7 +39,10 @@ def governed(tmp_path: Path, brain: BrainRunner) -> tuple[Path, Path]:
 
 
 def _files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.name != "lock"}
+    """Every file of the brain but the lock and the rebuildable caches (`boltzmann/cache/`)."""
+    cache = root / "boltzmann" / "cache"
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and p.name != "lock" and cache not in p.parents}
 
 
 def test_governed_init_ingest_and_verify(governed: tuple[Path, Path], brain: BrainRunner) -> None:
@@ -253,3 +256,26 @@ def test_an_ungoverned_brain_verifies_as_before(tmp_path: Path, brain: BrainRunn
     done = brain("--brain", str(target), "--actor", ACTOR, "ingest", str(docs), "--sign-with", str(key))
     assert_one_line_error(done, 5)
     assert "no trust root" in done.stderr
+
+
+def test_lifecycle_commands_sign_and_check_scopes_first(governed: tuple[Path, Path], tmp_path: Path, brain: BrainRunner) -> None:
+    target, owner = governed
+    committer = write_key(tmp_path, "committer2")
+    assert brain("--brain", str(target), "trust", "rotate", "--add", f"{committer}.pub=commit", "--sign-with", str(owner)).code == 0
+    handle = Brain.open(target)
+    [source] = handle.module(handle.modules().__iter__().__next__()).block_ids  # the one canonical block
+    before = _files(target)
+    done = brain("--brain", str(target), "--actor", ACTOR, "drop", str(source), "--reason", "obsolete",
+                 "--allow-canonical", "--yes", "--sign-with", str(committer))
+    assert_one_line_error(done, 5)
+    assert "lacks scope drop:canonical" in done.stderr and _files(target) == before
+    done = brain("--brain", str(target), "--actor", ACTOR, "demote", str(source), "--reason", "old", "--sign-with",
+                 str(committer), "--json")
+    assert done.code == 0, done
+    assert done.json()["signed"]["scopes"] == ["commit"]
+    verify = brain("--brain", str(target), "verify", "--json").json()["authenticity"]
+    assert verify["state"] == "authorized" and verify["required_scopes"] == ["commit"]
+    done = brain("--brain", str(target), "--actor", ACTOR, "redact", str(source), "--reason", "leak", "--yes",
+                 "--sign-with", str(committer))
+    assert_one_line_error(done, 5)
+    assert "lacks scope redact" in done.stderr
