@@ -69,8 +69,8 @@ class ChainStore(Protocol):
         """The member ids (`sha256:<hex>` strings) of the composition a reference names, or None when not held."""
         ...
 
-    def ledger_facts(self, block_id: str) -> LedgerFacts | None:
-        """What provenance block `block_id` records, or None when it is not held or unreadable."""
+    def ledger_facts(self, block_ids: Sequence[str]) -> dict[str, LedgerFacts | None]:
+        """What each provenance block records (None when it is not held or unreadable), read as a batch."""
         ...
 
     def records(self, snapshot: OciDigest) -> Sequence[SignatureRecord]:

@@ -463,8 +463,7 @@ def _removal_findings(findings: _Findings, chain: ChainStore, child: Snapshot, p
         findings.add(FindingCode.REMOVAL_UNDECIDABLE, "the provenance composition cannot be read")
         return
     explained: dict[str, set[str]] = {}
-    for block_id in sorted(records or ()):
-        facts = chain.ledger_facts(block_id)
+    for facts in chain.ledger_facts(sorted(records or ())).values():
         if facts is not None and facts.record_type == "removal" and facts.memory_type is not None:
             explained.setdefault(facts.memory_type, set()).update(facts.blocks)
     unexplained = [f"{name} {b}" for name, gone in removed.items() for b in sorted(gone - explained.get(name, set()))]

@@ -114,9 +114,11 @@ def _provenance_change(chain: ChainStore, change: Change, old: ModuleRef | None,
         change.ask(Question.REDACTION_UNDETERMINED)
         return
     tombstoned = {str(t) for t in new.tombstones or ()}
-    for block_id in sorted(after - (before or frozenset())):
+    added = sorted(after - (before or frozenset()))
+    read = chain.ledger_facts([b for b in added if b not in tombstoned])
+    for block_id in added:
         change.added_records.append(block_id)
-        facts = None if block_id in tombstoned else chain.ledger_facts(block_id)
+        facts = read.get(block_id)
         if facts is None:
             change.unreadable_records.append(block_id)
             change.ask(Question.REDACTION_UNDETERMINED)

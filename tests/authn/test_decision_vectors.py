@@ -38,8 +38,8 @@ class MemoryChain:
     def member_ids(self, ref: ModuleRef) -> frozenset[str] | None:
         return None
 
-    def ledger_facts(self, block_id: str) -> LedgerFacts | None:
-        return None
+    def ledger_facts(self, block_ids: Sequence[str]) -> dict[str, LedgerFacts | None]:
+        return dict.fromkeys(block_ids)
 
     def records(self, snapshot: OciDigest) -> list[SignatureRecord]:
         return [r for r in self.all_records if r.snapshot == snapshot]
