@@ -17,7 +17,7 @@ from pydantic import Field
 from rich.console import RenderableType
 
 from brain.authn.rotation import RootChange
-from brain.errors import UsageError
+from brain.errors import BrainError, InvalidInputError, UsageError
 from brain.identity import OciDigest
 from brain.snapshot import TrustRoot
 from cli.context import CliContext, cli_context
@@ -272,10 +272,19 @@ def _apply(context: CliContext, plan_file: Path, record_files: list[Path], keys:
     brain = context.open_brain()
     try:
         data = plan_file.read_bytes()
-        records = [SignatureRecord.decode(path.read_bytes().rstrip(b"\n")) for path in record_files]
+        plan = Snapshot.decode(data)
     except OSError as e:
-        raise UsageError(f"cannot read {e.filename}: {e.strerror}") from None
-    plan = Snapshot.decode(data)
+        raise UsageError(f"cannot read --apply {plan_file}: {e.strerror}") from None
+    except BrainError as e:
+        raise InvalidInputError(f"--apply {plan_file} is not a rotation plan (a snapshot document): {e.message}") from None
+    records = []
+    for path in record_files:
+        try:
+            records.append(SignatureRecord.decode(path.read_bytes().rstrip(b"\n")))
+        except OSError as e:
+            raise UsageError(f"cannot read --record {path}: {e.strerror}") from None
+        except BrainError as e:
+            raise InvalidInputError(f"--record {path} is not a signature record: {e.message}") from None
     records += [make_record(load_signer(k), data, {TrustScope.GOVERN}) for k in keys]
     digest, auth = apply_revision(brain, plan, records, lock_timeout=context.lock_timeout, on_wait=context.wait_note())
     assert plan.trust_root is not None

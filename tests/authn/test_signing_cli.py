@@ -279,3 +279,18 @@ def test_lifecycle_commands_sign_and_check_scopes_first(governed: tuple[Path, Pa
                  "--sign-with", str(committer))
     assert_one_line_error(done, 5)
     assert "lacks scope redact" in done.stderr
+
+
+def test_bad_plan_and_record_files_are_usage_errors(governed: tuple[Path, Path], tmp_path: Path, brain: BrainRunner) -> None:
+    target, owner = governed
+    junk = tmp_path / "junk.json"
+    junk.write_text('{"not": "a plan"}')
+    done = brain("--brain", str(target), "sign", "--document", str(junk), "--sign-with", str(owner))
+    assert_one_line_error(done, 3)
+    assert "is not a rotation plan" in done.stderr
+    plan = tmp_path / "plan.json"
+    assert brain("--brain", str(target), "trust", "rotate", "--quorum", "1", "--scopes", f"{owner}.pub=ingest,commit,govern,redact",
+                 "--plan", str(plan)).code == 0
+    done = brain("--brain", str(target), "trust", "rotate", "--apply", str(plan), "--record", str(junk))
+    assert_one_line_error(done, 3)
+    assert "is not a signature record" in done.stderr
