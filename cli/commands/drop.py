@@ -21,6 +21,7 @@ from brain.ledger import record_of
 from brain.lifecycle.apply import commit_records
 from brain.lifecycle.drop import DropPlan, Members, plan_drop
 from brain.lifecycle.records import actor_of
+from brain.snapshot import TrustScope
 from cli.context import cli_context
 from cli.lifecycle_view import (
     Affected,
@@ -33,6 +34,7 @@ from cli.lifecycle_view import (
 )
 from cli.options import JsonFlag, parse_memory_type
 from cli.output import Output, Result
+from cli.signing import SigningPlan, SignWithOption, with_signature
 from ingest.lineage_graph import LineageGraph, graph_of, log_commit
 
 
@@ -61,6 +63,7 @@ def drop(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the cascade; write nothing.")] = False,
     allow_canonical: Annotated[bool, typer.Option("--allow-canonical", help="Allow dropping canonical blocks.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before dropping a cascade.")] = False,
+    sign_with: SignWithOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Drop blocks and their cascade (one new snapshot with removal records)."""
@@ -82,6 +85,7 @@ def drop(
         plan = _plan(brain, members, graph, blocks, producer, modules, allow_canonical, output, dry_run=True)
         _show(brain, graph, plan, output, None, dry_run=True)
         return
+    signing = SigningPlan.load(brain, sign_with)
     with context.writer(brain) as writer:
         if writer.head is None:
             raise NotFoundError(f"the brain at {brain.path} is empty: nothing to drop")
@@ -92,15 +96,19 @@ def drop(
         if not as_json:
             output.result(_rows(brain, graph, plan), lambda rows: affected_table(output, rows, _totals(plan)))
         confirm_cascade(output, len(plan.cascade), yes, "drop")
+        signing.require({TrustScope.COMMIT} | ({TrustScope.DROP_CANONICAL} if MemoryType.CANONICAL in plan.removals else set()),
+                        "this drop")
         records = plan.records(actor=actor_of(writer.actor), at=utc_timestamp(), reason=reason, policy=policy)
         digest = commit_records(writer, records, plan)
         if digest is not None:  # under the lock: the log must describe the parent it was appended to
             log_commit(brain, parent, digest, records)
-    result = DropResult(dry_run=False, snapshot=digest, removals=_removals(plan), refused=None)
+    result = with_signature(DropResult(dry_run=False, snapshot=digest, removals=_removals(plan), refused=None), signing.sign_new_head(context))
     if as_json:
         output.result(result, lambda r: [])
     else:
         output.message(f"dropped {plan.count} blocks in snapshot {digest.short if digest else '-'}")
+        if signed is not None:
+            output.message(f"signed by {signed.key} (record {signed.record.short})")
 
 
 def _plan(
