@@ -1,7 +1,7 @@
 """`brain doctor`: check what a CI job needs (brain, disk, actor, registry, proposer, signing key) and say what to fix.
 
 Each check reads its target from the command line, else from the config file (`[push] reference`,
-`[ingest] proposer/model/base-url/api-key-env`, `[sign] key`), else skips with a note saying how to ask for
+`[ingest] proposer/model/base-url/api-key-env`, `[sign] sign-with`, `$BRAIN_SIGN_WITH`), else skips with a note saying how to ask for
 it. A check that fails exits 1 after all checks ran; warnings do not.
 """
 
@@ -142,7 +142,7 @@ def _proposer(name: str | None, model: str | None, base_url: str | None, key_env
 
 def _signing_key(key: Path | None) -> Check:
     if key is None:
-        return Check(check="signing key", status="skip", detail="no signing key to check", fix="pass --signing-key FILE or set [sign] key")
+        return Check(check="signing key", status="skip", detail="no signing key to check", fix="pass --sign-with KEY, set BRAIN_SIGN_WITH or [sign] sign-with")
     if not key.is_file():
         return Check(check="signing key", status="fail", detail=f"{key} does not exist", fix="write the CI secret to a file first")
     if key.stat().st_mode & 0o077:
@@ -160,13 +160,16 @@ def doctor(
     ctx: typer.Context,
     registry: Annotated[str | None, typer.Option("--registry", metavar="REF", help="Registry repository to check (default: [push] reference).")] = None,
     proposer: Annotated[str | None, typer.Option("--proposer", metavar="NAME", help="Proposer to probe (default: [ingest] proposer).")] = None,
-    signing_key: Annotated[Path | None, typer.Option("--signing-key", metavar="FILE", help="SSH key to try (default: [sign] key).")] = None,
+    signing_key: Annotated[
+        Path | None,
+        typer.Option("--sign-with", envvar="BRAIN_SIGN_WITH", metavar="KEY", help="Signing key to try (default: [sign] sign-with)."),
+    ] = None,
     plain_http: PlainHttpFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Check the environment a CI job needs and say what to fix (exit 1 if a check fails)."""
     context = cli_context(ctx)
-    key = signing_key or _configured(context, "sign", "key")
+    key = signing_key or _configured(context, "sign", "sign-with") or _configured(context, "ingest", "sign-with")
     checks: list[Callable[[], Check]] = [
         lambda: _brain(context),
         lambda: _disk(context),

@@ -61,7 +61,7 @@ def test_doctor_all_green_from_the_config_file(
     )
     assert brain("init").code == 0
     env = {"DOCTOR_KEY": "sk-doctor", "DOCKER_CONFIG": str(tmp_path / "docker")}
-    done = brain("doctor", "--signing-key", str(key), "--json", env=env)
+    done = brain("doctor", "--sign-with", str(key), "--json", env=env)
     assert done.code == 0, done
     assert _statuses(done) == {
         "brain": "ok", "disk": "ok", "actor": "ok", "registry": "ok", "proposer": "ok", "signing key": "ok",
@@ -80,7 +80,7 @@ def test_doctor_says_what_to_fix(
     (tmp_path / "brain.toml").write_text(
         f'[ingest]\nproposer = "openai"\nbase-url = "{models_endpoint}"\napi-key-env = "DOCTOR_KEY"\n'
     )
-    done = brain("doctor", "--registry", auth_registry.ref("doctor/brain"), "--signing-key", str(bad_key), "--json", env=env)
+    done = brain("doctor", "--registry", auth_registry.ref("doctor/brain"), "--sign-with", str(bad_key), "--json", env=env)
     assert done.code == 1, done
     statuses = _statuses(done)
     assert statuses["registry"] == "fail" and statuses["proposer"] == "fail" and statuses["signing key"] == "fail"
