@@ -189,11 +189,17 @@ class ProgressSink(Protocol):
     def advance(self, n: int = 1, item: str | None = None) -> None:
         """Record `n` finished units; `item` names the last one (a path, a digest)."""
 
+    def conclude(self, text: str) -> None:
+        """What the final line shows after the count (the totals the result will report)."""
+
 
 class _NoProgress:
     """Progress under `--quiet` or `--json`: nothing."""
 
     def advance(self, n: int = 1, item: str | None = None) -> None:
+        """Ignore."""
+
+    def conclude(self, text: str) -> None:
         """Ignore."""
 
 
@@ -207,6 +213,7 @@ class _LineProgress:
         self._done = 0
         self._last_item: str | None = None
         self._last_print: float | None = None
+        self._conclusion: str | None = None
 
     def advance(self, n: int = 1, item: str | None = None) -> None:
         """Count and maybe print one line."""
@@ -217,9 +224,13 @@ class _LineProgress:
             self._print()
             self._last_print = now
 
+    def conclude(self, text: str) -> None:
+        """Show `text` after the final count."""
+        self._conclusion = text
+
     def finish(self) -> None:
-        """Print the final count."""
-        self._last_item = None
+        """Print the final count (and the conclusion, if any)."""
+        self._last_item = self._conclusion
         self._print()
 
     def _print(self) -> None:
@@ -241,6 +252,10 @@ class _RichProgress:
             self._progress.advance(self._task, n)
         else:
             self._progress.update(self._task, advance=n, item=printable(item))
+
+    def conclude(self, text: str) -> None:
+        """Show `text` after the bar in place of the last item."""
+        self._progress.update(self._task, item=printable(text))
 
 
 class Output:

@@ -32,6 +32,7 @@ from oci import media_types as mt
 from oci.auth import resolve_credentials
 from oci.manifest import Descriptor, Manifest
 from oci.reference import Reference
+from oci.referrers import push_signatures
 from oci.transport import Progress, RegistryClient
 
 
@@ -53,6 +54,8 @@ class PushResult(BaseModel):
     forced: bool = False
     head: OciDigest | None = None
     repacked_from: OciDigest | None = None
+    # Signature manifests uploaded as referrers of the brain manifest (§9.4).
+    signatures: int = 0
 
     @property
     def stale(self) -> bool:
@@ -190,6 +193,7 @@ def push(
             else:
                 present += 1
         client.put_manifest(tag, data)
+        signatures = push_signatures(client, brain, snapshot, digest, len(data))
     except BaseException:
         if local.created_tag:  # a refused or failed push leaves no new local tag behind (layers stay as cache)
             with contextlib.suppress(LockTimeoutError), WriterLock(brain.path, timeout=lock_timeout, on_wait=on_wait):
@@ -209,4 +213,5 @@ def push(
         forced=force and replaced is not None and replaced != digest,
         head=brain.snapshot_digest(),
         repacked_from=local.repacked_from,
+        signatures=signatures,
     )
