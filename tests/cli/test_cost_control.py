@@ -33,7 +33,7 @@ class ChatServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 prompt = body["messages"][1]["content"]
                 task = json.loads(prompt.split("TASK:\n", 1)[1].split("\n\nSOURCE TEXT", 1)[0])
