@@ -166,6 +166,8 @@ def ingest(
         brain, paths, origin, result, apply=sync, dry_run=dry_run, actor=context.actor(),
         lock_timeout=context.lock_timeout, on_wait=output.message,
     )
+    if result.usage is None and (cost.max_tokens is not None or cost.max_cost is not None):
+        output.warning(f"--max-tokens/--max-cost had no effect: the {proposer} proposer is local and costs nothing")
     result = SignedIngestResult(**dict(result), signed=signing.sign_new_head(context))
     output.result(result, lambda r: _render(r, output, verbose=verbose))
     if strict and result.strict_problems:
