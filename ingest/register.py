@@ -176,7 +176,9 @@ class Registrar:
     def _note_other_path(self, reg: Registration, path: Path, previous: list[BlockId]) -> None:
         """Say so when the version just replaced was read from another file (two files, one origin)."""
         others = {str(p) for p in [self._origin_paths.get(reg.origin)] if p is not None and p != path}
-        if not others and self.options.use_index:
+        own = self.index.get(path) if self.options.use_index else None
+        if not others and self.options.use_index and (own is None or own.block not in previous):
+            # Not this file's own previous version: the index may know which file registered it.
             if self._indexed_paths is None:
                 self._indexed_paths = {}
                 for known in self.index.paths():

@@ -91,6 +91,20 @@ def test_the_report_says_when_a_source_replaces_another_files_version(brain: Bra
     assert again["replaced"] == 1 and again["problems_by_code"] == {}, again
 
 
+def test_a_file_replacing_its_own_version_gets_no_note_even_with_a_copy_elsewhere(
+    brain: BrainRunner, tmp_path: Path
+) -> None:
+    text = "# A\n\nAlpha is a letter.\n"
+    root = _write(tmp_path / "src", {"a.md": text, "copy/a.md": text})
+    brain_dir = tmp_path / "brain"
+    assert brain("--brain", str(brain_dir), "init").code == 0
+    assert _ingest(brain, brain_dir, str(root))["duplicate"] == 1
+    (root / "a.md").write_text(text + "\nAlpha is first.\n")
+    os.utime(root / "a.md", (1, 1))
+    again = _ingest(brain, brain_dir, str(root))
+    assert again["replaced"] == 1 and "replaced-other-path" not in again["problems_by_code"], again
+
+
 @needs_git
 def test_a_project_folder_ingests_its_documents_only(brain: BrainRunner, tmp_path: Path) -> None:
     repo = _git_repo(
