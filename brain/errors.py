@@ -71,3 +71,17 @@ class RemoteError(BrainError):
 
 class ProblemsFoundError(BrainError):
     """A check ran to completion and found problems (verify, `--strict` ingest)."""
+
+
+class LifecycleRefusedError(RefusedError):
+    """A drop, supersession, demotion or redaction the protocol or the policy forbids; nothing was written.
+
+    `code` names the rule (e.g. `episodic-append-only`), `block` the block it is about, `detail` the reason;
+    the message is one line naming the block and the fix.
+    """
+
+    def __init__(self, code: str, block: str, detail: str, fix: str) -> None:
+        self.code = code
+        self.block = block
+        self.detail = detail
+        super().__init__(f"{detail}; {fix}")

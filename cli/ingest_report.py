@@ -78,6 +78,8 @@ def render_ingest(result: IngestResult, output: Output, *, verbose: bool = False
         f" (cache hits {result.cache_hits}); {result.blocks_added} blocks "
         + ("would be added" if result.dry_run else f"added in {result.checkpoints} snapshot(s)")
     )
+    if result.missing:
+        yield _missing_line(result)
     if result.snapshot and not result.dry_run:
         yield f"snapshot {result.snapshot}"
     rows = [(o, p) for o in result.outcomes for p in o.problems]
@@ -116,3 +118,20 @@ def _first_sources(
         named = sources.get(code, [])
         more = len(named) - FIRST_SOURCES
         yield f"  {code}: " + ", ".join(named[:FIRST_SOURCES]) + (f" and {more} more" if more > 0 else "")
+
+
+def _missing_line(result: IngestResult) -> str:
+    """One line for the sources whose files are gone (`ingest.sync`)."""
+    gone = result.missing
+    if all(m.action == "missing" for m in gone):
+        first = ", ".join(m.origin for m in gone[:3]) + (", ..." if len(gone) > 3 else "")
+        return f"missing {len(gone)} sources no longer under the roots ({first}): still in the brain; pass --sync to drop them"
+    dropped = [m for m in gone if m.action == "dropped"]
+    demoted = [m for m in gone if m.action == "demoted"]
+    blocks = sum(n for m in gone for n in m.dropped.values())
+    verb = "would remove" if result.dry_run else "removed"
+    line = f"sync: {verb} {len(gone)} deleted sources: {len(dropped)} dropped, {blocks} blocks in all"
+    if demoted:
+        line += f"; {len(demoted)} demoted with their episodes (episodes are never dropped): "
+        line += ", ".join(m.origin for m in demoted[:3]) + (", ..." if len(demoted) > 3 else "")
+    return line

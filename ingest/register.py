@@ -27,6 +27,7 @@ from ingest.commit import Stager
 from ingest.fingerprints import FingerprintEntry, FingerprintIndex
 from ingest.hashing import Blake3Tee, iter_file_chunks
 from ingest.normalize import NormalizationError, installed_pipelines, pipeline_for
+from ingest.proposers.heuristic import NO_CANDIDATES
 from ingest.replace import RunLineage
 from ingest.report import SourceProblemReport, Status
 from ingest.sources import SourceFile, read_head, sniff
@@ -123,7 +124,8 @@ class Registrar:
             media_type = self.options.media_type or guess.media_type
             tee = Blake3Tee([data] if data is not None else iter_file_chunks(source.path))
             if data is not None:
-                digest, size = self._put_small(b"".join(tee), media_type), len(data)
+                # Put in the background: a pipeline that reads files only gets it stored in `_normalize`.
+                digest, size = self.stager.put_blob_later(b"".join(tee)), len(data)
             else:
                 digest, size = self.stager.sink.put_blob_stream(tee)
         except FileNotFoundError:
@@ -206,12 +208,6 @@ class Registrar:
             )
             reg.fingerprint = None  # not recorded: every run reports it until the brain and the file agree
 
-    def _put_small(self, data: bytes, media_type: str) -> OciDigest:
-        pipeline = pipeline_for(media_type)
-        if pipeline is None or hasattr(pipeline, "normalize_bytes"):
-            return self.stager.put_blob_later(data)  # normalized from memory: nothing reads the file this run
-        return self.stager.sink.put_blob(data)  # the pipeline reads the stored blob
-
     def _still_current(self, entry: FingerprintEntry) -> bool:
         """The entry's block is a member and would be built the same way today."""
         if self.options.media_type is not None and entry.media_type != self.options.media_type:
@@ -248,18 +244,30 @@ class Registrar:
     ) -> tuple[NormalizedView | None, tuple[str, str] | None]:
         pipeline = pipeline_for(media_type)
         if pipeline is None:
+            detail = f"no normalization pipeline reads {media_type}: registered as bytes, nothing to propose from"
+            reg.problems.append(SourceProblemReport(stage="normalize", code=NO_CANDIDATES, detail=detail, kind="note"))
             return None, None
         readable = source_path if self._blob_path is None else self._blob_path(digest)
-        from_bytes = getattr(pipeline, "normalize_bytes", None)
         try:
             # `data` hashed to `digest`: it is the stored blob, so the view still describes the registered bytes.
-            output = pipeline.normalize(readable) if data is None or from_bytes is None else from_bytes(data)
+            output = None if data is None else pipeline.normalize_bytes(data)
+            if output is None:
+                if data is not None and self._blob_path is not None:
+                    self.stager.sink.put_blob(data)  # this pipeline reads the stored blob: it must be there now
+                output = pipeline.normalize(readable)
         except NormalizationError as e:
             detail = f"{pipeline.name}: {e.detail}".replace(str(readable), reg.relpath)
-            reg.problems.append(SourceProblemReport(stage="normalize", code=e.code, detail=detail, kind="failure"))
+            reg.problems.append(
+                SourceProblemReport(stage="normalize", code=e.code, detail=detail, kind="note" if e.note else "failure")
+            )
             return None, None
         # A view identical to the source shares its blob (already stored and verified just now).
         view_digest = digest if output.data == data else self.stager.sink.put_blob(output.data)
         reg.view = output.data
         view = NormalizedView(blob=view_digest, media_type=output.media_type, size=len(output.data))
-        return view, (pipeline.name, pipeline.version)
+        for note in output.notes:  # e.g. `charset-mismatch: declared ..., detected ...`
+            code, _, detail = note.partition(": ")
+            reg.problems.append(SourceProblemReport(stage="normalize", code=code, detail=detail, kind="note"))
+        # A composed or parameterized pipeline (`gzip+man-text`, `text-nfc;charset=cp1252`) names itself.
+        name = output.pipeline or pipeline.name
+        return view, (name, self._pipelines.get(name, pipeline.version))

@@ -53,6 +53,18 @@ class SourceOutcome(_Model):
     problems: tuple[SourceProblemReport, ...] = ()
 
 
+class SyncOutcome(_Model):
+    """A registered source whose file is gone from the ingested roots (`ingest.sync`): only reported
+    (`missing`), or removed with `--sync` (`dropped` with its cascade; `demoted` when the cascade reaches an
+    episode: the source and its episodes demoted, the rest of its cascade dropped)."""
+
+    origin: str
+    block: str
+    action: Literal["missing", "dropped", "demoted"]
+    dropped: dict[str, int] = {}
+    demoted: int = 0
+
+
 class IngestResult(_Model):
     """The whole run: totals first, then every source in processing order."""
 
@@ -75,6 +87,7 @@ class IngestResult(_Model):
     bytes_registered: int
     cache_hits: int
     outcomes: tuple[SourceOutcome, ...]
+    missing: tuple[SyncOutcome, ...] = ()
 
     @property
     def strict_problems(self) -> int:

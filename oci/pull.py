@@ -250,6 +250,10 @@ def pull(
             with contextlib.suppress(FileNotFoundError):
                 brain.blobs.path(digest).unlink()
         raise
+    if outcome.head_moved:
+        from oci.redaction import honour_tombstones
+
+        honour_tombstones(brain)  # only now: the new head is verified and current
     return PullResult(
         reference=str(reference),
         digest=fetched.digest,

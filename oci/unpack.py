@@ -101,6 +101,8 @@ class Staging:
 
     def put(self, hex_digest: str, data: bytes) -> None:
         """Store verified bytes under their name unless a good copy already exists."""
+        if hex_digest in self.blobs.destroyed():
+            return  # redacted here (§7.5): never written back, whatever the artifact holds
         path = self.blobs.directory / hex_digest
         existed = os.path.exists(path)
         if existed and self.blobs.verify_file(OciDigest(hex_digest)):
@@ -112,6 +114,9 @@ class Staging:
     def adopt(self, hex_digest: str, temp: Path) -> None:
         """Rename a verified spooled temp file into place unless a good copy already exists."""
         digest = OciDigest(hex_digest)
+        if hex_digest in self.blobs.destroyed():
+            temp.unlink(missing_ok=True)  # redacted here (§7.5): never written back
+            return
         if not self.blobs.verify_file(digest):
             existed = self.blobs.has(digest)
             os.replace(temp, self.blobs.path(digest))

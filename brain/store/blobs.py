@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import json
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -16,10 +17,18 @@ from typing import BinaryIO
 
 from brain.errors import IntegrityError, InvalidInputError, NotFoundError
 from brain.identity import Digest, OciDigest
-from brain.store.atomic import TEMP_PREFIX, fsync_directory, open_temp, publish, sync_tree, temp_file
+from brain.store.atomic import (
+    TEMP_PREFIX,
+    fsync_directory,
+    open_temp,
+    publish,
+    sync_tree,
+    temp_file,
+)
 from brain.store.write_behind import WriteBehind
 
 BLOB_DIR = ("blobs", "sha256")
+TOMBSTONES_FILE = ("boltzmann", "tombstones.json")  # digests destroyed by redaction → reason (§5.5, §7.5)
 CHUNK = 1 << 20
 _FIX = "the file is corrupt: restore it from a copy of the brain or pull it again, then run `brain verify`"
 
@@ -69,6 +78,25 @@ class BlobStore:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.directory = self.root.joinpath(*BLOB_DIR)
+        self._destroyed: frozenset[str] | None = None
+
+    def destroyed(self) -> frozenset[str]:
+        """Hex digests whose bytes a redaction destroyed (`boltzmann/tombstones.json`): never stored again."""
+        if self._destroyed is None:
+            self._destroyed = read_destroyed(self.root)
+        return self._destroyed
+
+    def forget_destroyed(self) -> None:
+        """Re-read `tombstones.json` on the next `destroyed()` (after a redaction wrote it)."""
+        self._destroyed = None
+
+    def delete(self, digest: Digest) -> bool:
+        """Remove the blob file named `digest` (redaction, prune); False if there was none."""
+        try:
+            os.unlink(self.path(digest))
+            return True
+        except FileNotFoundError:
+            return False
 
     def path(self, digest: Digest) -> Path:
         """Where the blob named `digest` lives (whether or not it exists)."""
@@ -116,6 +144,8 @@ class BlobStore:
     def put(self, data: bytes, *, sync: bool = True) -> OciDigest:
         """Store `data` under its digest; a good existing copy is kept, a corrupt one is replaced."""
         digest = OciDigest.of(data)
+        if digest.hex in self.destroyed():
+            return digest  # redacted bytes are never written back (§7.5)
         target = os.path.join(self.directory, digest.hex)
         try:
             with open(target, "rb") as handle:
@@ -172,7 +202,7 @@ class BlobStore:
                     f"refused to store a blob announced as {expected}: its {size} bytes hash to {digest}",
                     hint="the source changed or was tampered with; fetch it again",
                 )
-            if not self.verify_file(digest):
+            if digest.hex not in self.destroyed() and not self.verify_file(digest):
                 publish(temp, handle, self.path(digest), sync=sync)
         return digest, size
 
@@ -199,4 +229,15 @@ class BlobStore:
         return NotFoundError(f"blob {digest} is not stored in {self.directory}")
 
 
-__all__ = ["BLOB_DIR", "TEMP_PREFIX", "BlobStore", "VerifyingReader"]
+def read_destroyed(root: Path) -> frozenset[str]:
+    """The hex digests `boltzmann/tombstones.json` lists (absent or unreadable: none)."""
+    try:
+        mapping = json.loads(Path(root).joinpath(*TOMBSTONES_FILE).read_bytes())
+    except (FileNotFoundError, NotADirectoryError, ValueError):
+        return frozenset()
+    if not isinstance(mapping, dict):
+        return frozenset()
+    return frozenset(key.removeprefix("sha256:") for key in mapping if isinstance(key, str))
+
+
+__all__ = ["BLOB_DIR", "TEMP_PREFIX", "TOMBSTONES_FILE", "BlobStore", "VerifyingReader", "read_destroyed"]

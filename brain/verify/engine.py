@@ -20,7 +20,7 @@ from brain.verify.facts import MISSING, OK, BlockFacts, NamedBlob, from_wire, to
 from brain.verify.history import HistoryWalker, ModuleState
 from brain.verify.integrity import blob_problems, block_problems, inspect_blobs, inspect_blocks
 from brain.verify.ledger_checks import LedgerIndex, ledger_problems
-from brain.verify.pool import PARALLEL_THRESHOLD, parallel_map
+from brain.concurrency import PARALLEL_THRESHOLD, parallel_map
 from brain.verify.report import MODULE_NAMES, ModuleSummary, Problem, VerifyReport
 from brain.verify.resolvability import (
     block_resolvability,

@@ -27,7 +27,7 @@ from brain.verify.compositions import (
     stored_bytes,
     usable,
 )
-from brain.verify.pool import parallel_map
+from brain.concurrency import parallel_map
 from brain.verify.report import Problem
 
 

@@ -13,10 +13,17 @@ from cli.commands import pack, tags
 from cli.commands import verify
 from cli.commands import proposers
 from cli.commands import ingest
+from cli.commands import diff, drop, demote, prune, redact, supersede
 
 COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     init.init,
     ingest.ingest,
+    drop.drop,
+    supersede.supersede,
+    demote.demote,
+    redact.redact,
+    prune.prune,
+    diff.diff,
     status.status,
     verify.verify,
     log.log,

@@ -75,6 +75,9 @@ def ingest(
         bool, typer.Option("--no-ignore", help="Ingest what .gitignore and .git/info/exclude leave out.")
     ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would happen; write nothing.")] = False,
+    sync: Annotated[
+        bool, typer.Option("--sync", help="Drop sources whose files are gone from the roots (with their cascade).")
+    ] = False,
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 if any source failed or any candidate was rejected.")
     ] = False,
@@ -125,6 +128,12 @@ def ingest(
             on_progress=on_progress,
         )
         on_progress.conclude(result)
+    from ingest.sync import sync_after
+
+    result = sync_after(
+        brain, paths, origin, result, apply=sync, dry_run=dry_run, actor=context.actor(),
+        lock_timeout=context.lock_timeout, on_wait=output.message,
+    )
     output.result(result, lambda r: render_ingest(r, output, verbose=verbose))
     if strict and result.strict_problems:
         raise ProblemsFoundError(

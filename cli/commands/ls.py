@@ -59,7 +59,7 @@ def ls(
     # Accessibility and origins come from provenance records alone; skipping the structural edges
     # (which would read every semantic and procedural block a second time) keeps ls to one pass.
     provenance = modules.get(MemoryType.PROVENANCE)
-    ledger = Ledger.of({} if provenance is None else {MemoryType.PROVENANCE: provenance})
+    ledger = Ledger.of({} if provenance is None else {MemoryType.PROVENANCE: provenance}, members=modules)
     members = [
         Member(
             block_id=block.block_id,

@@ -157,7 +157,7 @@ def ledger_of(block_id: BlockId, ledger: Ledger) -> BlockLedger:
         registration=wire(ledger.registrations.get(block_id)),
         normalization=wire(ledger.normalizations.get(block_id)),
         validation=wire(ledger.validations.get(block_id)),
-        superseded_by=sorted(ledger.superseded_by.get(block_id, ())),
+        superseded_by=list(ledger.winners.get(block_id, ())),
         supersedes=sorted({s.supersedes for s in ledger.supersessions if s.block == block_id}),
         demotion=wire(ledger.demotions.get(block_id)),
     )
