@@ -3,15 +3,29 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import RenderableType
 
+from brain.blocks.memory_type import MemoryType
 from brain.errors import ProblemsFoundError, UsageError
+from brain.snapshot import TrustScope
+from brain.installed import refuse_if_left_out
 from cli.context import cli_context
 from cli.ingest_report import ingest_progress, render_ingest
 from cli.options import JsonFlag
+from cli.output import Output
+from cli.signing import SignedHead, SigningPlan, SignWithOption
+from ingest.report import IngestResult
+
+
+class SignedIngestResult(IngestResult):
+    """The ingest result, plus the signature record over the snapshot it made (`--sign-with`)."""
+
+    signed: SignedHead | None = None
 
 _Repeat = list[str] | None
 
@@ -84,6 +98,7 @@ def ingest(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="One row per problem (default: counts and first sources).")
     ] = False,
+    sign_with: SignWithOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Ingest files: register their bytes, propose knowledge, commit what the validation gate accepts."""
@@ -116,7 +131,11 @@ def ingest(
         vcs_ignore=not no_ignore,
     )
     brain = context.open_brain()
+    needed = (MemoryType.CANONICAL, MemoryType.PROVENANCE, *options.allow)
+    why = "ingest registers canonical sources and its validation gate checks evidence, duplicates and contradictions"
+    refuse_if_left_out(brain.blobs, brain.head(), brain.snapshot(), needed, why)
     output = context.output(as_json)
+    signing = SigningPlan.prepare(brain, None if dry_run else sign_with, {TrustScope.INGEST, TrustScope.COMMIT}, "this ingest")
     with ingest_progress(output) as on_progress:
         result = run_ingest(
             brain,
@@ -134,7 +153,8 @@ def ingest(
         brain, paths, origin, result, apply=sync, dry_run=dry_run, actor=context.actor(),
         lock_timeout=context.lock_timeout, on_wait=output.message,
     )
-    output.result(result, lambda r: render_ingest(r, output, verbose=verbose))
+    result = SignedIngestResult(**dict(result), signed=signing.sign_new_head(context))
+    output.result(result, lambda r: _render(r, output, verbose=verbose))
     if strict and result.strict_problems:
         raise ProblemsFoundError(
             f"--strict: {result.strict_problems} problem(s) (failed sources or rejected candidates); "
@@ -151,3 +171,9 @@ def _license(spdx: str | None, unchecked: str | None) -> str | None:
     if unchecked is not None:
         return unchecked_license(unchecked)
     return None if spdx is None else spdx_expression(spdx)
+
+
+def _render(result: SignedIngestResult, output: Output, *, verbose: bool) -> Iterator[RenderableType]:
+    yield from render_ingest(result, output, verbose=verbose)
+    if result.signed is not None:
+        yield f"signed by {result.signed.key} (record {result.signed.record})"

@@ -20,6 +20,7 @@ from brain.blocks.provenance import RegistrationRecord
 from brain.brain import Brain
 from brain.errors import InvalidInputError, NotFoundError, UsageError
 from brain.identity import BlockId
+from brain.installed import left_out_evidence_note
 from brain.ledger import Ledger
 from cli.context import cli_context
 from cli.options import JsonFlag, resolve_block_id
@@ -91,6 +92,9 @@ def show(ctx: typer.Context, block: TargetArgument, as_json: JsonFlag = False) -
         ledger=ledger_of(block_id, ledger),
     )
     output = context.output(as_json)
+    note = left_out_evidence_note(brain.blobs, brain.head(), brain.snapshot(), result.ledger.evidence)
+    if note is not None:
+        output.message(note)
     output.result(result, lambda r: _render(r, output))
 
 

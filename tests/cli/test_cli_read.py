@@ -204,5 +204,6 @@ def test_ls_after_a_selective_pull_lists_what_is_installed(brain: BrainRunner, t
     assert_one_line_error(brain("--brain", "partial", "ls", "--type", "episodic"), 4)
     status = brain("--brain", "partial", "status", "--json")
     assert status.code == 0
-    assert set(status.json()["modules"]) == {"canonical", "episodic", "semantic", "procedural", "provenance"}
+    # The head is a local snapshot of exactly the installed modules (§6.8).
+    assert set(status.json()["modules"]) == {"canonical", "semantic", "provenance"}
     assert status.stderr == "not installed (selective pull): episodic, procedural\n"
