@@ -8,8 +8,9 @@ origin lies under the ingested roots and whose file is gone leaves the brain in 
 Without `--sync` the same sources are only reported as `missing`. A source counts as gone only when no
 file of the run has its origin or its bytes (a renamed file keeps the same canonical block), and, when
 the local fingerprint index remembers where the block was read from, that path is under a root and gone.
-Which origins lie under a root follows `ingest.register.Registrar.origin_of`: the path relative to a
-directory root (joined to `--origin` when given), or the root file's own origin.
+Which origins lie under a root follows `ingest.register.Registrar.origin_of`: the default origins below a
+directory root (`ingest.sources.origins.origin_prefix`: `docs/` for `docs` in a repository), or the path
+relative to it joined to `--origin` when given; a root file is its own origin.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from brain.lifecycle.records import (
 from ingest.fingerprints import FingerprintIndex
 from ingest.lineage_graph import LineageGraph, graph_of, log_commit
 from ingest.report import IngestResult, SyncOutcome
+from ingest.sources.origins import origin_prefix
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ def scope_of(root: Path, origin_option: str | None) -> Scope | None:
     absolute = Path(os.path.abspath(root))
     if not absolute.is_dir():
         return None
-    return Scope(absolute, prefix=f"{origin_option.rstrip('/')}/" if origin_option else "")
+    return Scope(absolute, prefix=f"{origin_option.rstrip('/')}/" if origin_option else origin_prefix(absolute))
 
 
 @dataclass

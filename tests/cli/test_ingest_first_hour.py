@@ -201,3 +201,24 @@ def test_default_output_counts_per_code_and_verbose_lists_every_problem(brain: B
     verbose = brain("--brain", str(other), *args, "--allow", "semantic", "--verbose")
     rows = [line for line in verbose.stdout.splitlines() if " validate " in line]
     assert len(rows) == 24 and rows[0].startswith("src/n00.md"), verbose.stdout  # two problems per source
+
+
+@needs_git
+def test_sync_of_one_folder_covers_the_origins_below_it_only(brain: BrainRunner, tmp_path: Path) -> None:
+    """`ingest docs --sync` in a brain without the local index (CI after a pull) leaves README.md alone."""
+    repo = _git_repo(
+        tmp_path / "project",
+        {"README.md": "# Project\n\nA project is a plan.\n", "docs/guide.md": "# Guide\n\nA guide is a text.\n",
+         "docs/old.md": "# Old\n\nAn old page is a page.\n"},
+    )  # fmt: skip
+    brain_dir = tmp_path / "brain"
+    assert brain("--brain", str(brain_dir), "init").code == 0
+    _ingest(brain, brain_dir, ".", cwd=repo)
+    (repo / "docs" / "old.md").unlink()
+    (brain_dir / "boltzmann" / "fingerprints.json").unlink()  # as in a fresh CI checkout of a pulled brain
+    synced = _ingest(brain, brain_dir, "docs", "--sync", cwd=repo)
+    assert [m["origin"] for m in synced["missing"]] == ["docs/old.md"], synced["missing"]
+    assert _origins(brain_dir) == ["README.md", "docs/guide.md", "docs/old.md"]  # registrations stay in the ledger
+    listed = brain("--brain", str(brain_dir), "ls", "--type", "canonical", "--json").json()
+    assert sorted(m["title"].split(" ")[0] for m in listed) == ["README.md", "docs/guide.md"]
+
