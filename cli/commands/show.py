@@ -18,7 +18,7 @@ from rich.console import RenderableType
 from brain.blocks.memory_type import MemoryType
 from brain.blocks.provenance import RegistrationRecord
 from brain.brain import Brain
-from brain.errors import InvalidInputError, NotFoundError, UsageError
+from brain.errors import AmbiguousIdError, InvalidInputError, NotFoundError, UsageError
 from brain.identity import BlockId
 from brain.installed import left_out_evidence_note
 from brain.ledger import Ledger
@@ -129,7 +129,7 @@ def source_of(brain: Brain, ledger: Ledger, origin: str) -> BlockId:
         )
     current = sorted({r.block for r in members if ledger.is_accessible(r.block)})
     if len(current) > 1:
-        raise UsageError(
+        raise AmbiguousIdError(
             f"origin {origin!r} names {len(current)} current sources: {', '.join(b.short for b in current)}",
             hint="give the block id instead",
         )
