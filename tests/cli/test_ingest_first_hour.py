@@ -222,3 +222,45 @@ def test_sync_of_one_folder_covers_the_origins_below_it_only(brain: BrainRunner,
     listed = brain("--brain", str(brain_dir), "ls", "--type", "canonical", "--json").json()
     assert sorted(m["title"].split(" ")[0] for m in listed) == ["README.md", "docs/guide.md"]
 
+
+
+def _current_canonical(brain: BrainRunner, brain_dir: Path) -> list[str]:
+    listed = brain("--brain", str(brain_dir), "ls", "--type", "canonical", "--json").json()
+    return sorted(m["title"].split(" (")[0] for m in listed)
+
+
+def test_a_changed_file_replaces_its_own_version_when_its_default_origin_moved(
+    brain: BrainRunner, tmp_path: Path
+) -> None:
+    """Outside a repository the default origin follows the current directory; the same file changed and
+    ingested from elsewhere replaces its own previous version (the index knows the path), with a note."""
+    work = _write(tmp_path / "work", {"notes/a.md": "# A\n\nAlpha is a letter.\n", "notes/b.md": "# B\n\nBeta.\n"})
+    brain_dir = tmp_path / "brain"
+    assert brain("--brain", str(brain_dir), "init").code == 0
+    _ingest(brain, brain_dir, "notes", cwd=work)
+    (work / "notes" / "a.md").write_text("# A\n\nAlpha is the first letter.\n")
+    os.utime(work / "notes" / "a.md", (1, 1))
+    moved = _ingest(brain, brain_dir, ".", cwd=work / "notes")
+    outcome = next(o for o in moved["outcomes"] if o["origin"] == "a.md")
+    assert outcome["status"] == "replaced", moved
+    (note,) = [p for p in outcome["problems"] if p["kind"] == "note"]
+    assert note["code"] == "origin-changed" and "registered as notes/a.md" in note["detail"]
+    assert _current_canonical(brain, brain_dir) == ["a.md", "notes/b.md"]  # b.md unchanged keeps its origin
+
+
+def test_a_changed_duplicate_or_an_explicit_origin_replaces_nothing(brain: BrainRunner, tmp_path: Path) -> None:
+    text = "# A\n\nAlpha is a letter.\n"
+    work = _write(tmp_path / "work", {"a.md": text, "copy/a.md": text, "c.md": "# C\n\nGamma.\n"})
+    brain_dir = tmp_path / "brain"
+    assert brain("--brain", str(brain_dir), "init").code == 0
+    _ingest(brain, brain_dir, ".", cwd=work)
+    (work / "copy" / "a.md").write_text(text + "\nAlpha is first.\n")
+    os.utime(work / "copy" / "a.md", (1, 1))
+    again = _ingest(brain, brain_dir, ".", cwd=work)
+    copy = next(o for o in again["outcomes"] if o["origin"] == "copy/a.md")
+    assert copy["status"] == "registered" and again["replaced"] == 0, again  # a.md still holds the old bytes
+    (work / "c.md").write_text("# C\n\nGamma is third.\n")
+    os.utime(work / "c.md", (1, 1))
+    explicit = _ingest(brain, brain_dir, "c.md", "--origin", "https://example.org/c", cwd=work)
+    assert explicit["registered"] == 1 and explicit["replaced"] == 0, explicit
+    assert _current_canonical(brain, brain_dir) == ["a.md", "c.md", "copy/a.md", "https://example.org/c"]
