@@ -264,3 +264,13 @@ def test_a_changed_duplicate_or_an_explicit_origin_replaces_nothing(brain: Brain
     explicit = _ingest(brain, brain_dir, "c.md", "--origin", "https://example.org/c", cwd=work)
     assert explicit["registered"] == 1 and explicit["replaced"] == 0, explicit
     assert _current_canonical(brain, brain_dir) == ["a.md", "c.md", "copy/a.md", "https://example.org/c"]
+
+
+@needs_git
+def test_a_run_that_finds_nothing_says_why(brain: BrainRunner, tmp_path: Path) -> None:
+    repo = _git_repo(tmp_path / "repo", {".gitignore": "*\n", "notes/a.md": "# A\n\nAlpha.\n"})
+    brain_dir = tmp_path / "brain"
+    assert brain("--brain", str(brain_dir), "init").code == 0
+    run = brain("--brain", str(brain_dir), "--actor", ACTOR, "ingest", "notes", cwd=repo)
+    assert run.code == 0 and "warning: no source found under notes" in run.stderr and "--no-ignore" in run.stderr, run
+    assert _ingest(brain, brain_dir, "notes", "--no-ignore", cwd=repo)["registered"] == 1
