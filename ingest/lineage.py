@@ -38,13 +38,13 @@ from brain.blocks.provenance import (
     RegistrationRecord,
     SupersessionRecord,
 )
+from brain.concurrency import PARALLEL_THRESHOLD, parallel_map
 from brain.errors import BrainError, IntegrityError
 from brain.identity import BlockId, OciDigest
 from brain.ledger import record_of, structural_targets
 from brain.module import read_block
 from brain.store.atomic import atomic_write
 from brain.store.blobs import BlobStore
-from brain.concurrency import PARALLEL_THRESHOLD, parallel_map
 from ingest.validate import ContradictionKey, statement_key
 
 LOG = Path("boltzmann") / "cache" / "lineage.log"
