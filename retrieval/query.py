@@ -289,7 +289,7 @@ class Searcher:
         return sorted([*rows, *added], key=lambda r: -r.score)
 
     def _neighbours(self, hex_id: str) -> Iterator[tuple[Neighbour, bool | None]]:
-        """Blocks one edge away (at most `_EDGES_PER_KIND_QUERY` per direction) and whether each is accessible
+        """Blocks one edge away (at most `_EDGES_PER_QUERY` per direction) and whether each is accessible
         (None: not indexed, so never shown)."""
         key = self.index.key(hex_id)
         if key is None:
