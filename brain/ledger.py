@@ -79,6 +79,12 @@ def structural_targets(block: Block) -> set[BlockId]:
     return {BlockId.parse(x) for x in found if isinstance(x, str)}
 
 
+def membership(modules: Mapping[MemoryType, Module]) -> Callable[[BlockId], bool] | None:
+    """The membership accessibility consults: any module but provenance (None without one: every winner counts)."""
+    held = [module for t, module in modules.items() if t is not MemoryType.PROVENANCE]
+    return (lambda block_id: any(block_id in module for module in held)) if held else None
+
+
 @dataclass
 class Ledger:
     """What the provenance records say about every block, plus the dependency graph used by drops."""
@@ -128,9 +134,7 @@ class Ledger:
 
         ledger = cls.from_records(records)
         ledger._structural, ledger._structural_edges = None, structural
-        held = [module for t, module in (modules if members is None else members).items() if t is not MemoryType.PROVENANCE]
-        if held:
-            ledger.is_member = lambda block_id: any(block_id in module for module in held)
+        ledger.is_member = membership(modules if members is None else members)
         return ledger
 
     @classmethod

@@ -15,8 +15,9 @@ from brain.errors import BrainError, LifecycleRefusedError
 from brain.identity import BlockId
 from brain.lifecycle.describe import title_of
 from brain.lifecycle.graph import DependencyGraph
-from cli.options import resolve_block_id
 from cli.output import Output, Result
+from cli.targets import resolve_target
+from ingest.block_ledger import LedgerReader
 
 SHOWN_PER_MODULE = 50
 
@@ -63,8 +64,10 @@ class Titles(Mapping[BlockId, str]):
 
 
 def resolve_all(brain: Brain, texts: Sequence[str]) -> list[BlockId]:
-    """Each argument as a block id (a full id, or an unambiguous prefix of a current member)."""
-    return [resolve_block_id(brain, text) for text in texts]
+    """Each argument as a block id (a full id, an unambiguous prefix of a current member, or a source's
+    origin: its current canonical block)."""
+    reader = LedgerReader(brain)  # reads the lineage log only if some argument is not an id
+    return [resolve_target(brain, reader, text) for text in texts]
 
 
 def describe(

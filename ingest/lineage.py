@@ -2,7 +2,7 @@
 one file in a large brain, or judging one source's proposals, reads one file instead of decoding every
 provenance and semantic block.
 
-Six kinds of fact, each only ever added (readers intersect them with the snapshot's members, so a drop
+Seven kinds of fact, each only ever added (readers intersect them with the snapshot's members, so a drop
 adds none and a dropped block's facts simply stop mattering):
 
     registered   origin → canonical block      (registration records that name an origin)
@@ -12,6 +12,8 @@ adds none and a dropped block's facts simply stop mattering):
     stated       semantic block → (label, subject, kind) and statement   (the gate's contradiction check)
     linked       target → semantic/procedural block naming it in `relations[].target` / `steps[].uses`
                  (the structural edges of the drop cascade, §7.4)
+    recorded     provenance record → the blocks it is about and the blocks it cites (so `brain show`
+                 decodes the few records about one block, not the whole ledger)
 
 `boltzmann/cache/lineage.log` holds JSON lines: a format line, then for each commit the facts it added
 and a marker naming the snapshot it made and how many facts precede it since the previous marker. The
@@ -48,7 +50,7 @@ from brain.store.blobs import BlobStore
 from ingest.validate import ContradictionKey, statement_key
 
 LOG = Path("boltzmann") / "cache" / "lineage.log"
-FORMAT = "brain.lineage/3"  # the first line; a log of another format (or none) is stale
+FORMAT = "brain.lineage/4"  # the first line; a log of another format (or none) is stale
 _MARKER = "snapshot"
 _TAIL = 1 << 16  # a marker line is short; the tail read to find the last one
 
@@ -68,6 +70,8 @@ class Lineage:
     statements: dict[ContradictionKey, dict[str, str]] = field(default_factory=dict)  # key → {hex: statement}
     producers: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)  # derived → (kind, id, version)
     linked: dict[str, set[str]] = field(default_factory=dict)  # target → blocks naming it structurally
+    records_about: dict[str, set[str]] = field(default_factory=dict)  # block → records naming it as a subject
+    records_citing: dict[str, set[str]] = field(default_factory=dict)  # block → derivation records citing it
 
     def apply(self, fact: Fact) -> None:
         kind = fact[0]
@@ -87,6 +91,11 @@ class Lineage:
                 self.dependents.setdefault(source, set()).add(derived)
                 if task is not None:
                     self.answered.setdefault(source, set()).add(task)
+        elif kind == "recorded":
+            for block in fact[2]:
+                self.records_about.setdefault(block, set()).add(fact[1])
+            for block in fact[3]:
+                self.records_citing.setdefault(block, set()).add(fact[1])
         elif kind == "linked":
             self.linked.setdefault(fact[1], set()).add(fact[2])  # type: ignore[arg-type]
         elif kind == "stated":
@@ -153,7 +162,7 @@ def facts_of_block(block: Block) -> Iterator[Fact]:
     if block.memory_type is MemoryType.PROVENANCE:
         record = record_of(block)
         if record is not None:
-            yield from facts_of(record)
+            yield from facts_of(record, block.block_id)
         return
     if block.memory_type is MemoryType.SEMANTIC:
         key, statement = statement_key(block.payload())
@@ -164,8 +173,10 @@ def facts_of_block(block: Block) -> Iterator[Fact]:
             yield ("linked", target, block.block_id.hex)
 
 
-def facts_of(record: Record) -> Iterator[Fact]:
-    """The lineage facts one provenance record adds (none for the kinds replacing does not consult)."""
+def facts_of(record: Record, record_id: BlockId) -> Iterator[Fact]:
+    """The lineage facts the provenance record `record_id` adds: what it is about and cites, then those
+    replacing consults."""
+    yield ("recorded", record_id.hex, *subjects_of(record))
     if isinstance(record, RegistrationRecord):
         if record.origin is not None:
             yield ("registered", record.origin, record.block.hex)
@@ -177,6 +188,17 @@ def facts_of(record: Record) -> Iterator[Fact]:
         producer = record.producer
         made = (producer.kind.value, producer.id, producer.version)
         yield ("cited", record.block.hex, tuple(e.hex for e in record.derived_from), record.task, made)
+
+
+def subjects_of(record: Record) -> tuple[list[str], list[str]]:
+    """The hexes of the blocks `record` is about (its block, a supersession's loser, a removal's blocks)
+    and of those it cites (a derivation's evidence): every view `Ledger` files it under."""
+    about = {b.hex for b in getattr(record, "blocks", ())}
+    for name in ("block", "supersedes"):
+        if (named := getattr(record, name, None)) is not None:
+            about.add(named.hex)
+    cited = [b.hex for b in record.derived_from] if isinstance(record, DerivationRecord) else []
+    return sorted(about), cited
 
 
 def _line(fact: Fact) -> str:

@@ -25,7 +25,7 @@ from ingest.lineage_graph import graph_of, log_commit
 
 def demote(
     ctx: typer.Context,
-    blocks: Annotated[list[str], typer.Argument(metavar="ID...", help="Block ids or unambiguous prefixes.",
+    blocks: Annotated[list[str], typer.Argument(metavar="ID|ORIGIN...", help="Block ids, unambiguous prefixes or source origins.",
                                                 show_default=False)],
     reason: ReasonOption = None,
     policy: Annotated[str | None, typer.Option("--policy", metavar="NAME", help="Policy name to record.")] = None,

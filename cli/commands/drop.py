@@ -49,7 +49,7 @@ class DropResult(Result):
 
 def drop(
     ctx: typer.Context,
-    blocks: Annotated[list[str] | None, typer.Argument(metavar="ID...", help="Block ids or unambiguous prefixes.",
+    blocks: Annotated[list[str] | None, typer.Argument(metavar="ID|ORIGIN...", help="Block ids, unambiguous prefixes or source origins.",
                                                       show_default=False)] = None,
     reason: Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why (recorded in each removal record).")] = "",
     policy: Annotated[str | None, typer.Option("--policy", metavar="NAME", help="Policy name to record.")] = None,

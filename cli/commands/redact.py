@@ -50,7 +50,7 @@ class RedactResult(Result):
 
 def redact(
     ctx: typer.Context,
-    blocks: Annotated[list[str], typer.Argument(metavar="ID...", help="Block ids or unambiguous prefixes.",
+    blocks: Annotated[list[str], typer.Argument(metavar="ID|ORIGIN...", help="Block ids, unambiguous prefixes or source origins.",
                                                 show_default=False)],
     reason: Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why (recorded, and in tombstones.json).")] = "",
     only: Annotated[bool, typer.Option("--only", help="Only the named blocks, not what quotes them.")] = False,

@@ -7,24 +7,21 @@ the source's current canonical block. Evidence is shown as the sources people kn
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import RenderableType
 
 from brain.blocks.memory_type import MemoryType
-from brain.blocks.provenance import RegistrationRecord
-from brain.brain import Brain
-from brain.errors import AmbiguousIdError, InvalidInputError, NotFoundError, UsageError
 from brain.identity import BlockId
 from brain.installed import left_out_evidence_note
 from brain.ledger import Ledger
 from cli.context import cli_context
-from cli.options import JsonFlag, resolve_block_id
+from cli.options import JsonFlag
 from cli.output import Output, Result
+from cli.targets import resolve_target
+from ingest.block_ledger import LedgerReader
 
 TargetArgument = Annotated[
     str,
@@ -34,7 +31,6 @@ TargetArgument = Annotated[
         show_default=False,
     ),
 ]
-_ID_LIKE = re.compile(r"(sha256:)?[0-9a-fA-F]+")
 
 
 class Citation(Result):
@@ -79,8 +75,9 @@ def show(ctx: typer.Context, block: TargetArgument, as_json: JsonFlag = False) -
     """Show a block (by id, or a source by its origin) and what the ledger says about it."""
     context = cli_context(ctx)
     brain = context.open_brain()
-    ledger = brain.ledger()
-    block_id = resolve_target(brain, ledger, block)
+    reader = LedgerReader(brain)  # the records about this block only, when the lineage log is current
+    block_id = resolve_target(brain, reader, block)
+    ledger = reader.about([block_id])
     found = brain.resolve(block_id)
     modules = brain.modules()
     result = ShowResult(
@@ -96,44 +93,6 @@ def show(ctx: typer.Context, block: TargetArgument, as_json: JsonFlag = False) -
     if note is not None:
         output.message(note)
     output.result(result, lambda r: _render(r, output))
-
-
-def resolve_target(brain: Brain, ledger: Ledger, text: str) -> BlockId:
-    """The block `text` names: an id or unique prefix, else the current canonical block of an origin."""
-    if _ID_LIKE.fullmatch(text):
-        try:
-            return resolve_block_id(brain, text)
-        except (NotFoundError, UsageError, InvalidInputError):
-            if not _registered_under(ledger, text) and not Path(text).is_file():
-                raise
-    return source_of(brain, ledger, text)
-
-
-def _registered_under(ledger: Ledger, origin: str) -> list[RegistrationRecord]:
-    return [r for _, r in ledger.records if isinstance(r, RegistrationRecord) and r.origin == origin]
-
-
-def source_of(brain: Brain, ledger: Ledger, origin: str) -> BlockId:
-    """The canonical member registered under `origin` that is current (else its latest registration)."""
-    from ingest.sources.origins import default_origin  # only when a name is not an id
-
-    # A file here means that file (from `docs/`, `README.md` is `docs/README.md`); else the origin as recorded.
-    records = _registered_under(ledger, default_origin(Path(origin))) if Path(origin).is_file() else []
-    records = records or _registered_under(ledger, origin)
-    canonical = brain.modules().get(MemoryType.CANONICAL)
-    members = [r for r in records if canonical is not None and r.block in canonical]
-    if not members:
-        raise NotFoundError(
-            f"no block id or source origin {origin!r} in the current snapshot",
-            hint="see `brain ls --type canonical` for the origins, or give a block id",
-        )
-    current = sorted({r.block for r in members if ledger.is_accessible(r.block)})
-    if len(current) > 1:
-        raise AmbiguousIdError(
-            f"origin {origin!r} names {len(current)} current sources: {', '.join(b.short for b in current)}",
-            hint="give the block id instead",
-        )
-    return current[0] if current else max(members, key=lambda r: r.at).block
 
 
 def ledger_of(block_id: BlockId, ledger: Ledger) -> BlockLedger:

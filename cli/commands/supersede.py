@@ -17,8 +17,8 @@ from brain.lifecycle.records import actor_of, supersession_record
 from brain.lifecycle.stance import plan_supersession
 from brain.snapshot import TrustScope
 from cli.context import cli_context
-from cli.lifecycle_view import Refusal
-from cli.options import JsonFlag, resolve_block_id
+from cli.lifecycle_view import Refusal, resolve_all
+from cli.options import JsonFlag
 from cli.output import Result
 from cli.signing import SigningPlan, SignWithOption, with_signature
 from ingest.lineage_graph import graph_of, log_commit
@@ -37,8 +37,8 @@ ReasonOption = Annotated[str | None, typer.Option("--reason", metavar="TEXT", he
 
 def supersede(
     ctx: typer.Context,
-    old: Annotated[str, typer.Argument(metavar="OLD", help="The block that is superseded.", show_default=False)],
-    new: Annotated[str, typer.Argument(metavar="NEW", help="The block that supersedes it.", show_default=False)],
+    old: Annotated[str, typer.Argument(metavar="OLD", help="The block that is superseded (id, prefix or source origin).", show_default=False)],
+    new: Annotated[str, typer.Argument(metavar="NEW", help="The block that supersedes it (id, prefix or source origin).", show_default=False)],
     reason: ReasonOption = None,
     sign_with: SignWithOption = None,
     as_json: JsonFlag = False,
@@ -47,7 +47,7 @@ def supersede(
     context = cli_context(ctx)
     brain = context.open_brain()
     output = context.output(as_json)
-    loser, winner = resolve_block_id(brain, old), resolve_block_id(brain, new)
+    loser, winner = resolve_all(brain, [old, new])
     signing = SigningPlan.prepare(brain, sign_with, {TrustScope.COMMIT}, "this supersession")
     with context.writer(brain) as writer:
         if writer.head is None:
