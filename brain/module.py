@@ -35,7 +35,7 @@ def read_block(blobs: BlobStore, block_id: BlockId, tombstones: frozenset[BlockI
         raise IntegrityError(
             f"block {block_id} at {blobs.path(block_id)} is not a valid block: {e.message}",
             hint="restore the file from a copy of the brain, then run `brain verify`",
-        ) from None
+        ) from e
 
 
 class Module:

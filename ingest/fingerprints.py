@@ -28,10 +28,11 @@ from typing import Any, NamedTuple
 from brain.errors import InvalidInputError
 from brain.identity import BlockId, OciDigest
 from brain.store.atomic import atomic_write
+from brain.store.sidecars import FINGERPRINTS
 from ingest.hashing import Blake3Tee, FileHashes, hash_file, iter_file_chunks
 
 FORMAT = "brain.fingerprints/1"
-SIDECAR = Path("boltzmann") / "fingerprints.json"
+SIDECAR = Path(*FINGERPRINTS.parts)
 RACY_WINDOW_NS = 2_000_000_000
 
 __all__ = [

@@ -41,10 +41,11 @@ from brain.ledger import record_of
 from brain.module import read_block
 from brain.store.atomic import atomic_write
 from brain.store.blobs import BlobStore
+from brain.store.sidecars import LINEAGE
 from brain.concurrency import PARALLEL_THRESHOLD, parallel_map
 from ingest.validate import ContradictionKey, statement_key
 
-LOG = Path("boltzmann") / "cache" / "lineage.log"
+LOG = Path(*LINEAGE.parts)
 FORMAT = "brain.lineage/2"  # the first line; a log of another format (or none) is stale
 _MARKER = "snapshot"
 _TAIL = 1 << 16  # a marker line is short; the tail read to find the last one

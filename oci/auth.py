@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from brain.errors import RemoteError, UsageError
+from brain.store.atomic import atomic_write
 
 ENV_TOKEN = "BRAIN_REGISTRY_TOKEN"
 ENV_USERNAME = "BRAIN_REGISTRY_USERNAME"
@@ -60,11 +61,11 @@ def _read_config(path: Path) -> dict:
     except FileNotFoundError:
         return {}
     except OSError as e:
-        raise UsageError(f"{path} cannot be read: {e.strerror}", hint="fix its permissions or set DOCKER_CONFIG") from None
+        raise UsageError(f"{path} cannot be read: {e.strerror}", hint="fix its permissions or set DOCKER_CONFIG") from e
     try:
         value = json.loads(data) if data.strip() else {}
-    except ValueError:
-        raise UsageError(f"{path} is not valid JSON", hint="fix or remove it, then run `brain login`") from None
+    except ValueError as e:
+        raise UsageError(f"{path} is not valid JSON", hint="fix or remove it, then run `brain login`") from e
     if not isinstance(value, dict):
         raise UsageError(f"{path} is not a JSON object", hint="fix or remove it, then run `brain login`")
     return value
@@ -146,19 +147,8 @@ def store_credentials(host: str, username: str, password: str, path: Path | None
     config["auths"] = auths
     data = (json.dumps(config, indent="\t", sort_keys=True) + "\n").encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    temp = path.parent / f".{path.name}.tmp-{os.getpid()}"
     # Created 0600 from the start so the secret is never readable by others, even briefly.
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, 0o600)
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
+    atomic_write(path, data, mode=0o600)
     return path
 
 

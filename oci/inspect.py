@@ -76,7 +76,7 @@ def describe(reference: Reference, digest: OciDigest, manifest: Manifest, config
             decoded = Snapshot.decode(config, manifest.config.digest)
             refs, snapshot, created_at = decoded.modules, manifest.config.digest, decoded.created_at
     except BrainError as e:
-        raise UntrustedArtifactError(f"{reference}: the config {manifest.config.digest} is not valid: {e.message}") from None
+        raise UntrustedArtifactError(f"{reference}: the config {manifest.config.digest} is not valid: {e.message}") from e
     layers = {mt.module_of_layer(layer.mediaType): layer for layer in manifest.layers}
     modules: list[InspectedModule] = []
     for name, ref in refs.items():

@@ -17,8 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from brain.identity import OciDigest
 from brain.store.atomic import atomic_write
 from brain.store.blobs import BlobStore
+from brain.store.sidecars import LAYERS
 
-CACHE_FILE = ("boltzmann", "layers.json")
+CACHE_FILE = LAYERS.parts
 # Bounded so the sidecar stays small; old entries only cost a rebuild.
 MAX_ENTRIES = 256
 

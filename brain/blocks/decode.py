@@ -103,7 +103,7 @@ def _decode_in_order(data: bytes) -> Block:
         else:
             block = GenericBlock(memory_type=memory_type, schema_version=version, payload=payload)
     except ValidationError as e:
-        raise BlockDecodeError(f"invalid {memory_type} v{version} payload: {_first_error(e)}") from None
+        raise BlockDecodeError(f"invalid {memory_type} v{version} payload: {_first_error(e)}") from e
     # Step 9 without re-serializing the model: the parsed envelope must already be in JCS form, and the
     # model must hold exactly the parsed payload (nothing dropped, such as an explicit null, or coerced).
     canonical = canonicalize_parsed(envelope)
@@ -133,7 +133,7 @@ def block_from_payload(memory_type: MemoryType, payload: dict[str, Any]) -> Bloc
             return TYPED_V1[memory_type].model_validate(cleaned)
         return GenericBlock(memory_type=memory_type, schema_version=version, payload=cleaned)
     except ValidationError as e:
-        raise InvalidInputError(f"invalid {memory_type} payload: {_first_error(e)}") from None
+        raise InvalidInputError(f"invalid {memory_type} payload: {_first_error(e)}") from e
 
 
 def _typed_v1(memory_type: MemoryType, cleaned: dict[str, Any]) -> Block | None:

@@ -123,7 +123,7 @@ def parse_candidate_set(data: bytes, task: Task | None = None, *, limit: int = M
     try:
         document = _load(data)
     except CanonicalFormError as e:
-        raise ProposerError("proposer-garbage", f"answer is not strict JSON: {e.message}") from None
+        raise ProposerError("proposer-garbage", f"answer is not strict JSON: {e.message}") from e
     return candidate_set_from_json(document, task)
 
 
@@ -138,7 +138,7 @@ def candidate_set_from_json(document: Any, task: Task | None = None) -> Candidat
         answer = CandidateSet.model_validate(document)
     except ValidationError as e:
         detail = f"answer does not follow boltzmann.candidates/v1: {_first(e)}"
-        raise ProposerError("proposer-garbage", detail) from None
+        raise ProposerError("proposer-garbage", detail) from e
     if task is not None and answer.task_id is not None and answer.task_id != task.task_id:
         raise ProposerError("proposer-garbage", f"answer is for task {answer.task_id!r}, not {task.task_id!r}")
     return answer
@@ -165,7 +165,7 @@ def _load(data: bytes) -> Any:
             parse_constant=_refuse_constant,
         )
     except json.JSONDecodeError as e:
-        raise CanonicalFormError(f"{e.msg} at line {e.lineno} column {e.colno}") from None
+        raise CanonicalFormError(f"{e.msg} at line {e.lineno} column {e.colno}") from e
     except RecursionError:
         raise CanonicalFormError("JSON nested too deeply") from None
     _check_tree(document)
