@@ -40,11 +40,26 @@ __all__ = [
     "SIDECAR",
     "Blake3Tee",
     "FileHashes",
+    "Fingerprint",
     "FingerprintEntry",
     "FingerprintIndex",
     "hash_file",
     "iter_file_chunks",
 ]
+
+
+class Fingerprint(NamedTuple):
+    """What registering one source found, for `FingerprintIndex.remember` once the source is fully handled."""
+
+    path: Path
+    size: int
+    mtime_ns: int
+    blake3: str
+    sha256: OciDigest
+    media_type: str
+    block: BlockId
+    pipeline: str | None = None
+    pipeline_version: str | None = None
 
 
 class FingerprintEntry(NamedTuple):
@@ -179,6 +194,14 @@ class FingerprintIndex:
                 self._by_blake3[blake3] = entry.path
         self._dirty = True
         return entry
+
+    def remember(self, fingerprint: Fingerprint) -> FingerprintEntry:
+        """`record` what registering a source found."""
+        path, size, mtime_ns, blake3, sha256, media_type, block, pipeline, pipeline_version = fingerprint
+        return self.record(
+            path, size=size, mtime_ns=mtime_ns, blake3=blake3, sha256=sha256, block=block, media_type=media_type,
+            pipeline=pipeline, pipeline_version=pipeline_version,
+        )  # fmt: skip
 
     def forget(self, path: Path | str) -> bool:
         """Drop the entry for `path`; True if there was one."""

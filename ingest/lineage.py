@@ -26,6 +26,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal, NamedTuple
 
 from brain.blocks import Block, MemoryType
 from brain.blocks.provenance import (
@@ -50,7 +51,53 @@ FORMAT = "brain.lineage/2"  # the first line; a log of another format (or none) 
 _MARKER = "snapshot"
 _TAIL = 1 << 16  # a marker line is short; the tail read to find the last one
 
-Fact = tuple  # e.g. ("registered", origin, hex), ("cited", hex, (hex, ...), task id or None), ("demoted", hex)
+
+
+class Registered(NamedTuple):
+    """A `registration` record naming an origin: the origin now names this canonical block."""
+
+    kind: Literal["registered"]
+    origin: str
+    block: str
+
+
+class Superseded(NamedTuple):
+    """A `supersession` record: `loser` is superseded by `winner`."""
+
+    kind: Literal["superseded"]
+    loser: str
+    winner: str
+
+
+class Demoted(NamedTuple):
+    """A `demotion` record."""
+
+    kind: Literal["demoted"]
+    block: str
+
+
+class Cited(NamedTuple):
+    """A `derivation` record: `block` cites `evidence`, asked under `task`."""
+
+    kind: Literal["cited"]
+    block: str
+    evidence: tuple[str, ...]
+    task: str | None
+
+
+class Stated(NamedTuple):
+    """A semantic member's contradiction key and statement, for the gate."""
+
+    kind: Literal["stated"]
+    block: str
+    label: str
+    subject: str | None
+    semantic_kind: str
+    statement: str
+
+
+# One line of the log each (a JSON array: the kind, then the fields), block ids as hex.
+Fact = Registered | Superseded | Demoted | Cited | Stated
 
 
 @dataclass
@@ -65,12 +112,13 @@ class Lineage:
     answered: dict[str, set[str]] = field(default_factory=dict)  # source → task ids that derived from it
     statements: dict[ContradictionKey, dict[str, str]] = field(default_factory=dict)  # key → {hex: statement}
 
-    def apply(self, fact: Fact) -> None:
+    def apply(self, fact: Sequence[Any]) -> None:
+        """Index one fact: a `Fact`, or the JSON array the log holds for it (same fields, same order)."""
         kind = fact[0]
         if kind == "registered":
-            self.origins.setdefault(fact[1], set()).add(fact[2])  # type: ignore[arg-type]
+            self.origins.setdefault(fact[1], set()).add(fact[2])
         elif kind == "superseded":
-            self.superseded_by.setdefault(fact[1], set()).add(fact[2])  # type: ignore[arg-type]
+            self.superseded_by.setdefault(fact[1], set()).add(fact[2])
         elif kind == "demoted":
             self.demoted.add(fact[1])
         elif kind == "cited":
@@ -148,23 +196,23 @@ def facts_of_block(block: Block) -> Iterator[Fact]:
     elif block.memory_type is MemoryType.SEMANTIC:
         key, statement = statement_key(block.payload())
         if key is not None:
-            yield ("stated", block.block_id.hex, *key, statement)
+            yield Stated("stated", block.block_id.hex, *key, statement)
 
 
 def facts_of(record: Record) -> Iterator[Fact]:
     """The lineage facts one provenance record adds (none for the kinds replacing does not consult)."""
     if isinstance(record, RegistrationRecord):
         if record.origin is not None:
-            yield ("registered", record.origin, record.block.hex)
+            yield Registered("registered", record.origin, record.block.hex)
     elif isinstance(record, SupersessionRecord):
-        yield ("superseded", record.supersedes.hex, record.block.hex)
+        yield Superseded("superseded", record.supersedes.hex, record.block.hex)
     elif isinstance(record, DemotionRecord):
-        yield ("demoted", record.block.hex)
+        yield Demoted("demoted", record.block.hex)
     elif isinstance(record, DerivationRecord):
-        yield ("cited", record.block.hex, tuple(e.hex for e in record.derived_from), record.task)
+        yield Cited("cited", record.block.hex, tuple(e.hex for e in record.derived_from), record.task)
 
 
-def _line(fact: Fact) -> str:
+def _line(fact: Fact | tuple[str, ...]) -> str:
     return json.dumps(fact, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 

@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+
+from brain.frozen import FrozenModel
 
 Stage = Literal["discover", "register", "normalize", "propose", "validate"]
 ProblemKind = Literal["failure", "skipped", "note", "rejection"]
@@ -21,8 +22,8 @@ Status = Literal["registered", "replaced", "unchanged", "duplicate", "skipped", 
 STRICT_KINDS: frozenset[str] = frozenset({"failure", "rejection"})
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Model(FrozenModel):
+    """Frozen; unknown fields refused."""
 
 
 class SourceProblemReport(_Model):

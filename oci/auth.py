@@ -150,15 +150,3 @@ def store_credentials(host: str, username: str, password: str, path: Path | None
     # Created 0600 from the start so the secret is never readable by others, even briefly.
     atomic_write(path, data, mode=0o600)
     return path
-
-
-def login(host: str, username: str, password: str, *, plain_http: bool = False, path: Path | None = None) -> Path:
-    """Check `username`/`password` against the registry's `/v2/`, then store them; returns the config path."""
-    from oci.reference import parse_registry
-    from oci.transport import RegistryClient
-
-    if not username or not password:
-        raise UsageError("login needs a username and a non-empty password")
-    reference = parse_registry(host, plain_http=plain_http)
-    RegistryClient(reference, Credentials(username, password, source="login")).ping()
-    return store_credentials(reference.registry, username, password, path)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 
-from pydantic import BaseModel, ConfigDict
 
 from brain.blocks.memory_type import MemoryType
 from brain.errors import BrainError, UntrustedArtifactError
+from brain.frozen import FrozenModel
 from brain.identity import MerkleRoot, OciDigest
 from brain.snapshot import Projection, Snapshot
 from oci import media_types as mt
@@ -21,10 +21,8 @@ from oci.reference import Reference
 from oci.transport import RegistryClient
 
 
-class InspectedModule(BaseModel):
+class InspectedModule(FrozenModel):
     """One module of a remote artifact."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     memory_type: MemoryType
     root: MerkleRoot
@@ -34,10 +32,8 @@ class InspectedModule(BaseModel):
     embedding_model: str | None = None
 
 
-class InspectResult(BaseModel):
+class InspectResult(FrozenModel):
     """What a remote artifact holds, read from its manifest and config."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     reference: str
     digest: OciDigest

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from pydantic import BaseModel, ConfigDict
 
 from brain.blocks.base import Block
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
@@ -19,6 +18,7 @@ from brain.blocks.provenance import RemovalRecord
 from brain.brain import Brain
 from brain.composition import Composition, ModuleRef
 from brain.errors import BrainError, NotFoundError, UntrustedArtifactError
+from brain.frozen import FrozenModel
 from brain.identity import BlockId, OciDigest
 from brain.ledger import record_of
 from brain.snapshot import Projection, Snapshot
@@ -32,10 +32,8 @@ from oci.unpack import BlobSource, Staging, open_blob, read_blob, unpack_history
 HeadGuard = Callable[[Head | None, OciDigest], None]
 
 
-class InstallResult(BaseModel):
+class InstallResult(FrozenModel):
     """What an install adopted: the manifest, the snapshot now current (or fetched), and the modules."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     manifest: OciDigest
     snapshot: OciDigest

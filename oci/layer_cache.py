@@ -12,8 +12,9 @@ import hashlib
 import json
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
+from brain.frozen import FrozenModel
 from brain.identity import OciDigest
 from brain.store.atomic import atomic_write
 from brain.store.blobs import BlobStore
@@ -24,10 +25,8 @@ CACHE_FILE = LAYERS.parts
 MAX_ENTRIES = 256
 
 
-class CachedLayer(BaseModel):
+class CachedLayer(FrozenModel):
     """A layer built earlier: its digest and size, plus facts about its members worth not recomputing."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     digest: OciDigest
     size: int = Field(ge=0)

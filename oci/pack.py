@@ -13,12 +13,12 @@ import os
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
-from pydantic import BaseModel, ConfigDict
 
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.brain import Brain
 from brain.composition import ModuleRef
 from brain.errors import InvalidInputError, NotFoundError, RefusedError
+from brain.frozen import FrozenModel
 from brain.identity import OciDigest, canonicalize
 from brain.snapshot import Projection, Snapshot
 from brain.store.layout import Descriptor as IndexEntry
@@ -32,10 +32,8 @@ from oci.members import scan_history, scan_module, tombstones_of
 from oci.tarball import LayerFile, write_layer
 
 
-class PackedLayer(BaseModel):
+class PackedLayer(FrozenModel):
     """One layer of a packed artifact, and whether its blob was reused from an earlier pack."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     media_type: str
     digest: OciDigest
@@ -45,10 +43,8 @@ class PackedLayer(BaseModel):
     inflated_size: int | None = None
 
 
-class PackResult(BaseModel):
+class PackResult(FrozenModel):
     """What `pack` produced: the manifest digest, the tag it now carries, and its layers in order."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     digest: OciDigest
     size: int

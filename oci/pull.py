@@ -15,25 +15,23 @@ import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
 
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.brain import Brain
 from brain.errors import ConflictError, NotABrainError, NotFoundError, UntrustedArtifactError, UsageError
+from brain.frozen import FrozenModel
 from brain.identity import OciDigest
 from brain.store import Head
 from oci import media_types as mt
 from oci.auth import resolve_credentials
 from oci.manifest import Descriptor, Manifest
-from oci.push import local_history
+from brain.queries import local_history
 from oci.reference import Reference
 from oci.transport import Progress, RegistryClient
 
 
-class PlannedBlob(BaseModel):
+class PlannedBlob(FrozenModel):
     """One blob of the artifact and whether the local store already holds it intact."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     digest: OciDigest
     size: int
@@ -42,10 +40,8 @@ class PlannedBlob(BaseModel):
     stored: bool
 
 
-class _Pulled(BaseModel):
+class _Pulled(FrozenModel):
     """The artifact a pull is about and which of its modules it installs."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     reference: str
     digest: OciDigest

@@ -15,12 +15,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 
-from pydantic import BaseModel, ConfigDict
 
 from brain.blocks.memory_type import MemoryType
 from brain.brain import Brain
 from brain.errors import ConflictError, LockTimeoutError, NotFoundError, UntrustedArtifactError, UsageError
+from brain.frozen import FrozenModel
 from brain.identity import OciDigest
+from brain.queries import local_history
 from brain.store.lock import WriterLock
 from oci import media_types as mt
 from oci.auth import resolve_credentials
@@ -29,10 +30,8 @@ from oci.reference import Reference
 from oci.transport import Progress, RegistryClient
 
 
-class PushResult(BaseModel):
+class PushResult(FrozenModel):
     """What `push` did: the manifest digest now tagged remotely and how many blobs it had to send."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     reference: str
     digest: OciDigest
@@ -54,23 +53,8 @@ class PushResult(BaseModel):
         return self.head is not None and self.head != self.snapshot
 
 
-def local_history(brain: Brain, start: OciDigest) -> set[OciDigest]:
-    """Every stored snapshot reachable from `start` through all parents (including `start`)."""
-    seen: set[OciDigest] = set()
-    pending = [start]
-    while pending:
-        digest = pending.pop()
-        if digest in seen or not brain.blobs.has(digest):
-            continue
-        seen.add(digest)
-        pending.extend(brain.snapshot(digest).parent_digests)
-    return seen
-
-
-class LocalArtifact(BaseModel):
+class LocalArtifact(FrozenModel):
     """The artifact a push sends: its manifest, and whether it was packed (or re-packed) for this push."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     data: bytes
     manifest: Manifest

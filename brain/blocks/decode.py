@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, create_model
 
 from brain.blocks.base import ENVELOPE_KEYS, SERIALIZATION, Block, BlockDecodeError, TypedBlock
 from brain.blocks.canonical import CanonicalBlock
@@ -17,6 +17,7 @@ from brain.blocks.provenance import ProvenanceBlock
 from brain.blocks.schemas import REGISTERED_VERSIONS, payload_problems, select_schema_version
 from brain.blocks.semantic import SemanticBlock
 from brain.errors import CanonicalFormError, InvalidInputError
+from brain.frozen import FrozenModel
 from brain.identity import BlockId, canonicalize
 from brain.identity.jcs import canonicalize_parsed
 
@@ -39,7 +40,7 @@ def _v1_envelope_model(block_type: type[TypedBlock]) -> type[BaseModel]:
         "schema_version": (_V1, ...),
         "serialization": (Literal["jcs/1"], ...),
     }
-    return create_model(f"{block_type.__name__}Envelope", __config__=ConfigDict(frozen=True, extra="forbid"), **fields)
+    return create_model(f"{block_type.__name__}Envelope", __base__=FrozenModel, **fields)
 
 
 # Every v1 envelope, parsed and validated in one pass by pydantic-core, discriminated by memory_type.

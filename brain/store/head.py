@@ -9,9 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from brain.errors import BrainUnreadableError, CanonicalFormError
+from brain.frozen import FrozenModel
 from brain.identity import OciDigest, canonicalize, parse_strict
 from brain.store.atomic import atomic_write
 from brain.store.sidecars import HEAD
@@ -21,10 +22,8 @@ DEFAULT_RETAINED = 10
 _FIX = "restore boltzmann/head.json from a copy of the brain, or point it at a stored snapshot"
 
 
-class Origin(BaseModel):
+class Origin(FrozenModel):
     """Where the current snapshot was pulled from (only after a pull)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     partial: bool
     reference: str
@@ -32,10 +31,8 @@ class Origin(BaseModel):
     tag: str | None = None
 
 
-class Head(BaseModel):
+class Head(FrozenModel):
     """The current snapshot and the snapshots kept reachable (newest first, head first)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     boltzmann: Literal[1] = 1
     snapshot: OciDigest

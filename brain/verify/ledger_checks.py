@@ -11,10 +11,12 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from brain.blocks.memory_type import MODULE_ORDER, PROPOSABLE_MEMORY_TYPES
 from brain.verify.facts import BlockFacts, RecordFacts
 from brain.verify.report import Problem
 
-DERIVED_MODULES = ("episodic", "semantic", "procedural")
+# The modules whose members need `derivation` and `validation` records: the proposable ones (§2), in §6.2 order.
+DERIVED_MODULES = tuple(t.value for t in MODULE_ORDER if t in PROPOSABLE_MEMORY_TYPES)
 PROTECTED_MODULES = ("canonical", "provenance")
 
 

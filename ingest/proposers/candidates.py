@@ -19,11 +19,12 @@ import json
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import Field, StringConstraints, ValidationError, field_validator
 
 from brain.blocks.memory_type import MemoryType
 from brain.blocks.provenance import Producer
 from brain.errors import CanonicalFormError
+from brain.frozen import FrozenModel
 from brain.identity import MAX_SAFE_INTEGER, BlockId, parse_strict
 from ingest.proposers.answer_schema import CANDIDATES_JSON_SCHEMA, candidates_json_schema
 from ingest.proposers.errors import ProposerError
@@ -49,9 +50,7 @@ class Operation(StrEnum):
     REDERIVE = "rederive"
 
 
-class _Wire(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class _Wire(FrozenModel):
     def to_json(self) -> dict[str, Any]:
         """The JSON object, absent optional members omitted."""
         return self.model_dump(mode="json", exclude_none=True)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import codecs
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
 
+from brain.frozen import FrozenModel
 from ingest.sources.problems import BINARY_CONTENT, SourceProblem
 
 HEAD_SIZE = 8192
@@ -56,10 +56,8 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
 _TEXTUAL = frozenset({"text/markdown", "text/plain", "text/html", "text/csv", "application/json"})
 
 
-class MediaGuess(BaseModel):
+class MediaGuess(FrozenModel):
     """A detected media type, plus a note code when the extension lied about the content."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     media_type: str
     note: str | None = None

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+
+from brain.frozen import FrozenModel
 
 # Failures: the path exists (or existed) but could not be read.
 UNREADABLE = "unreadable"  # permission denied or an I/O error while opening or listing
@@ -30,10 +31,8 @@ BINARY_CONTENT = "binary-content"  # a text extension over NUL bytes or invalid 
 FAILURE_CODES = frozenset({UNREADABLE, VANISHED, SYMLINK_LOOP, BROKEN_SYMLINK, BAD_NAME})
 
 
-class SourceFile(BaseModel):
+class SourceFile(FrozenModel):
     """A regular, non-empty, readable file found under the ingest root."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     path: Path
     relpath: str
@@ -41,10 +40,8 @@ class SourceFile(BaseModel):
     mtime_ns: int
 
 
-class SourceProblem(BaseModel):
+class SourceProblem(FrozenModel):
     """A path discovery could not (or chose not to) turn into a `SourceFile`."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     relpath: str
     code: str

@@ -18,7 +18,7 @@ from brain.errors import (
     NotFoundError,
 )
 from brain.identity import BlockId, OciDigest, canonicalize
-from brain.module import Ledger
+from brain.ledger import Ledger
 from brain.store.head import head_path
 from tests.brain.brain_helpers import ACTOR, brain_with, canonical, fact, tree_digest
 
