@@ -63,7 +63,9 @@ def local_history(brain: Brain, start: OciDigest) -> set[OciDigest]:
         if digest in seen or not brain.blobs.has(digest):
             continue
         seen.add(digest)
-        pending.extend(brain.snapshot(digest).parent_digests)
+        snapshot = brain.snapshot(digest)
+        if snapshot is not None:  # always, for a digest that is stored
+            pending.extend(snapshot.parent_digests)
     return seen
 
 

@@ -159,8 +159,8 @@ class FingerprintIndex:
             for path in sorted(self._rows, reverse=True):
                 index[self._rows[path][2]] = path
             self._by_blake3 = index
-        path = self._by_blake3.get(blake3_hex)
-        entry = None if path is None else self.get(path)
+        found = self._by_blake3.get(blake3_hex)
+        entry = None if found is None else self.get(found)
         if entry is not None and entry.blake3 != blake3_hex:
             # The path was re-recorded with other content since: rebuild the map once and look again.
             self._by_blake3 = None

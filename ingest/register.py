@@ -129,7 +129,9 @@ class Registrar:
             reg.problems.append(SourceProblemReport(stage="register", code=note.code, detail=note.detail, kind="note"))
         reg.media_type, reg.size = media_type, size
         # Everything but what the block is: that comes from the index entry, or from registering below.
-        seen = Fingerprint(source.path, source.size, source.mtime_ns, tee.hexdigest(), digest, media_type, BlockId("0" * 64))
+        seen = Fingerprint(
+            source.path, source.size, source.mtime_ns, tee.hexdigest(), digest, media_type, block=BlockId("0" * 64)
+        )
         if self.options.use_index:
             prior = self.index.get(source.path) or self.index.by_blake3(tee.hexdigest())
             if prior is not None and prior.sha256 == digest and self._still_current(prior):
@@ -142,6 +144,15 @@ class Registrar:
             pipeline=pipeline[0] if pipeline else None,
             pipeline_version=pipeline[1] if pipeline else None,
         )
+        self._stage(reg, source, canonical, pipeline)
+        return reg
+
+    def _stage(
+        self, reg: Registration, source: SourceFile, canonical: CanonicalBlock, pipeline: tuple[str, str] | None
+    ) -> None:
+        """Stage the canonical block with its records: new, a replacement of the origin's current version,
+        a duplicate of a path registered earlier in this run, or unchanged."""
+        origin = reg.origin
         previous: list[BlockId] = []
         if not self.stager.is_member(MemoryType.CANONICAL, canonical.block_id):
             previous = self.lineage.current(origin, canonical.block_id)
@@ -159,10 +170,9 @@ class Registrar:
             if first is not None:
                 detail = f"same bytes as {first}"
                 reg.problems.append(SourceProblemReport(stage="register", code="duplicate", detail=detail, kind="note"))
-            elif (known := self.index.get(source.path)) is not None and known.sha256 != digest:
+            elif (known := self.index.get(source.path)) is not None and known.sha256 != canonical.blob:
                 self._check_reverted(reg, canonical.block_id)
         self._first_path.setdefault(canonical.block_id, source.relpath)
-        return reg
 
     def _check_reverted(self, reg: Registration, block: BlockId) -> None:
         """A file changed back to bytes a later version superseded: the brain cannot present them again."""

@@ -108,7 +108,7 @@ def credentials_from_config(host: str, path: Path | None = None) -> Credentials 
     """The credentials Docker's config holds for `host` (running a helper if one is configured)."""
     path = path or docker_config_path()
     config = _read_config(path)
-    auths = config.get("auths") if isinstance(config.get("auths"), dict) else {}
+    auths = config["auths"] if isinstance(config.get("auths"), dict) else {}
     for key, entry in auths.items():
         if _host_key(key) != host or not isinstance(entry, dict):
             continue
@@ -118,7 +118,7 @@ def credentials_from_config(host: str, path: Path | None = None) -> Credentials 
             return _decode_auth(path, host, entry["auth"])
         if isinstance(entry.get("username"), str) and isinstance(entry.get("password"), str):
             return Credentials(entry["username"], entry["password"], source=str(path))
-    helpers = config.get("credHelpers") if isinstance(config.get("credHelpers"), dict) else {}
+    helpers = config["credHelpers"] if isinstance(config.get("credHelpers"), dict) else {}
     if isinstance(helpers.get(host), str):
         return _run_helper(helpers[host], host)
     if isinstance(config.get("credsStore"), str) and config["credsStore"]:
@@ -141,7 +141,7 @@ def store_credentials(host: str, username: str, password: str, path: Path | None
     """Save `username:password` for `host` in Docker's config.json (mode 0600, atomic, other keys kept)."""
     path = path or docker_config_path()
     config = _read_config(path)
-    auths = config.get("auths") if isinstance(config.get("auths"), dict) else {}
+    auths = config["auths"] if isinstance(config.get("auths"), dict) else {}
     auths = {k: v for k, v in auths.items() if _host_key(k) != host}
     auths[host] = {"auth": Credentials(username, password).basic}
     config["auths"] = auths

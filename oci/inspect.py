@@ -89,7 +89,7 @@ def describe(reference: Reference, digest: OciDigest, manifest: Manifest, config
                 block_count=ref.block_count,
                 layer=layer.digest,
                 layer_size=layer.size,
-                embedding_model=getattr(ref, "embedding_model", None),
+                embedding_model=ref.embedding_model,
             )
         )
     modules.sort(key=lambda m: list(MemoryType).index(m.memory_type))

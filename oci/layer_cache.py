@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Collection
 from pathlib import Path
 
 from pydantic import Field, ValidationError
 
 from brain.frozen import FrozenModel
-from brain.identity import OciDigest
+from brain.identity import BlockId, OciDigest
 from brain.store.atomic import atomic_write
 from brain.store.blobs import BlobStore
 from brain.store.sidecars import LAYERS
@@ -35,7 +36,7 @@ class CachedLayer(FrozenModel):
     inflated_size: int | None = Field(default=None, ge=0)
 
 
-def module_key(composition: OciDigest, tombstones: tuple[str, ...] | frozenset[str] = ()) -> str:
+def module_key(composition: OciDigest, tombstones: Collection[BlockId | str] = ()) -> str:
     """The cache key of a module layer: its composition digest plus its sorted tombstones."""
     if not tombstones:
         return f"module:{composition}"

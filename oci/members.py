@@ -50,7 +50,7 @@ def content_hexes(memory_type: str, payload: Any) -> list[str]:
 
 def tombstones_of(ref: ModuleRef) -> frozenset[BlockId]:
     """The module reference's tombstones as a set (empty when absent)."""
-    return frozenset(getattr(ref, "tombstones", None) or ())
+    return frozenset(ref.tombstones or ())
 
 
 @dataclass

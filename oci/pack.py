@@ -88,7 +88,7 @@ def module_annotations(ref: ModuleRef) -> dict[str, str]:
         mt.MERKLE_LAYOUT: ref.layout,
         mt.BLOCK_COUNT: str(ref.block_count),
     }
-    if getattr(ref, "embedding_model", None):
+    if ref.embedding_model:
         annotations[mt.EMBEDDING_MODEL] = ref.embedding_model
     return annotations
 
@@ -161,6 +161,8 @@ def _history_layer(brain: Brain, cache: LayerCache, snapshot_digest: OciDigest) 
 
 def _vector_layer(brain: Brain, memory_type: MemoryType, ref: ModuleRef) -> tuple[PackedLayer, Descriptor]:
     digest = ref.index_digest
+    if digest is None:  # the caller packs a vector layer only for a module that has an index
+        raise NotFoundError(f"the {memory_type} module has no vector index")
     if not brain.blobs.verify_file(digest):
         where = brain.blobs.path(digest)
         raise NotFoundError(f"the {memory_type} vector index {digest} is not stored intact at {where}")
@@ -199,7 +201,7 @@ def build_manifest(
                                       annotations=module_annotations(ref)))
         if versions:
             schema_versions[str(memory_type)] = list(versions)
-        if getattr(ref, "index_digest", None) is not None:
+        if ref.index_digest is not None:
             vector, descriptor = _vector_layer(brain, memory_type, ref)
             layers.append(vector)
             descriptors.append(descriptor)

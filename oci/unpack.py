@@ -33,7 +33,7 @@ from oci.members import (
     content_hexes,
     tombstones_of,
 )
-from oci.tarball_reader import LayerReader, read_all, spool
+from oci.tarball_reader import ByteStream, LayerReader, read_all, spool
 
 BlobSource = Callable[[Descriptor], "Path | BinaryIO"]
 _HEX = re.compile(r"[0-9a-f]{64}")
@@ -159,7 +159,7 @@ def _member(
 
 
 def unpack_module(
-    stream: BinaryIO,
+    stream: ByteStream,
     descriptor: Descriptor,
     memory_type: MemoryType,
     ref: ModuleRef,
@@ -227,7 +227,7 @@ def _check_block(
 
 
 def unpack_history(
-    stream: BinaryIO, descriptor: Descriptor, staging: Staging, max_inflate: int | None = None
+    stream: ByteStream, descriptor: Descriptor, staging: Staging, max_inflate: int | None = None
 ) -> dict[OciDigest, Snapshot]:
     """Adopt the history layer's snapshots and compositions (each must hash to its name and decode)."""
     what = f"history layer {descriptor.digest}"

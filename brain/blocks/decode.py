@@ -45,7 +45,7 @@ def _v1_envelope_model(block_type: type[TypedBlock]) -> type[BaseModel]:
 
 # Every v1 envelope, parsed and validated in one pass by pydantic-core, discriminated by memory_type.
 _V1_ENVELOPES: TypeAdapter[Any] = TypeAdapter(
-    Annotated[Union[tuple(_v1_envelope_model(t) for t in TYPED_V1.values())], Field(discriminator="memory_type")]  # noqa: UP007
+    Annotated[Union[tuple(_v1_envelope_model(t) for t in TYPED_V1.values())], Field(discriminator="memory_type")]  # type: ignore[arg-type]  # noqa: UP007
 )
 
 
@@ -102,7 +102,7 @@ def _decode_in_order(data: bytes) -> Block:
         if version == 1:
             block: Block = TYPED_V1[memory_type].model_validate(payload)
         else:
-            block = GenericBlock(memory_type=memory_type, schema_version=version, payload=payload)
+            block = GenericBlock(memory_type=memory_type, schema_version=version, body=payload)
     except ValidationError as e:
         raise BlockDecodeError(f"invalid {memory_type} v{version} payload: {_first_error(e)}") from e
     # Step 9 without re-serializing the model: the parsed envelope must already be in JCS form, and the
@@ -132,7 +132,7 @@ def block_from_payload(memory_type: MemoryType, payload: dict[str, Any]) -> Bloc
     try:
         if version == 1:
             return TYPED_V1[memory_type].model_validate(cleaned)
-        return GenericBlock(memory_type=memory_type, schema_version=version, payload=cleaned)
+        return GenericBlock(memory_type=memory_type, schema_version=version, body=cleaned)
     except ValidationError as e:
         raise InvalidInputError(f"invalid {memory_type} payload: {_first_error(e)}") from e
 

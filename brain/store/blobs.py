@@ -12,7 +12,6 @@ import io
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
 
 from brain.errors import IntegrityError, InvalidInputError, NotFoundError
 from brain.identity import Digest, OciDigest
@@ -42,11 +41,15 @@ class VerifyingReader(io.RawIOBase):
     def __init__(self, path: Path, digest: Digest) -> None:
         super().__init__()
         self._path, self._digest = path, digest
-        self._handle: BinaryIO = open(path, "rb")  # noqa: SIM115 - closed in close()
+        self._handle = open(path, "rb")  # noqa: SIM115 - closed in close()
         self._sha = hashlib.sha256()
 
     def readable(self) -> bool:
         return True
+
+    def read(self, size: int = -1, /) -> bytes:
+        """Up to `size` bytes (all that is left by default); never None: the file is blocking."""
+        return super().read(size) or b""
 
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
         count = self._handle.readinto(buffer)

@@ -119,11 +119,11 @@ def _derived_problems(
     if facts.evidence is not None and derivations:
         stated = set(facts.evidence)
         if not any(stated == set(record.derived_from) for _, record in derivations):
-            cited = sorted({e for _, record in derivations for e in record.derived_from})
+            recorded = sorted({e for _, record in derivations for e in record.derived_from})
             problems.append(
                 Problem.of(
                     "evidence-mismatch",
-                    f"payload evidence {sorted(stated)} differs from the derivation record's {cited}",
+                    f"payload evidence {sorted(stated)} differs from the derivation record's {recorded}",
                     module=module,
                     block=block_id,
                 )

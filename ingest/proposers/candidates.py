@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, StringConstraints, ValidationError, field_validator
 
@@ -29,7 +29,7 @@ from brain.identity import MAX_SAFE_INTEGER, BlockId, parse_strict
 from ingest.proposers.answer_schema import CANDIDATES_JSON_SCHEMA, candidates_json_schema
 from ingest.proposers.errors import ProposerError
 
-CANDIDATES_SCHEMA_VERSION = "boltzmann.candidates/v1"
+CANDIDATES_SCHEMA_VERSION: Final = "boltzmann.candidates/v1"
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
 MAX_CANDIDATES = 10_000
 DEFAULT_REQUIREMENTS: tuple[str, ...] = (

@@ -197,7 +197,7 @@ def test_snapshot_naming_a_composition_of_the_wrong_root_is_refused(tmp_path):
     forged = brain.blobs.put(canonicalize(snapshot))
     module = brain.modules(forged)[C]  # listing modules reads only the snapshot
     with pytest.raises(IntegrityError, match="has root"):
-        module.block_ids
+        _ = module.block_ids
 
 
 def test_history_stops_quietly_at_a_missing_ancestor(tmp_path):
