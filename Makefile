@@ -23,10 +23,14 @@ demo: install
 	SOURCE_DATE_EPOCH=1767225600 $(BIN)/brain --brain $(DEMO_BRAIN) --actor demo@example.org ingest fixtures/corpus --license CC-BY-4.0
 	$(BIN)/brain --brain $(DEMO_BRAIN) verify
 	$(BIN)/brain --brain $(DEMO_BRAIN) status
+	@echo
+	@echo "brain is installed in $(VENV)/, which is not on your PATH. To use it:"
+	@echo "  . $(VENV)/bin/activate      # this shell: then 'brain --brain $(DEMO_BRAIN) ls'"
+	@echo "  pipx install .   (or: uv tool install .)   # everywhere, as a tool"
 
 # Lint and types first (settings in pyproject.toml), so a regression fails `make test` and CI before the suite runs.
 # Every first-party package that exists is type-checked (packages arriving later join by existing).
-PACKAGES := brain ingest oci cli retrieval serve export
+PACKAGES := brain ingest oci cli retrieval serve export signers
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/mypy $(wildcard $(PACKAGES))

@@ -12,6 +12,7 @@ from brain.blocks.base import Block
 from brain.blocks.memory_type import MemoryType
 from brain.brain import Brain
 from brain.identity import BlockId, OciDigest, is_digest_string
+from brain.installed import left_out_modules
 from brain.ledger import Ledger
 from brain.module import Module
 
@@ -21,7 +22,8 @@ def not_installed(brain: Brain, modules: Mapping[MemoryType, Module]) -> list[Me
     head = brain.head()
     if head is None or head.origin is None or not head.origin.partial:
         return []
-    left_out = []
+    snapshot = brain.snapshot()
+    left_out = [] if snapshot is None else list(left_out_modules(brain.blobs, head, snapshot))
     for memory_type, module in modules.items():
         readable = [b for b in module.block_ids if b not in module.tombstones]
         if readable and not any(brain.blobs.has(b) for b in readable):

@@ -139,7 +139,9 @@ class Deriver:
                 for issue in verdict.issues:
                     detail = f"{where}, {verdict.verdict.value}: {issue.detail}"
                     reg.problems.append(
-                        SourceProblemReport(stage="validate", code=issue.code, detail=detail, kind="rejection")
+                        SourceProblemReport(
+                            stage="validate", code=issue.code, detail=detail, kind="rejection", candidate=verdict.index
+                        )
                     )
             elif self.stager.commit_validated(verdict, answer, job.task.task_id, at):
                 job.counts["validated"] += 1

@@ -27,12 +27,16 @@ from ingest.commit import Stager
 from ingest.fingerprints import Fingerprint, FingerprintEntry, FingerprintIndex
 from ingest.hashing import Blake3Tee, iter_file_chunks
 from ingest.normalize import NormalizationError, installed_pipelines, pipeline_for
+from ingest.proposers.heuristic import NO_CANDIDATES
 from ingest.replace import RunLineage
 from ingest.report import SourceProblemReport, Status
 from ingest.sources import SourceFile, read_head, sniff
 from ingest.sources.media import HEAD_SIZE
 from ingest.sources import problems as p
 
+
+REPLACED_OTHER_PATH = "replaced-other-path"
+"""A note: the version an origin named came from another file, which this source now replaces."""
 
 SMALL_SOURCE = 1 << 20
 """Sources up to this size are read into memory once; larger ones are streamed in constant memory."""
@@ -92,12 +96,15 @@ class Registrar:
         # Where a stored blob can be read back (None in a dry run: nothing is stored, read the source).
         self._blob_path = blob_path
         self._pipelines = installed_pipelines()
-        self._first_path: dict[BlockId, str] = {}
+        self._first_path: dict[BlockId, tuple[str, str]] = {}  # block -> (relpath, origin) of its first source
+        self._origin_paths: dict[str, Path] = {}  # origin -> the file this run registered under it
+        self._indexed_paths: dict[BlockId, list[str]] | None = None  # block -> files the index saw it from
 
     def origin_of(self, source: SourceFile, root_is_dir: bool) -> str:
-        """The registration record's origin: the relpath, or `--origin` (joined with the relpath for a directory)."""
+        """The registration record's origin: the default (repository-relative, `ingest.sources.origins`), or
+        `--origin` (joined with the path below the ingest root for a directory)."""
         if self.options.origin is None:
-            return source.relpath
+            return source.origin or source.relpath
         return f"{self.options.origin.rstrip('/')}/{source.relpath}" if root_is_dir else self.options.origin
 
     def register(self, source: SourceFile, origin: str) -> Registration:
@@ -162,17 +169,37 @@ class Registrar:
         reg.newly_added = added
         if added and previous:
             reg.status, reg.replaces = "replaced", previous
+            self._note_other_path(reg, source.path, previous)
             stale = self.lineage.stale_dependents(previous)
             self.stager.demote(stale, f"its evidence was replaced: {origin} is now {canonical.block_id}")
         if not added:
             first = self._first_path.get(canonical.block_id)
             reg.status = "duplicate" if first is not None else "unchanged"
             if first is not None:
-                detail = f"same bytes as {first}"
+                detail = f"same bytes as {first[0]}"
                 reg.problems.append(SourceProblemReport(stage="register", code="duplicate", detail=detail, kind="note"))
             elif (known := self.index.get(source.path)) is not None and known.sha256 != canonical.blob:
                 self._check_reverted(reg, canonical.block_id)
-        self._first_path.setdefault(canonical.block_id, source.relpath)
+        self._first_path.setdefault(canonical.block_id, (source.relpath, origin))
+        self._origin_paths.setdefault(origin, source.path)
+
+    def _note_other_path(self, reg: Registration, path: Path, previous: list[BlockId]) -> None:
+        """Say so when the version just replaced was read from another file (two files, one origin)."""
+        others = {str(p) for p in [self._origin_paths.get(reg.origin)] if p is not None and p != path}
+        if not others and self.options.use_index:
+            if self._indexed_paths is None:
+                self._indexed_paths = {}
+                for known in self.index.paths():
+                    entry = self.index.get(known)
+                    if entry is not None:
+                        self._indexed_paths.setdefault(entry.block, []).append(known)
+            others = {other for block in previous for other in self._indexed_paths.get(block, ()) if other != str(path)}
+        if others:
+            detail = (
+                f"was registered from {', '.join(sorted(others))}; now it names the bytes of {path} "
+                "(give each file its own --origin, or ingest both from their repository)"
+            )
+            reg.problems.append(SourceProblemReport(stage="register", code=REPLACED_OTHER_PATH, detail=detail, kind="note"))
 
     def _check_reverted(self, reg: Registration, block: BlockId) -> None:
         """A file changed back to bytes a later version superseded: the brain cannot present them again."""
@@ -199,11 +226,18 @@ class Registrar:
         self, reg: Registration, entry: FingerprintEntry, seen: Fingerprint | None = None
     ) -> Registration:
         reg.status, reg.block, reg.media_type, reg.size = "unchanged", entry.block, entry.media_type, entry.size
+        first = self._first_path.get(entry.block)
+        if first is not None and first[1] != reg.origin:
+            # Same bytes as an earlier source of this run: a duplicate, whether or not a checkpoint has
+            # recorded that source's fingerprint in between (which is what made this path `unchanged`).
+            reg.status = "duplicate"
+            detail = f"same bytes as {first[0]}"
+            reg.problems.append(SourceProblemReport(stage="register", code="duplicate", detail=detail, kind="note"))
         if seen is not None:
             reg.fingerprint = seen._replace(
                 block=entry.block, pipeline=entry.pipeline, pipeline_version=entry.pipeline_version
             )
-        self._first_path.setdefault(entry.block, reg.relpath)
+        self._first_path.setdefault(entry.block, (reg.relpath, reg.origin))
         return reg
 
     def _failed(self, reg: Registration, code: str, detail: str) -> Registration:
@@ -216,6 +250,8 @@ class Registrar:
     ) -> tuple[NormalizedView | None, tuple[str, str] | None]:
         pipeline = pipeline_for(media_type)
         if pipeline is None:
+            detail = f"no normalization pipeline reads {media_type}: registered as bytes, nothing to propose from"
+            reg.problems.append(SourceProblemReport(stage="normalize", code=NO_CANDIDATES, detail=detail, kind="note"))
             return None, None
         readable = source_path if self._blob_path is None else self._blob_path(digest)
         try:
@@ -227,10 +263,17 @@ class Registrar:
                 output = pipeline.normalize(readable)
         except NormalizationError as e:
             detail = f"{pipeline.name}: {e.detail}".replace(str(readable), reg.relpath)
-            reg.problems.append(SourceProblemReport(stage="normalize", code=e.code, detail=detail, kind="failure"))
+            reg.problems.append(
+                SourceProblemReport(stage="normalize", code=e.code, detail=detail, kind="note" if e.note else "failure")
+            )
             return None, None
         # A view identical to the source shares its blob (already stored and verified just now).
         view_digest = digest if output.data == data else self.stager.sink.put_blob(output.data)
         reg.view = output.data
         view = NormalizedView(blob=view_digest, media_type=output.media_type, size=len(output.data))
-        return view, (pipeline.name, pipeline.version)
+        for note in output.notes:  # e.g. `charset-mismatch: declared ..., detected ...`
+            code, _, detail = note.partition(": ")
+            reg.problems.append(SourceProblemReport(stage="normalize", code=code, detail=detail, kind="note"))
+        # A composed or parameterized pipeline (`gzip+man-text`, `text-nfc;charset=cp1252`) names itself.
+        name = output.pipeline or pipeline.name
+        return view, (name, self._pipelines.get(name, pipeline.version))

@@ -65,6 +65,8 @@ class IngestOptions:
     """Commit every N registered sources exactly; None: the growing default (module docstring)."""
     use_cache: bool = True
     dry_run: bool = False
+    vcs_ignore: bool = True
+    """Honour `.gitignore` and `.git/info/exclude` (`--no-ignore` turns it off)."""
 
 
 def default_checkpoint_interval(committed: int) -> int:
@@ -129,7 +131,10 @@ def _discover_all(
             raise UsageError(f"{root} is inside the brain {brain.path}", hint="ingest source files, not the brain")
         is_dir = Path(root).is_dir()
         # Absolute once here, so the fingerprint index never calls getcwd() per source.
-        for item in discover(Path(os.path.abspath(root)), options.include, options.exclude, skip=[brain.path]):
+        found_here = discover(
+            Path(os.path.abspath(root)), options.include, options.exclude, skip=[brain.path], vcs_ignore=options.vcs_ignore
+        )
+        for item in found_here:
             found.append((item, is_dir))
     return found
 
@@ -313,7 +318,7 @@ def _read_lineage(brain: Brain, start: Snapshot | None) -> tuple[Lineage, list[F
         module = modules.get(memory_type)
         return [] if module is None else [b for b in module.block_ids if b not in module.tombstones]
 
-    return read_lineage(brain.path, readable(MemoryType.PROVENANCE), readable(MemoryType.SEMANTIC))
+    return read_lineage(brain.path, readable(MemoryType.PROVENANCE), readable(MemoryType.SEMANTIC) + readable(MemoryType.PROCEDURAL))
 
 
 def _problem_outcome(problem: SourceProblem) -> SourceOutcome:

@@ -15,17 +15,20 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Every first-party package, existing or arriving: a package that is not there yet is skipped, so adding one
 # here is how it joins the checks. `cli` is the top; consumer-side packages sit at the ingest/oci level.
-PACKAGES = ("brain", "ingest", "oci", "cli", "retrieval", "serve", "export")
+PACKAGES = ("brain", "ingest", "oci", "cli", "retrieval", "serve", "export", "signers")
 TERMINAL = frozenset({"typer", "rich"})
 NETWORK = frozenset({"oras", "requests", "httpx", "openai", "urllib3", "aiohttp", "mcp"})
 
 FORBIDDEN: dict[str, frozenset[str]] = {
-    "brain": frozenset({"cli", "ingest", "oci", "retrieval", "serve", "export"}) | TERMINAL | NETWORK,
+    "brain": frozenset({"cli", "ingest", "oci", "retrieval", "serve", "export", "signers"}) | TERMINAL | NETWORK,
     "ingest": frozenset({"oci", "cli", "serve", "export"}) | TERMINAL,
     "oci": frozenset({"ingest", "cli", "serve", "export"}) | TERMINAL,
-    "retrieval": frozenset({"cli", "serve", "export"}) | TERMINAL,
-    "serve": frozenset({"cli"}) | TERMINAL,
-    "export": frozenset({"cli"}) | TERMINAL,
+    # cli → serve → retrieval → brain: the consumer side reads brains and never builds or moves them.
+    "retrieval": frozenset({"cli", "ingest", "oci", "serve", "export", "mcp"}) | TERMINAL,
+    "serve": frozenset({"cli", "ingest", "oci"}) | TERMINAL,
+    "export": frozenset({"cli", "ingest", "oci"}) | TERMINAL,
+    # Key files and the ssh-agent socket: depends on `brain` only.
+    "signers": frozenset({"cli", "ingest", "oci", "retrieval", "serve", "export"}) | TERMINAL,
 }
 
 

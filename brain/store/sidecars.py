@@ -73,9 +73,9 @@ LOCK = Sidecar(
 )
 TOMBSTONES = Sidecar(
     ("boltzmann", "tombstones.json"),
-    owner="brain.lifecycle (redact; read by brain.store.blobs, brain.verify)",
-    format="JSON: destroyed blob digest -> reason",
-    write="atomic replace, fsynced, before the redacted bytes are destroyed, under the writer lock",
+    owner="brain.lifecycle.destroy (redact; read by brain.store.blobs, brain.verify.resolvability)",
+    format="JSON: destroyed blob digest (hex) -> reason",
+    write="atomic replace, fsynced, before the redacted bytes are deleted, under the writer lock",
     trust="local record of what this brain destroyed on purpose; a pulled tombstone is checked first (§7.5)",
     deletable=False,
     why="verify would report the redacted blobs as missing, and a later ingest or pull could store them again",
@@ -96,7 +96,7 @@ CACHE = Sidecar(
     write="created on first use",
     trust="caches only",
     deletable=True,
-    why="everything in it is rebuilt on demand",
+    why="everything in it is rebuilt on demand (a redaction deletes it: it may quote redacted text)",
     directory=True,
 )
 PROPOSALS = Sidecar(
@@ -128,12 +128,12 @@ LAYERS = Sidecar(
 )
 SEARCH = Sidecar(
     ("boltzmann", "search"),
-    owner="retrieval (search index)",
+    owner="retrieval (search index; `retrieval.paths`)",
     format="directory: the SQLite FTS5 index (`index.sqlite` and its `-wal`/`-shm` companions)",
     write="rebuilt or updated by `brain search`/`brain serve`",
     trust="a cache of the current snapshot's text; rebuilt when missing, stale, torn or corrupt",
     deletable=True,
-    why="the next search rebuilds it",
+    why="the next search rebuilds it (a redaction deletes it: it may quote redacted text)",
     directory=True,
 )
 SIGNATURES = Sidecar(

@@ -1,7 +1,9 @@
 """`brain ls`: the members of the current snapshot with a one-line title each.
 
 Superseded and demoted blocks stay members (§7.2) but are hidden unless `--all` is given, like the
-protocol's single "include superseded" retrieval switch.
+protocol's single "include superseded" retrieval switch. A listing of nothing (an empty brain, a type the
+snapshot has no module for) is empty, not an error: scripts get `[]` and exit 0. Only a module a
+selective pull left out is an error, since its members exist but cannot be read here.
 """
 
 from __future__ import annotations
@@ -41,9 +43,7 @@ def ls(
     context = cli_context(ctx)
     wanted = parse_memory_type(memory_type)
     brain = context.open_brain()
-    modules = brain.modules()
-    if wanted is not None and wanted not in modules:
-        brain.module(wanted)  # raises NotFoundError naming the missing module
+    modules = brain.modules()  # a type the snapshot has no module for lists nothing: `[]`, exit 0
     left_out = not_installed(brain, modules)
     output = context.output(as_json)
     if wanted in left_out:
@@ -57,7 +57,7 @@ def ls(
     # Accessibility and origins come from provenance records alone; skipping the structural edges
     # (which would read every semantic and procedural block a second time) keeps ls to one pass.
     provenance = modules.get(MemoryType.PROVENANCE)
-    ledger = Ledger.of({} if provenance is None else {MemoryType.PROVENANCE: provenance})
+    ledger = Ledger.of({} if provenance is None else {MemoryType.PROVENANCE: provenance}, members=modules)
     members = [
         Member(
             block_id=block.block_id,
@@ -71,12 +71,12 @@ def ls(
         for block in module.blocks()
     ]
     shown = [m for m in members if show_all or m.accessible]
-    output.result(shown, lambda rows: _render(rows, output))
+    output.result(shown, lambda rows: _render(rows, output, wanted))
 
 
-def _render(rows: Sequence[Member], output: Output) -> list[RenderableType]:
+def _render(rows: Sequence[Member], output: Output, wanted: MemoryType | None) -> list[RenderableType]:
     if not rows:
-        output.message("no members")
+        output.message(f"no {wanted} members" if wanted is not None else "no members")
         return []
     table = output.table("id", "type", "title", "")
     for row in rows:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from ingest.normalize.base import MAX_TEXT_BYTES, NormalizationError, NormalizedOutput, Pipeline
+from ingest.normalize.base import (
+    MAX_TEXT_BYTES,
+    NormalizationError,
+    NormalizedOutput,
+    Pipeline,
+)
 from ingest.normalize.html_text import HtmlText
 from ingest.normalize.pdf_text import PdfText
 from ingest.normalize.registry import get_pipeline, installed_pipelines, pipeline_for

@@ -42,18 +42,26 @@ MEMORY = "memory"
 class NormalizationError(BrainError):
     """A pipeline could not produce a view of one source; the source is registered without one."""
 
-    def __init__(self, code: str, detail: str) -> None:
+    def __init__(self, code: str, detail: str, *, note: bool = False) -> None:
         self.code = code
         self.detail = detail
+        self.note = note  # True: no view by design (e.g. a gzip of binary data), reported as a note
         super().__init__(f"normalization failed ({code}): {detail}")
 
 
 @dataclass(frozen=True)
 class NormalizedOutput:
-    """The view bytes (UTF-8) and their media type."""
+    """The view bytes (UTF-8) and their media type.
+
+    `pipeline` is the name the `normalization` record gives when it is not the pipeline's own: a composed
+    or parameterized one (`gzip+man-text`, `text-nfc;charset=cp1252`) that `get_pipeline` resolves back to
+    a pipeline producing the same bytes. `notes` are `code: detail` lines to report (never failures).
+    """
 
     data: bytes
     media_type: str = VIEW_MEDIA_TYPE
+    pipeline: str | None = None
+    notes: tuple[str, ...] = ()
 
 
 @runtime_checkable

@@ -1,6 +1,8 @@
 """`html-text`: the readable text of an HTML page, with a light Markdown-like structure.
 
-Rules (deterministic, stdlib `html.parser` only, UTF-8 input):
+Rules (deterministic, stdlib `html.parser` only; the encoding as `charset` finds it — a BOM, UTF-8, the
+page's `<meta charset>` or XML declaration, then the detector — named on the record when not UTF-8:
+`html-text;charset=cp1252`):
 - the contents of `head`, `script`, `style`, `noscript`, `template`, `svg` are dropped;
 - entities are decoded; a no-break space counts as a space; runs of whitespace collapse to one space;
 - block elements (`p`, `div`, `section`, `li`, `tr`, `h1`-`h6`, `pre`, ...) start a new line; paragraph-
@@ -21,14 +23,15 @@ from pathlib import Path
 from ingest.normalize.base import (
     MAX_TEXT_BYTES,
     PYTHON_TAG,
+    TOO_LARGE,
     UNICODE_TAG,
     NormalizationError,
     NormalizedOutput,
     Pipeline,
-    decode_utf8,
     read_limited,
     text_view,
 )
+from ingest.normalize.charset import parameterized, read_text
 
 PARSE_ERROR = "html-broken"
 ACCEPTED = frozenset({"text/html"})
@@ -183,8 +186,9 @@ class HtmlText(Pipeline):
     name = "html-text"
     version = f"1+{PYTHON_TAG}+{UNICODE_TAG}"
 
-    def __init__(self, max_bytes: int = MAX_TEXT_BYTES) -> None:
+    def __init__(self, max_bytes: int = MAX_TEXT_BYTES, charset: str | None = None) -> None:
         self.max_bytes = max_bytes
+        self.charset = charset
 
     def accepts(self, media_type: str) -> bool:
         """HTML pages."""
@@ -192,5 +196,13 @@ class HtmlText(Pipeline):
 
     def normalize(self, source_path: Path) -> NormalizedOutput:
         """The readable text of the page at `source_path`."""
-        html = decode_utf8(read_limited(source_path, self.max_bytes))
-        return NormalizedOutput(text_view(html_to_text(html)))
+        return self.normalize_bytes(read_limited(source_path, self.max_bytes))
+
+    def normalize_bytes(self, data: bytes) -> NormalizedOutput:
+        """The same view from bytes already in memory."""
+        if len(data) > self.max_bytes:
+            raise NormalizationError(TOO_LARGE, f"{len(data)} bytes exceeds the {self.max_bytes}-byte text limit")
+        decoded = read_text(data, self.charset, html=True)
+        notes = (decoded.note,) if decoded.note else ()
+        view = text_view(html_to_text(decoded.text))
+        return NormalizedOutput(view, pipeline=parameterized(self.name, decoded.charset), notes=notes)

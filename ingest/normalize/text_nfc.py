@@ -1,8 +1,11 @@
-"""`text-nfc`: Markdown and plain text, decoded as strict UTF-8, LF line endings, NFC.
+"""`text-nfc`: Markdown, reStructuredText and plain text, decoded, LF line endings, NFC.
 
-An ASCII file with LF endings is its own view (identical bytes, so the blob is shared, as in the
-protocol's sample brain). Version `1+unicode-<unidata_version>`: NFC tables change between Unicode
-versions, so a Python with another Unicode database is another pipeline version.
+UTF-8 (with or without a BOM) is read as such; other encodings are found as `charset` describes (a BOM,
+then the detector) and named on the record: `text-nfc;charset=cp1252`. `get_pipeline` turns that name back
+into a pipeline that decodes with exactly that codec. An ASCII file with LF endings is its own view
+(identical bytes, so the blob is shared, as in the protocol's sample brain). Version
+`1+unicode-<unidata_version>`: NFC tables change between Unicode versions, so a Python with another
+Unicode database is another pipeline version.
 """
 
 from __future__ import annotations
@@ -16,33 +19,36 @@ from ingest.normalize.base import (
     NormalizationError,
     NormalizedOutput,
     Pipeline,
-    decode_utf8,
     read_limited,
     text_view,
 )
+from ingest.normalize.charset import parameterized, read_text
 
-ACCEPTED = frozenset({"text/plain", "text/markdown"})
+ACCEPTED = frozenset({"text/plain", "text/markdown", "text/x-rst"})
 
 
 class TextNfc(Pipeline):
-    """The `text-nfc` pipeline."""
+    """The `text-nfc` pipeline (`charset`: the recorded codec of a re-run; None detects it)."""
 
     name = "text-nfc"
     version = f"1+{UNICODE_TAG}"
 
-    def __init__(self, max_bytes: int = MAX_TEXT_BYTES) -> None:
+    def __init__(self, max_bytes: int = MAX_TEXT_BYTES, charset: str | None = None) -> None:
         self.max_bytes = max_bytes
+        self.charset = charset
 
     def accepts(self, media_type: str) -> bool:
-        """Plain text and Markdown."""
+        """Plain text, Markdown and reStructuredText."""
         return media_type in ACCEPTED
 
     def normalize(self, source_path: Path) -> NormalizedOutput:
         """The NFC, LF-terminated UTF-8 text of `source_path`."""
-        return NormalizedOutput(text_view(decode_utf8(read_limited(source_path, self.max_bytes))))
+        return self.normalize_bytes(read_limited(source_path, self.max_bytes))
 
     def normalize_bytes(self, data: bytes) -> NormalizedOutput:
         """The same view from bytes already in memory (a small source read once by registration)."""
         if len(data) > self.max_bytes:
             raise NormalizationError(TOO_LARGE, f"{len(data)} bytes exceeds the {self.max_bytes}-byte text limit")
-        return NormalizedOutput(text_view(decode_utf8(data)))
+        decoded = read_text(data, self.charset)
+        notes = (decoded.note,) if decoded.note else ()
+        return NormalizedOutput(text_view(decoded.text), pipeline=parameterized(self.name, decoded.charset), notes=notes)

@@ -1,16 +1,26 @@
-"""`heuristic`: the default proposer — offline, deterministic, fast, narrow.
+"""`heuristic`: the default proposer — offline, deterministic, fast, narrow (precision over recall).
 
-One pass over the lines of each page (PDF text is split into pages on `\\f`), skipping fenced code:
+One pass over the lines of each page (PDF text is split into pages on `\\f`), skipping fenced code (and,
+in reStructuredText, literal blocks and code directives):
 
-* Markdown headings set the subject; definition sentences in paragraphs ("X is a/an/the ...",
-  "X means ...", "The X is ...") and "Term: definition" items of bulleted lists become `semantic`
-  blocks (kind `concept`, or `fact` for "The X is <value>").
-* A list of at least two plain items under a heading (or a lead-in line ending in `:`) becomes a
-  `procedural` block; bulleted lists also need a procedural cue in the heading ("how to", "steps", ...).
-* A line that starts with a valid date or timestamp becomes an `episodic` block (time normalized to UTC).
+* Headings set the subject: Markdown `#` and setext headings; in reStructuredText and plain text also
+  underlined (and overlined) titles in any adornment style, and short ALL-CAPS lines. Every derived block
+  names its subject: the document's title and the nearest headings (`Title > Section > Subsection`), so
+  blocks from different documents never share a label and a subject by accident.
+* Definition sentences anywhere in running text ("X is a/an/the ...", "X means ...", "X refers to ...",
+  "X is defined as ...", "The X is <value>", "A X is <number> ...", "X occurs when ...") and
+  "Term: definition" items of bulleted lists become `semantic` blocks; a definition that ends in `:` takes
+  the short list it introduces as its content. Fragments, links, badges, licence text, parameter lists and
+  change-log entries are not definitions.
+* A list of at least two items under a heading, a lead-in line ending in `:` or a title-like line
+  becomes a `procedural` block; bulleted lists also need a procedural cue ("how to", "steps", ...). Tables
+  of contents, licence conditions, flag and parameter lists are not procedures.
+* A line that starts with a valid date or timestamp becomes an `episodic` block (time normalized to UTC);
+  so does each dated release of a change log (Keep a Changelog, NEWS, Debian `changelog`), with its changes.
 
 Locators are `L5-L6` (`L5` for one line), or `p.3 L2-L4` for paged text. Evidence is the source block id.
-Within one source a repeated label+kind (or procedure label, or time+summary) keeps the first.
+Within one source a repeated label+kind+subject (or procedure label, or time+summary) keeps the first.
+A source that gives nothing says why in a `no-candidates` note.
 """
 
 from __future__ import annotations
@@ -25,13 +35,29 @@ from ingest.proposers import rules
 from ingest.proposers.base import PAGE_BREAK, ProposalResult, Proposer, SourceText
 from ingest.proposers.candidates import Candidate, CandidateSet, Task
 
-PRODUCER = Producer(kind=ProducerKind.PIPELINE, id="brain/heuristic", version="1")
+PRODUCER = Producer(kind=ProducerKind.PIPELINE, id="brain/heuristic", version="2")
 MAX_CANDIDATES_PER_SOURCE = 2_000
 CAPPED = "proposals-capped"
+NO_CANDIDATES = "no-candidates"
+SUBJECT_SEPARATOR = " > "
+MAX_SUBJECT_HEADINGS = 3
+MAX_LEAD_IN_ITEMS = 8
 
 _HEADING_MARK = re.compile(r"(#{1,6})\s+")
-_ITEM = re.compile(r"\s{0,12}(?:([-*+•])|([0-9]{1,3})[.)])\s+(\S.*)")
+_ITEM = re.compile(r"\s{0,12}(?:([-*+•])|([0-9]{1,3}|#)[.)])\s+(\S.*)")  # `#.`: reST auto-numbering
 _SETEXT = re.compile(r"(=+|-+)\s*")
+_ADORNMENT = re.compile(r"([=\-~^\"'*+#:._`])\1{2,}\s*")
+_DIRECTIVE = re.compile(r"\.\.\s+([A-Za-z][\w:-]*)::(?:\s+(.*))?")
+_FIELD = re.compile(r":([A-Za-z][\w -]{0,30}):\s+(\S.*)")
+_ADMONITIONS = frozenset(
+    ["note", "warning", "tip", "important", "caution", "attention", "hint", "danger", "error", "seealso", "admonition", "versionadded", "versionchanged", "deprecated"]
+)
+_NOT_FACT_FIELDS = frozenset(
+    ["param", "parameter", "arg", "argument", "key", "keyword", "type", "returns", "return", "rtype", "raises", "raise", "except", "exception", "var", "ivar", "cvar", "vartype", "meta"]
+)
+PLAIN_HEADING_LEVEL = 7
+TITLE_WINDOW = 16_384  # the title is looked for in the first characters only
+_FIRST_HEADING = re.compile(r"^#{1,6}[ \t]+\S", re.MULTILINE)
 # Plain-string aliases: enum attribute lookups are measurable at a few hundred thousand lines per second.
 _SEMANTIC, _EPISODIC, _PROCEDURAL = "semantic", "episodic", "procedural"
 
@@ -53,7 +79,7 @@ class HeuristicProposer(Proposer):
     """The built-in offline proposer (`brain/heuristic`)."""
 
     id = "brain/heuristic"
-    version = "1"
+    version = PRODUCER.version or "2"
     model: str | None = None
 
     def __init__(self) -> None:
@@ -63,7 +89,12 @@ class HeuristicProposer(Proposer):
         """Scan the source text; never fails on any text."""
         found, total = extract_counted(source, frozenset(task.allowed_memory_types))
         answer = CandidateSet(task_id=task.task_id, producer=PRODUCER, candidates=tuple(found))
-        return ProposalResult(answer, notes=cap_notes(len(found), total))
+        return ProposalResult(answer, notes=proposal_notes(source, len(found), total))
+
+
+def proposal_notes(source: SourceText, kept: int, total: int) -> tuple[str, ...]:
+    """What to report about one answer: `proposals-capped` and `no-candidates` (with the reason)."""
+    return cap_notes(kept, total) + empty_notes(source, total)
 
 
 def cap_notes(kept: int, total: int) -> tuple[str, ...]:
@@ -71,6 +102,16 @@ def cap_notes(kept: int, total: int) -> tuple[str, ...]:
     if total <= kept:
         return ()
     return (f"{CAPPED}: kept the first {kept} of {total} candidates (at most {MAX_CANDIDATES_PER_SOURCE} per source)",)
+
+
+def empty_notes(source: SourceText, total: int) -> tuple[str, ...]:
+    """The `no-candidates` note (with the reason) when the source gave nothing."""
+    if total:
+        return ()
+    if not source.text.strip():
+        return (f"{NO_CANDIDATES}: the normalized view is empty",)
+    lines = source.text.count("\n") + 1
+    return (f"{NO_CANDIDATES}: nothing recognized in {lines} lines ({source.media_type})",)
 
 
 @dataclass
@@ -82,6 +123,17 @@ class _Item:
 
 
 @dataclass
+class _Release:
+    """A dated release heading of a change log, collecting its changes until the next release or section."""
+
+    line: int
+    level: int
+    version: str
+    occurred_at: str
+    groups: list[tuple[str, list[str]]] = field(default_factory=list)
+
+
+@dataclass
 class _Scan:
     """State of one pass over one page."""
 
@@ -90,14 +142,48 @@ class _Scan:
     page: int | None
     out: list[Candidate]
     seen: set[tuple[str, ...]]
+    title: str | None = None
+    markdown: bool = True
+    rst: bool = False
     headings: list[tuple[int, str]] = field(default_factory=list)
     paragraph: list[tuple[int, str]] = field(default_factory=list)
     items: list[_Item] = field(default_factory=list)
     lead_in: str | None = None
+    lead_in_refused: bool = False
+    pending_definition: tuple[str, str, str, int, int] | None = None
+    release: _Release | None = None
+    styles: list[tuple[str, bool]] = field(default_factory=list)
+    overline: str | None = None
+    literal: bool = False
+    literal_next: bool = False
+    changelog_doc: bool = False  # the document's title names a change log: plain lines may be releases
+    changelog_section: bool = False  # a heading on the current path names one
+    changelog_levels: list[int] = field(default_factory=list)
+
+    def path(self, without: str | None = None) -> list[str]:
+        names = [title for _, title in self.headings if title != without]
+        if self.title is not None and self.title != without and (not names or names[0] != self.title):
+            names.insert(0, self.title)
+        if len(names) > MAX_SUBJECT_HEADINGS:
+            names = [names[0], *names[-(MAX_SUBJECT_HEADINGS - 1) :]]
+        return names
 
     @property
     def subject(self) -> str | None:
-        return self.headings[-1][1] if self.headings else None
+        names = self.path()
+        return SUBJECT_SEPARATOR.join(names) if names else None
+
+    @property
+    def changelog(self) -> bool:
+        """Inside a change log: its items are changes, not definitions or steps."""
+        return self.release is not None or self.changelog_doc or self.changelog_section
+
+    def _heading_path_changed(self, added: str) -> None:
+        # Headings only pop off the end: below a change-log heading until a heading of its level or higher.
+        self.changelog_levels = [level for level in self.changelog_levels if level < self.headings[-1][0]]
+        if rules.is_changelog_title(added):
+            self.changelog_levels.append(self.headings[-1][0])
+        self.changelog_section = bool(self.changelog_levels)
 
     def emit(self, memory_type: str, key: tuple[str, ...], payload: dict[str, Any], lines: tuple[int, int]) -> None:
         if memory_type not in self.allowed or key in self.seen:
@@ -117,9 +203,10 @@ class _Scan:
 
     def semantic(self, kind: str, label: str, statement: str, lines: tuple[int, int]) -> None:
         payload = {"kind": kind, "label": label, "statement": statement}
-        if self.subject is not None and self.subject != label:
-            payload["subject"] = self.subject
-        self.emit(_SEMANTIC, ("semantic", kind, label), payload, lines)
+        subject = self.subject
+        if subject is not None and subject != label:
+            payload["subject"] = subject
+        self.emit(_SEMANTIC, ("semantic", kind, label, subject or ""), payload, lines)
 
     def episode(self, text: str, line: int) -> bool:
         if not text or not (text[0].isdigit() or text[0] in "[("):
@@ -131,104 +218,283 @@ class _Scan:
         if found is None:
             return False
         occurred_at, summary = found
+        if sum(word[:1].isalpha() for word in summary.split()) < 1 or "@" in summary.split()[0]:
+            return False
         payload = {"summary": summary, "occurred_at": occurred_at}
-        if self.subject is not None:
-            payload["context"] = self.subject
+        context = self.subject
+        if context is not None:
+            payload["context"] = context
         self.emit(_EPISODIC, ("episodic", occurred_at, summary), payload, (line, line))
         return True
+
+    # --- change logs -------------------------------------------------------------------------------------
+
+    def open_release(self, level: int, title: str, line: int) -> bool:
+        found = rules.release(title)
+        if found is None:
+            return False
+        self.close_release()
+        version, day = found
+        self.release = _Release(line=line, level=level, version=version, occurred_at=f"{day}T00:00:00Z")
+        return True
+
+    def close_release(self) -> None:
+        release, self.release = self.release, None
+        if release is None:
+            return
+        parts = []
+        for group, changes in release.groups:
+            if changes:
+                parts.append(f"{group}: {', '.join(changes)}" if group else "; ".join(changes))
+        summary = f"Released {release.version}"
+        for part in parts:
+            if len(summary) + len(part) + 2 > rules.MAX_STATEMENT_CHARS:
+                break
+            summary = f"{summary}{': ' if summary.endswith(release.version) else '; '}{part}"
+        payload = {"summary": summary, "occurred_at": release.occurred_at}
+        if self.title is not None:
+            payload["context"] = self.title
+        self.emit(_EPISODIC, ("episodic", release.occurred_at, summary), payload, (release.line, release.line))
+
+    def change(self, text: str) -> None:
+        assert self.release is not None
+        if not self.release.groups:
+            self.release.groups.append(("", []))
+        change = rules.change_text(text)
+        if change and any(c.isalpha() for c in change):
+            self.release.groups[-1][1].append(change)
+
+    # --- paragraphs and lists ----------------------------------------------------------------------------
 
     def flush_paragraph(self) -> None:
         lines, self.paragraph = self.paragraph, []
         if not lines:
             return
-        last = lines[-1][1]
-        if last.endswith(":") and len(last) <= rules.MAX_LABEL_CHARS:
-            self.lead_in = rules.clean(last[:-1])
+        if self.release is not None:
+            return  # prose inside a release: its changes are the list items
+        if len(lines) == 1 and not self.markdown and self.plain_heading(lines[0]):
+            return
+        text = lines[-1][1]
+        if text.endswith(":") and not text.endswith("::"):
+            self.lead_in_from(lines)
         # A short unpunctuated line before a capitalized one is a title (common in PDF text): its own run.
         run: list[tuple[int, str]] = []
-        for number, text in lines:
-            if run and text[0].isupper() and run[-1][1][-1] not in ".!?,;:" and len(run[-1][1].split()) < 8:
+        for number, line_text in lines:
+            if run and line_text[0].isupper() and run[-1][1][-1] not in ".!?,;:" and len(run[-1][1].split()) < 8:
                 self.definitions(run)
                 run = []
-            run.append((number, text))
+            run.append((number, line_text))
         self.definitions(run)
+
+    def plain_heading(self, line: tuple[int, str]) -> bool:
+        """A lone short ALL-CAPS line in plain text ("INSTALLATION") is a section heading."""
+        number, text = line
+        if not (text.isupper() and len(text.split()) <= 6 and rules.is_title_line(text)):
+            return False
+        self.heading(PLAIN_HEADING_LEVEL, rules.clean(text).title() if len(text) > 3 else text, number)
+        return True
+
+    def lead_in_from(self, lines: list[tuple[int, str]]) -> None:
+        """The lead-in a list follows: a whole short line or sentence ending in `:`, else the list is its content."""
+        text = " ".join(t for _, t in lines)
+        spans = rules.whole_sentences(text)
+        start, end = spans[-1] if spans else (0, len(text))
+        sentence = text[start:end]
+        found = rules.definition(sentence[:-1].rstrip() + ".") if len(sentence.split()) > 2 else None
+        if found is not None:
+            kind, label = found
+            self.pending_definition = (kind, label, rules.clean(sentence), lines[0][0], lines[-1][0])
+        label = rules.clean(sentence[:-1])
+        if label and len(label.split()) <= 12 and (label[0].isupper() or label[0].isdigit()) and not rules.is_link_line(label):
+            self.lead_in = label
+        else:
+            self.lead_in_refused = True
 
     def definitions(self, lines: list[tuple[int, str]]) -> None:
         text = " ".join(t for _, t in lines)
-        if " is " not in text and " are " not in text and " mean" not in text and " refers to " not in text:
+        if not (" is " in text or " are " in text or " mean" in text or " refers to " in text or " occur" in text
+                or " happens " in text or " was " in text or " were " in text):  # fmt: skip
             return
         starts, at = [], 0
         for _, line_text in lines:
             starts.append(at)
             at += len(line_text) + 1
-        for start, end in rules.sentences(text):
+        for start, end in rules.whole_sentences(text):
             sentence = text[start:end]
             found = rules.definition(sentence)
-            if found is not None:
-                kind, label = found
-                first = lines[bisect.bisect_right(starts, start) - 1][0]
-                last = lines[bisect.bisect_right(starts, end - 1) - 1][0]
-                self.semantic(kind, label, rules.clean(sentence), (first, last))
+            if found is None or rules.is_link_line(sentence) or rules.is_licence_text(sentence):
+                continue
+            kind, label = found
+            first = lines[bisect.bisect_right(starts, start) - 1][0]
+            last = lines[bisect.bisect_right(starts, end - 1) - 1][0]
+            self.semantic(kind, label, rules.clean(sentence), (first, last))
 
     def flush_list(self) -> None:
+        pending, self.pending_definition = self.pending_definition, None
+        refused, self.lead_in_refused = self.lead_in_refused, False
         if not self.items:
             self.lead_in = None
             return
         items, self.items = self.items, []
         lead_in, self.lead_in = self.lead_in, None
+        if self.release is not None:
+            for item in items:
+                self.change(item.text)
+            return
+        changelog = self.changelog
         claimed = False
         ordered = any(item.ordered for item in items)
         for item in items:
             if self.episode(item.text, item.first):
                 claimed = True
-            elif not item.ordered and (term := rules.term_item(item.text)) is not None:
+            elif not item.ordered and not changelog and (term := self.term(item.text)) is not None:
                 claimed = True
                 self.semantic("concept", term[0], term[1], (item.first, item.last))
-        announced = lead_in or self.subject
-        if claimed or len(items) < 2 or announced is None or not (ordered or rules.looks_procedural(announced)):
+        if pending is not None and not claimed and len(items) <= MAX_LEAD_IN_ITEMS:
+            kind, label, sentence, first, _ = pending
+            content = "; ".join(rules.clean(item.text).rstrip(".;,") for item in items)
+            statement = f"{sentence} {content}."
+            if len(statement) <= rules.MAX_STATEMENT_CHARS:
+                self.semantic(kind, label, statement, (first, items[-1].last))
+                return
+        announced = lead_in or self.subject_heading()
+        if claimed or refused or changelog or len(items) < 2 or announced is None:
+            return
+        if not (ordered or rules.looks_procedural(announced)) or not self.steps_like(items, announced):
             return
         # "## Steps" under "# Deploying Lumen" is the procedure "Deploying Lumen".
-        titles = [title for _, title in self.headings if not rules.is_generic_title(title)]
+        titles = [title for title in self.path() if not rules.is_generic_title(title)]
         label = lead_in if lead_in is not None else titles[-1] if titles else announced
         payload: dict[str, Any] = {
             "label": label,
             "goal": rules.procedure_goal(label),
             "steps": [{"action": rules.clean(item.text)} for item in items],
         }
-        # The subject is the heading the procedure sits under (its parent heading when it is the label).
-        subjects = [title for title in titles if title != label]
+        # The subject is the heading path the procedure sits under (without the label itself).
+        subjects = [title for title in self.path(without=label) if not rules.is_generic_title(title)]
         if subjects:
-            payload["subject"] = subjects[-1]
-        self.emit(_PROCEDURAL, ("procedural", label), payload, (items[0].first, items[-1].last))
+            payload["subject"] = SUBJECT_SEPARATOR.join(subjects)
+        self.emit(_PROCEDURAL, ("procedural", label, payload.get("subject", "")), payload, (items[0].first, items[-1].last))
 
-    def line(self, number: int, raw: str) -> None:
+    def subject_heading(self) -> str | None:
+        return self.headings[-1][1] if self.headings else None
+
+    def term(self, text: str) -> tuple[str, str] | None:
+        if text.lstrip("`*")[:1] == "-":
+            return None  # flags (`-v, --verbose: ...`)
+        found = rules.term_item(text)
+        if found is None or rules.is_link_line(text) or rules.is_licence_text(text):
+            return None  # badges, licence conditions
+        return found
+
+    def steps_like(self, items: list[_Item], announced: str) -> bool:
+        """Not a table of contents, licence conditions, a flag or parameter list, or a list of links."""
+        texts = [item.text for item in items]
+        if len(texts) > 25 or any(rules.is_toc_title(t) for t in [announced, *texts, *(t for _, t in self.headings[-1:])]):
+            return False
+        if rules.is_licence_text(" ".join([announced, *texts])):
+            return False
+        half = len(texts) / 2
+        if sum(t[:1] in "-[<" or rules.is_link_line(t) for t in texts) >= half:
+            return False
+        return sum(rules.is_parameter_item(t) for t in texts) < half
+
+    # --- headings and lines ------------------------------------------------------------------------------
+
+    def heading(self, level: int, title: str, number: int) -> None:
+        self.flush_paragraph()
+        self.flush_list()
+        self.lead_in = None
+        if self.release is not None and level <= self.release.level:
+            self.close_release()
+        if not title:
+            return
+        if self.release is not None:
+            self.release.groups.append((title, []))  # "### Added" inside "## [1.2.0] - 2026-03-14"
+            return
+        if self.open_release(level, title, number) or self.episode(title, number):
+            return
+        while self.headings and self.headings[-1][0] >= level:
+            self.headings.pop()
+        self.headings.append((level, title))
+        self._heading_path_changed(title)
+
+    def adorned(self, char: str, overlined: bool) -> int:
+        """The level of a reStructuredText title style: styles rank in order of first use."""
+        style = (char, overlined)
+        if style not in self.styles:
+            self.styles.append(style)
+        return self.styles.index(style) + 1
+
+    def rst_line(self, stripped: str, raw: str) -> bool:
+        """reStructuredText-only syntax; True when the line was consumed."""
+        if self.literal:
+            if raw[:1].isspace():
+                return True
+            self.literal = False
+        if stripped.startswith(".."):
+            self.flush_paragraph()
+            self.flush_list()
+            directive = _DIRECTIVE.match(stripped)
+            if directive is not None and directive[1].lower() in _ADMONITIONS:
+                if directive[2]:
+                    self.paragraph.append((self.lineno, directive[2]))  # its indented body joins the paragraph
+                return True
+            self.literal = True  # code, images, tables of contents, comments, link targets: no prose
+            return True
+        field_match = _FIELD.fullmatch(stripped)
+        if field_match is not None and not raw[:1].isspace():
+            self.flush_paragraph()
+            self.flush_list()
+            name, value = field_match[1].strip(), rules.clean(field_match[2])
+            if name.split()[0].lower() not in _NOT_FACT_FIELDS and len(name.split()) <= 3 and any(c.isalnum() for c in value):
+                self.semantic("fact", name, f"{name}: {value}", (self.lineno, self.lineno))
+            return True
+        return False
+
+    lineno: int = 0
+
+    def line(self, number: int, raw: str) -> None:  # noqa: C901 - one classifier per line kind, tried in priority order
+        self.lineno = number
         stripped = raw.strip()
         if not stripped:
             self.flush_paragraph()
+            if self.literal_next:
+                self.literal, self.literal_next = True, False
             return
-        heading = atx_heading(stripped) if stripped[0] == "#" else None
+        if self.rst and self.rst_line(stripped, raw):
+            return
+        heading = atx_heading(stripped) if stripped[0] == "#" and not self.rst else None
         if heading is not None:
-            self.flush_paragraph()
-            self.flush_list()
-            self.lead_in = None
-            level, title = heading[0], rules.clean(heading[1])
-            if self.episode(title, number) or not title:
+            self.heading(heading[0], rules.clean(heading[1]), number)
+            return
+        if self.markdown:
+            if stripped[0] in "=-" and len(self.paragraph) == 1 and _SETEXT.fullmatch(stripped) is not None:
+                number, title = self.paragraph.pop()
+                self.heading(1 if stripped[0] == "=" else 2, rules.clean(title), number)
                 return
-            while self.headings and self.headings[-1][0] >= level:
-                self.headings.pop()
-            self.headings.append((level, title))
+        elif stripped[0] in "=-~^\"'*+#:._`" and _ADORNMENT.fullmatch(stripped) is not None:
+            if len(self.paragraph) == 1 and len(stripped) + 2 >= len(self.paragraph[0][1]):
+                title_number, title = self.paragraph.pop()
+                overlined, self.overline = self.overline == stripped[0], None
+                self.heading(self.adorned(stripped[0], overlined), rules.clean(title), title_number)
+            elif not self.paragraph:
+                self.flush_list()
+                self.overline = stripped[0]
+            else:
+                self.flush_paragraph()
             return
-        if stripped[0] in "=-" and len(self.paragraph) == 1 and _SETEXT.fullmatch(stripped) is not None:
-            _, title = self.paragraph.pop()
-            level = 1 if stripped[0] == "=" else 2
-            while self.headings and self.headings[-1][0] >= level:
-                self.headings.pop()
-            self.headings.append((level, rules.clean(title)))
+        item = _ITEM.fullmatch(raw) if stripped[0] in "-*+•0123456789#" else None
+        if item is not None and self.changelog and not raw[:1].isspace() and rules.release(item[3]) is not None:
+            self.heading(PLAIN_HEADING_LEVEL, rules.clean(item[3]), number)  # GNU NEWS: "* Noteworthy changes in ..."
             return
-        item = _ITEM.fullmatch(raw) if stripped[0] in "-*+•0123456789" else None
         if item is not None:
             if self.paragraph:
                 self.lead_in = None
+                if rules.is_title_line(self.paragraph[-1][1]) and (
+                    len(self.paragraph) == 1 or self.paragraph[-2][1][-1:] in ".!?:"
+                ):  # "Installing the agent" then steps (PDF text has no blank line before it)
+                    self.lead_in = rules.clean(self.paragraph.pop()[1])
                 self.flush_paragraph()
             self.items.append(_Item(number, number, item[3].strip(), item[1] is None))
             return
@@ -237,16 +503,105 @@ class _Scan:
             last_item.text = f"{last_item.text} {stripped}"
             last_item.last = number
             return
+        if (
+            self.changelog and not raw[0].isspace() and not self.paragraph and len(stripped) < 100
+            and rules.release(stripped) is not None
+        ):
+            self.heading(PLAIN_HEADING_LEVEL, rules.clean(stripped), number)  # "Version 1.2 (2026-03-14)"
+            return
         self.flush_list()
         self.lead_in = None
         if self.episode(stripped, number):
             self.flush_paragraph()
             return
+        if self.rst and stripped.endswith("::"):
+            self.literal_next = True
+            stripped = stripped[:-1] if len(stripped) > 2 and stripped[-3] != " " else stripped[:-2].rstrip()
+            if not stripped:
+                return
         self.paragraph.append((number, stripped))
 
     def finish(self) -> None:
         self.flush_paragraph()
         self.flush_list()
+        self.close_release()
+
+
+def document_title(text: str, markdown: bool) -> str | None:
+    """The document's title: its first heading or underlined title, or a first line that reads as one.
+
+    In Markdown and HTML views the first `#` heading wins even after navigation text ("Skip to content").
+    """
+    if markdown or text.startswith("#"):
+        found = _FIRST_HEADING.search(text, 0, TITLE_WINDOW)
+        if found is not None:
+            end = text.find("\n", found.start())
+            heading = atx_heading(text[found.start() : end if end != -1 else len(text)].strip())
+            if heading is not None and rules.clean(heading[1]):
+                return rules.clean(heading[1])
+    lines = _first_lines(text, 41)
+    for index, raw in enumerate(lines[:40]):
+        stripped = raw.strip()
+        if not stripped or stripped.startswith(("<!--", "[![", "![", ".. ")) or rules.is_link_line(stripped):
+            continue
+        if _ADORNMENT.fullmatch(stripped) is not None or (stripped == "---" and index == 0):
+            continue
+        heading = atx_heading(stripped) if stripped[0] == "#" else None
+        if heading is not None:
+            return rules.clean(heading[1]) or None
+        following = lines[index + 1].strip() if index + 1 < len(lines) else ""
+        underlined = following and following[0] in "=-~^\"'*+#:._`" and _ADORNMENT.fullmatch(following) is not None
+        if (underlined or (markdown and following and _SETEXT.fullmatch(following))) and len(stripped) <= 100:
+            return rules.clean(stripped)
+        if rules.is_title_line(stripped) and not rules.dated(stripped):
+            return rules.clean(stripped)
+        # No title: the opening words name the document (subjects must still tell documents apart).
+        words = rules.clean(stripped).rstrip(":").split()
+        return " ".join(words[:8]) + (" …" if len(words) > 8 else "")
+    return None
+
+
+def _first_lines(text: str, count: int) -> list[str]:
+    """The first `count` lines of `text` without splitting (copying) the rest of a large text."""
+    lines: list[str] = []
+    start = 0
+    while len(lines) < count and start <= len(text):
+        end = text.find("\n", start)
+        end = len(text) if end == -1 else end
+        lines.append(text[start:end])
+        start = end + 1
+    return lines
+
+
+def debian_changelog(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: set[tuple[str, ...]]) -> None:
+    """One episode per entry of a Debian `changelog`: the upload, its changes, the trailer's time (UTC)."""
+    scan = _Scan(source, allowed, None, out, seen)
+    entry: tuple[int, str, str] | None = None
+    changes: list[str] = []
+    for number, raw in enumerate(source.text.split("\n"), start=1):
+        header = rules.DEBIAN_ENTRY.match(raw)
+        if header is not None:
+            entry, changes = (number, header[1], header[2]), []
+            scan.title = f"{header[1]} changelog"
+            continue
+        stripped = raw.strip()
+        if entry is None:
+            continue
+        if stripped.startswith(("* ", "- ", "+ ")):
+            changes.append(rules.clean(stripped[2:]))
+        elif stripped and raw.startswith("    ") and changes:
+            changes[-1] = f"{changes[-1]} {rules.clean(stripped)}"
+        occurred_at = rules.debian_trailer_time(raw) if raw.startswith(" -- ") else None
+        if occurred_at is not None:
+            line, package, version = entry
+            summary = f"Uploaded {package} {version}"
+            for change in changes:
+                if len(summary) + len(change) + 2 > rules.MAX_STATEMENT_CHARS:
+                    break
+                summary = f"{summary}{': ' if summary.endswith(version) else '; '}{change.rstrip('.')}"
+            payload = {"summary": summary, "occurred_at": occurred_at, "context": scan.title or package}
+            scan.emit(_EPISODIC, ("episodic", occurred_at, summary), payload, (line, number))
+            entry = None
 
 
 def extract(source: SourceText, allowed: frozenset[str]) -> list[Candidate]:
@@ -258,12 +613,23 @@ def extract_counted(source: SourceText, allowed: frozenset[str]) -> tuple[list[C
     """The first `MAX_CANDIDATES_PER_SOURCE` candidates of `extract`, and how many distinct ones it found in all."""
     out: list[Candidate] = []
     seen: set[tuple[str, ...]] = set()
+    first_line = source.text.lstrip("\n").split("\n", 1)[0]
+    if rules.DEBIAN_ENTRY.match(first_line):
+        debian_changelog(source, allowed, out, seen)
+        return out, len(seen)
+    markdown = source.media_type in ("text/markdown", "text/html") or source.media_type.endswith("+markdown")
+    rst = source.media_type == "text/x-rst"
+    title = document_title(source.text, markdown)
     pages = source.text.split(PAGE_BREAK) if source.page_starts is not None else [source.text]
     for index, page_text in enumerate(pages):
-        scan = _Scan(source, allowed, index + 1 if source.page_starts is not None else None, out, seen)
+        page = index + 1 if source.page_starts is not None else None
+        scan = _Scan(source, allowed, page, out, seen, title=title, markdown=markdown, rst=rst)
+        scan.changelog_doc = title is not None and rules.is_changelog_title(title)
         in_fence = False
+        # reST has no fences (and `~~~~` underlines titles); plain text may quote Markdown's backtick fences.
+        fences = ("```", "~~~") if markdown else () if rst else ("```",)
         for number, raw in enumerate(page_text.split("\n"), start=1):
-            if ("`" in raw or "~" in raw) and raw.lstrip().startswith(("```", "~~~")):
+            if fences and ("`" in raw or "~" in raw) and raw.lstrip().startswith(fences):
                 in_fence = not in_fence
                 scan.finish()
                 continue

@@ -32,7 +32,12 @@ from brain.identity import BlockId
 from ingest.cache import cache_entry
 from ingest.proposers.base import ProposalResult, Proposer, SourceText
 from ingest.proposers.candidates import CandidateSet, Task
-from ingest.proposers.heuristic import PRODUCER, HeuristicProposer, cap_notes, extract_counted
+from ingest.proposers.heuristic import (
+    PRODUCER,
+    HeuristicProposer,
+    extract_counted,
+    proposal_notes,
+)
 
 MAX_WORKERS = 2
 MIN_SOURCES = 256
@@ -89,7 +94,7 @@ def answer(item: Item) -> Answer:
     source = SourceText.of(BlockId.parse(item.block_id), item.media_type, item.text)
     found, total = extract_counted(source, frozenset(item.allowed))
     candidates = CandidateSet(task_id=item.task_id, producer=PRODUCER, candidates=tuple(found))
-    result = ProposalResult(candidates, notes=cap_notes(len(found), total))
+    result = ProposalResult(candidates, notes=proposal_notes(source, len(found), total))
     data = candidates.to_bytes()
     return Answer(data, result.notes, cache_entry(item.key, result, data))
 

@@ -14,18 +14,39 @@ MAX_STATEMENT_CHARS = 600
 
 # Subjects that are pronouns or determiners make statements about nothing nameable.
 _NOT_A_SUBJECT = frozenset(
-    "it this that there these those he she they we i you what which who whom whose here one each all some "
-    "any both either neither such its their our my your his her".split()
+    ["it", "this", "that", "there", "these", "those", "he", "she", "they", "we", "i", "you", "what", "which", "who", "whom", "whose", "here", "one", "each", "all", "some", "any", "both", "either", "neither", "such", "its", "their", "our", "my", "your", "his", "her"]
 )
 _DEFINITION = re.compile(
     r"(?:(?P<article>The|A|An)\s+)?"
     r"(?P<label>[^\s,;:()\[\]]+(?:\s+[^\s,;:()\[\]]+){0,5}?)"
-    r"\s+(?P<verb>is|are|means|refers to)\s+(?P<rest>\S.*)",
+    r"\s+(?P<verb>is defined as|are defined as|is|are|was|were|means|refers to|occurs when|occur when|happens when)"
+    r"\s+(?P<rest>\S.*)",
     re.DOTALL,
 )
+# Words that start a clause, not a name: "If there is ...", "When the path is ...", "Returns true if ...".
+_NOT_A_LABEL_START = frozenset(
+    ["if", "when", "whenever", "while", "where", "because", "since", "although", "though", "unless", "until", "once", "after", "before", "hence", "thus", "so", "then", "and", "or", "but", "nor", "also", "only", "even", "just", "not", "no", "yes", "however", "therefore", "otherwise", "instead", "usually", "often", "returns", "return", "creates", "gets", "sets", "checks", "adds", "removes", "makes", "uses", "allows", "provides", "contains", "following", "above", "below", "e.g", "i.e", "etc"]
+)
+# Words that end a clause fragment rather than a name ("are met", "part of", "the same as").
+_NOT_A_LABEL_END = frozenset(["of", "to", "in", "on", "for", "with", "as", "at", "by", "from", "and", "or", "the", "a", "an", "than", "that", "which"])
+_SYMBOLS = frozenset("#=<>{}|$\\@%^~\"")
+_LETTER = re.compile(r"[^\W\d_]")
+# Lowercase single words too vague to name a fact on their own ("The format is ...", "The aim is ...").
+_CHANGE_VERB = re.compile(
+    r"(?:add|added|adds|fix|fixed|fixes|update|updated|updates|remove|removed|removes|bump|bumped|support|"
+    r"make|made|use|drop|dropped|deprecate|deprecated|improve|improved|rename|renamed|change|changed|revert|"
+    r"reverted|upgrade|upgraded|allow|allowed|implement|implemented|move|moved|refactor|refactored)\b",
+    re.IGNORECASE,
+)
+_PARAMETER_ITEM = re.compile(r"\[(?:in|out|in,\s*out|in/out)\]|<[A-Za-z|]+>|\{[A-Za-z|.\[\]]+\}")
 _ARTICLE_START = re.compile(r"(?:a|an|the)\s", re.IGNORECASE)
 _TERM_ITEM = re.compile(r"(?P<label>[^:]{1,80}?)\s*(?::\s|\s[—–]\s)\s*(?P<definition>\S.*)")
-_NOT_A_TERM = re.compile(r"(?:step|phase|stage|note|tip|warning|caution|example|todo|see|e\.g|i\.e)\b", re.I)
+_NOT_A_TERM = re.compile(
+    r"(?:step|phase|stage|note|tip|warning|caution|example|todo|see|e\.g|i\.e|returns?|extends|type|default|since|"
+    r"added in|deprecated|stability|version|changes|source code|homepage|documentation|download|repository|"
+    r"bug tracker|issues|website|author|maintainer|email|e-mail|license|licence)\b",
+    re.IGNORECASE,
+)
 _DATED = re.compile(
     r"[\[(]?(?P<y>[0-9]{4})-(?P<mo>[0-9]{2})-(?P<d>[0-9]{2})"
     r"(?:[T ](?P<h>[0-9]{2}):(?P<mi>[0-9]{2})(?::(?P<s>[0-9]{2}))?(?:\.[0-9]+)?"
@@ -39,22 +60,54 @@ _SUMMARY_LEAD = re.compile(r"[\s:,;|\-–—)\]]+")
 # Possessive: the same spans as `(?:[^.!?]|[.!?](?!\s|$))+[.!?]?`, without a backtracking entry per character
 # (that form took ~120 bytes of regex stack per character: 1.7 GB for one 14 MB line).
 _SENTENCE = re.compile(r"(?:[^.!?]++|[.!?](?!\s|$))++[.!?]?")
+# A full stop after these (or after an initial) does not end a sentence ("by D. J. Bernstein", "e.g. this").
+_ABBREVIATIONS = frozenset(["e.g", "i.e", "etc", "vs", "cf", "Dr", "Mr", "Mrs", "Ms", "Prof", "St", "No", "Fig", "Sec",
+                            "approx", "resp", "incl"])  # fmt: skip
 _PROCEDURE_CUE = re.compile(
     r"\b(?:how|steps?|procedures?|install\w*|set ?up|configur\w*|deploy\w*|build\w*|run\w*|usage|"
     r"getting started|instructions?|checklist|to)\b",
     re.IGNORECASE,
 )
 _HOW_TO = re.compile(r"(?:how to|to)\s+(?=\S)", re.IGNORECASE)
-_MARKUP = str.maketrans("", "", "*`")
+_MARKUP = str.maketrans("", "", "*`¶")
+_LINK = re.compile(r"(!?)\[([^\]\n]*)\]\([^)\s]*\)")
+_RST_ROLE = re.compile(r":[a-z][a-z:+-]*:(?=`)")
+_RST_LINK = re.compile(r"`([^`<]*?)\s*(?:<[^>`]*>)?`__?")
+_URL = re.compile(r"https?://\S+|www\.\S+")
+_BADGE = re.compile(r"(?:\[!\[|!\[|\bimage::|\bbadge\b|shields\.io|travis-ci|coveralls|codecov)", re.IGNORECASE)
+
+
+_MAYBE_MARKUP = re.compile(r"[\\\]:`*¶_]")
+_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>])")
 
 
 def clean(text: str) -> str:
-    """Inline Markdown emphasis and code marks removed, whitespace collapsed."""
-    if "*" in text or "`" in text:
+    """Inline Markdown/reST markup removed (emphasis, code marks, links keep their text), whitespace collapsed."""
+    if _MAYBE_MARKUP.search(text) is None:
+        return " ".join(text.split())  # the common case: one scan instead of one per kind of markup
+    if "\\" in text:
+        text = _ESCAPE.sub(r"\1", text)
+    if "](" in text:
+        text = _LINK.sub(lambda m: "" if m[1] else m[2], text)
+    if ":`" in text:
+        text = _RST_ROLE.sub("", text)
+    if "`_" in text:
+        text = _RST_LINK.sub(r"\1", text)
+    if "*" in text or "`" in text or "¶" in text:
         text = text.translate(_MARKUP)
     if "__" in text:
         text = text.replace("__", "")
     return " ".join(text.split())
+
+
+def is_link_line(text: str) -> bool:
+    """A line that is a link, badge or URL with little else ("Coveralls: https://...")."""
+    if "://" not in text and "www." not in text and "![" not in text and "image::" not in text:
+        return False
+    if _BADGE.search(text):
+        return True
+    found = _URL.search(text)
+    return found is not None and len(_URL.sub("", text).split()) <= 4
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -69,34 +122,83 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def whole_sentences(text: str) -> list[tuple[int, int]]:
+    """`sentences`, with a span that ends in an abbreviation or an initial joined to the next one."""
+    spans: list[tuple[int, int]] = []
+    joined = False
+    for start, end in sentences(text):
+        if joined:
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((start, end))
+        if text[end - 1] == ".":
+            word = text[text.rfind(" ", spans[-1][0], end - 1) + 1 : end - 1].lstrip("(")
+            joined = (len(word) == 1 and word.isalpha()) or word in _ABBREVIATIONS
+        else:
+            joined = False
+    return spans
+
+
+def is_fragment_label(label: str) -> bool:
+    """A label that is a clause fragment or code, not a name ("If there", "For EventTargets this", "a # b")."""
+    words = label.split()
+    if not words or len(label) > MAX_LABEL_CHARS:
+        return True
+    lowered = label.lower().split()
+    if lowered[0].strip(".,'\"") in _NOT_A_LABEL_START or lowered[-1].strip(".,'\"") in _NOT_A_LABEL_END:
+        return True
+    if not _NOT_A_SUBJECT.isdisjoint(lowered):
+        return True
+    return not _SYMBOLS.isdisjoint(label) or label[0] in "[(-" or _LETTER.search(label) is None
+
+
 def definition(sentence: str) -> tuple[str, str] | None:
-    """`(kind, label)` when the sentence defines something ("X is a ...", "X means ...", "The X is ...")."""
-    if len(sentence) > MAX_STATEMENT_CHARS or sentence.endswith("?"):
+    """`(kind, label)` when the sentence defines something ("X is a ...", "X means ...", "The X is <value>",
+    "X is defined as ...", "X occurs when ..."); None for lead-ins (`...:`) and fragments."""
+    if len(sentence) > MAX_STATEMENT_CHARS or sentence.endswith(("?", ":", ",", ";")):
         return None
     match = _DEFINITION.fullmatch(sentence)
     if match is None:
         return None
     label = clean(match["label"])
-    first = label.split(" ", 1)[0].lower()
-    if not label or first in _NOT_A_SUBJECT or len(label) > MAX_LABEL_CHARS:
+    if is_fragment_label(label):
         return None
     if match["article"] is None and not (label[0].isupper() or label[0].isdigit()):
         return None
     verb, rest = match["verb"], match["rest"]
-    if verb in ("means", "refers to") or _ARTICLE_START.match(rest):
+    if rest.rstrip().endswith(":"):
+        return None  # "The API is extremely minimal:" — the content was in what followed
+    if verb.endswith("when"):
+        return "fact", label
+    if verb in ("was", "were"):
+        return ("fact", label) if match["article"] == "The" else None  # "X was ..." tells a story
+    if verb in ("means", "refers to") or verb.endswith("defined as") or _ARTICLE_START.match(rest):
         return "concept", label
+    if match["article"] is not None and rest[0].isdigit():
+        return "fact", label  # "A nautical mile is 1852 metres."
     if match["article"] == "The":
+        if " " not in label and label.islower():
+            return None  # "The format is the same as ...": which format?
         return "fact", label
     return None
 
 
 def term_item(item: str) -> tuple[str, str] | None:
-    """`(label, statement)` for a glossary-style list item: "Term: definition" or "Term — definition"."""
+    """`(label, statement)` for a glossary-style list item: "Term: definition" or "Term — definition".
+
+    Not: parameter lists (`[in] buf: ...`, `name <string>`), change-log entries (`deps: update npm`), links,
+    and items whose "definition" is a word or two (`DEP0046: util.isBuffer()`, `Extends: {EventEmitter}`).
+    """
     match = _TERM_ITEM.fullmatch(item)
     if match is None:
         return None
     label = clean(match["label"])
-    if not any(c.isalpha() for c in label) or len(label.split()) > 6 or _NOT_A_TERM.match(label) or label[-1] in ".!?":
+    if not label or label[-1] in ".!?" or label[0] in "[(<{" or label.count(" ") > 5 or _LETTER.search(label) is None:
+        return None
+    if not _SYMBOLS.isdisjoint(label) or _NOT_A_TERM.match(label) or _PARAMETER_ITEM.search(item, 0, 120):
+        return None
+    described = clean(match["definition"])
+    if len(described.split()) < 3 or _CHANGE_VERB.match(described) or _URL.search(described):
         return None
     statement = clean(item)
     if len(statement) > MAX_STATEMENT_CHARS or not any(c.isalnum() for c in match["definition"]):
@@ -175,3 +277,109 @@ def procedure_goal(label: str) -> str:
 def looks_procedural(label: str) -> bool:
     """Whether a heading or lead-in announces steps (bulleted lists need this cue; numbered ones do not)."""
     return _PROCEDURE_CUE.search(label) is not None
+
+
+# Release headings: "## [1.2.0] - 2026-03-14", "Version 1.2 (2026-03-14)", "* Noteworthy changes in release 2.3
+# (2026-01-02) [stable]", "2026-03-14, Version 20.1.0 (Current), @someone".
+_VERSION = re.compile(r"(?<![\w.])v?([0-9]+(?:\.[0-9]+)+(?:[-+~][0-9A-Za-z.~+-]+)?)(?![\w.])")
+_MONTHS = {m: i + 1 for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"])}
+_MONTH_NAMES = frozenset(
+    [*_MONTHS, "sept"]
+    + ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
+)
+_WORD_DATE = re.compile(
+    r"\b(?:(?P<d1>[0-9]{1,2})\s+(?P<m1>[A-Za-z]{3,9})\.?,?\s+(?P<y1>[0-9]{4})"
+    r"|(?P<m2>[A-Za-z]{3,9})\.?\s+(?P<d2>[0-9]{1,2}),?\s+(?P<y2>[0-9]{4}))\b"
+)
+_CHANGELOG_TITLE = re.compile(r"\b(?:change ?log|changes|news|release notes|history|what's new)\b", re.IGNORECASE)
+# Debian changelog: "pkg (1.2-3) unstable; urgency=medium" ... " -- Name <mail>  Mon, 02 Mar 2026 10:00:00 +0100".
+DEBIAN_ENTRY = re.compile(r"([a-z0-9][a-z0-9+.-]+) \(([^()\s]+)\) [^;]*;.*urgency=\w+")
+DEBIAN_TRAILER = re.compile(r" -- (?P<who>.+?) <[^>]*>\s+(?P<date>\w{3}, +[0-9]{1,2} \w{3} [0-9]{4} [0-9:]{8} [+-][0-9]{4})")
+
+
+def any_date(text: str) -> str | None:
+    """A valid date anywhere in `text` (ISO `YYYY-MM-DD`, "14 Mar 2026" or "March 14, 2026"), as `YYYY-MM-DD`."""
+    iso = date_in(text)
+    if iso is not None:
+        return iso
+    for match in _WORD_DATE.finditer(text):
+        day, month, year = (match["d1"], match["m1"], match["y1"]) if match["d1"] else (match["d2"], match["m2"], match["y2"])
+        number = _MONTHS.get(month[:3].lower())
+        if number is not None and month.lower() in _MONTH_NAMES and _valid_date(int(year), number, int(day)):
+            return f"{int(year):04d}-{number:02d}-{int(day):02d}"
+    return None
+
+
+def release(title: str) -> tuple[str, str] | None:
+    """`(version, YYYY-MM-DD)` when a heading names a dated release, else None."""
+    if "." not in title:
+        return None  # every version has a dot
+    found = _VERSION.search(_DATE_IN_TEXT.sub(" ", title))
+    if found is None or len(title) > MAX_LABEL_CHARS + 40:
+        return None
+    day = any_date(title)
+    return (found[1], day) if day is not None else None
+
+
+def is_changelog_title(title: str) -> bool:
+    """A heading that announces a list of changes ("Changelog", "NEWS", "Notable changes", "Release notes")."""
+    return _CHANGELOG_TITLE.search(title) is not None
+
+
+def debian_trailer_time(line: str) -> str | None:
+    """The UTC timestamp of a Debian changelog trailer line (" -- Name <mail>  RFC 2822 date"), or None."""
+    match = DEBIAN_TRAILER.match(line)
+    if match is None:
+        return None
+    try:
+        moment = datetime.strptime(" ".join(match["date"].split()), "%a, %d %b %Y %H:%M:%S %z")
+    except ValueError:
+        return None
+    return f"{moment.astimezone(UTC):%Y-%m-%dT%H:%M:%S}Z"
+
+
+def is_title_line(text: str) -> bool:
+    """A short line that reads as a title: a few words, capitalized, no closing punctuation, not a URL."""
+    words = text.split()
+    return (
+        0 < len(words) <= 10
+        and len(text) <= MAX_LABEL_CHARS
+        and text[0].isupper()
+        and text[-1] not in ".,;:!?"
+        and not _URL.search(text)
+        and any(c.isalpha() for c in text)
+    )
+
+
+def change_text(text: str) -> str:
+    """A change-log entry without its links and commit hashes, at most about a line long."""
+    text = _URL.sub("", clean(text))
+    text = re.sub(r"\[[0-9a-f]{7,40}\]|<>|\(\s*\)|#[0-9]+", "", text)
+    text = " ".join(text.split()).strip(" ,;:-").rstrip(".")
+    return text if len(text) <= 160 else text[:157].rsplit(" ", 1)[0] + " …"
+
+
+def is_toc_title(title: str) -> bool:
+    """Headings of a table of contents or an index: lists under them are links, not steps."""
+    return title.strip().rstrip(":").lower() in ("contents", "table of contents", "toc", "index", "on this page",
+                                                 "in this article", "navigation", "links", "see also", "resources")
+
+
+def is_licence_text(text: str) -> bool:
+    """Licence conditions and boilerplate ("Redistributions of source code must retain ...")."""
+    return _LICENCE.search(text) is not None
+
+
+_LICENCE = re.compile(
+    r"\b(?:licen[cs]e[ds]?|copyright|warrant(?:y|ies)|redistribut\w+|merchantability|liabilit(?:y|ies)|"
+    r"sublicense|patent)\b",
+    re.IGNORECASE,
+)
+
+
+_PARAMETER_SHAPE = re.compile(r"`?[\w.$\[\]-]+`?\s*(?:[:({<]|\s[—–-]\s)")
+
+
+def is_parameter_item(text: str) -> bool:
+    """An item of a parameter list: `name (type): ...`, `[in] buf: ...`, `path {string}`, `name <int>`."""
+    return _PARAMETER_ITEM.search(text) is not None or _PARAMETER_SHAPE.match(text) is not None

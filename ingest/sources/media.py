@@ -1,15 +1,19 @@
 """Name a source's media type from its extension and its first bytes.
 
-Magic bytes win over the extension (a PDF named `.txt` is a PDF). A file whose extension promises text
-but whose first 8 KiB hold a NUL byte or invalid UTF-8 is `application/octet-stream` with a
-`binary-content` note: it is still registered (the bytes are evidence) but never normalized as text.
-Only UTF-8 text is treated as text. Results are bare lowercase `type/subtype` (§3.1). A `--media-type`
-override is the caller's business: it skips this module entirely.
+Magic bytes win over the extension (a PDF named `.txt` is a PDF). Text is text in any encoding: UTF-8,
+a byte-order mark (UTF-16/32), or a legacy charset `charset-normalizer` recognizes (the pipeline decodes
+it and records which). A file whose extension promises text but whose first 8 KiB are none of these (NUL
+bytes without a BOM, or bytes no charset fits) is `application/octet-stream` with a `binary-content`
+note: it is still registered (the bytes are evidence) but never normalized as text. reStructuredText is
+`text/x-rst`; a roff manual page (`ls.1`, or text that starts like one) is `text/troff`. Results are bare
+lowercase `type/subtype` (§3.1). A `--media-type` override is the caller's business: it skips this
+module entirely.
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 from pathlib import Path
 
 
@@ -27,7 +31,10 @@ _BY_EXTENSION = {
     ".txt": "text/plain",
     ".text": "text/plain",
     ".log": "text/plain",
-    ".rst": "text/plain",
+    ".rst": "text/x-rst",
+    ".rest": "text/x-rst",
+    ".man": "text/troff",
+    ".roff": "text/troff",
     ".html": "text/html",
     ".htm": "text/html",
     ".xhtml": "text/html",
@@ -53,7 +60,11 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\x1f\x8b", "application/gzip"),
 )
 
-_TEXTUAL = frozenset({"text/markdown", "text/plain", "text/html", "text/csv", "application/json"})
+_TEXTUAL = frozenset(
+    {"text/markdown", "text/plain", "text/html", "text/csv", "application/json", "text/x-rst", "text/troff"}
+)
+_MAN_SECTION = re.compile(r"\.[1-9][a-z]{0,8}")  # ls.1, printf.3, Foo::Bar.3pm, ssh_config.5
+_ROFF_START = (b'.\\"', b"'\\\"", b".TH ", b".Dd ", b".Dt ", b".so ", b'.\\" ')
 
 
 class MediaGuess(FrozenModel):
@@ -87,11 +98,30 @@ def looks_like_utf8_text(head: bytes) -> bool:
     return True
 
 
+def looks_like_text(head: bytes) -> bool:
+    """Text in some encoding: a BOM, valid UTF-8 (a character cut off at the end tolerated), or a detected charset."""
+    if looks_like_utf8_text(head):
+        return True
+    from ingest.normalize.charset import looks_like_text as in_some_charset
+
+    return in_some_charset(head)
+
+
 def _sniff_text(head: bytes) -> str:
-    start = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:64].lower()
-    if start.startswith((b"<!doctype html", b"<html")):
+    start = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:64]
+    if start.lower().startswith((b"<!doctype html", b"<html")):
         return "text/html"
+    if start.startswith(_ROFF_START):
+        return "text/troff"
     return "text/plain"
+
+
+def sniff_content(head: bytes) -> str:
+    """The media type of content known only by its first bytes (e.g. inside a gzip file)."""
+    for magic, media_type in _MAGIC:
+        if head.startswith(magic):
+            return media_type
+    return _sniff_text(head) if looks_like_text(head) else OCTET_STREAM
 
 
 def sniff(path: Path, head: bytes) -> MediaGuess:
@@ -99,12 +129,15 @@ def sniff(path: Path, head: bytes) -> MediaGuess:
     for magic, media_type in _MAGIC:
         if head.startswith(magic):
             return MediaGuess(media_type=media_type)
-    claimed = _BY_EXTENSION.get(Path(path).suffix.lower())
-    textual = looks_like_utf8_text(head)
+    suffix = Path(path).suffix.lower()
+    claimed = _BY_EXTENSION.get(suffix)
+    if claimed is None and _MAN_SECTION.fullmatch(suffix) and head.lstrip()[:1] in (b".", b"'"):
+        claimed = "text/troff"
+    textual = looks_like_text(head)
     if claimed is None:
         return MediaGuess(media_type=_sniff_text(head) if textual else OCTET_STREAM)
     if claimed in _TEXTUAL and not textual:
-        reason = "NUL bytes" if b"\x00" in head else "invalid UTF-8"
+        reason = "NUL bytes" if b"\x00" in head else "bytes no text encoding fits"
         return MediaGuess(
             media_type=OCTET_STREAM,
             note=BINARY_CONTENT,

@@ -150,7 +150,8 @@ def test_unknown_and_malformed_ids(brain: BrainRunner, reference_brain: Path) ->
     assert_one_line_error(brain("--brain", str(reference_brain), "show", "sha256:" + "0" * 64), 4)
     assert_one_line_error(brain("--brain", str(reference_brain), "prove", "deadbeef"), 4)
     assert_one_line_error(brain("--brain", str(reference_brain), "show", "4c6"), 3)
-    assert_one_line_error(brain("--brain", str(reference_brain), "show", "zzzz"), 3)
+    assert_one_line_error(brain("--brain", str(reference_brain), "prove", "zzzz"), 3)
+    assert_one_line_error(brain("--brain", str(reference_brain), "show", "zzzz"), 4)  # not an id: no such origin
 
 
 def test_ambiguous_prefix_is_not_found(brain: BrainRunner, twin_brain: tuple[Path, list[BlockId]]) -> None:
@@ -203,5 +204,6 @@ def test_ls_after_a_selective_pull_lists_what_is_installed(brain: BrainRunner, t
     assert_one_line_error(brain("--brain", "partial", "ls", "--type", "episodic"), 4)
     status = brain("--brain", "partial", "status", "--json")
     assert status.code == 0
-    assert set(status.json()["modules"]) == {"canonical", "episodic", "semantic", "procedural", "provenance"}
+    # The head is a local snapshot of exactly the installed modules (§6.8).
+    assert set(status.json()["modules"]) == {"canonical", "semantic", "provenance"}
     assert status.stderr == "not installed (selective pull): episodic, procedural\n"

@@ -59,7 +59,7 @@ def _propose(text: str, media_type: str = "text/markdown", types: tuple[str, ...
     task = Task(source=SOURCE, allowed_memory_types=types, task_id="t")
     result = HeuristicProposer().propose(task, SourceText.of(SOURCE, media_type, text))
     assert result.usage is None and result.candidates.task_id == "t"
-    assert result.candidates.producer.to_json() == {"kind": "pipeline", "id": "brain/heuristic", "version": "1"}
+    assert result.candidates.producer.to_json() == {"kind": "pipeline", "id": "brain/heuristic", "version": "2"}
     return list(result.candidates.candidates)
 
 
@@ -79,11 +79,11 @@ def test_markdown_document() -> None:
                                    "steps": [{"action": "Sample the signal"}, {"action": "Apply the FFT to the samples"},
                                              {"action": "Read the magnitudes"}], "subject": "Signals"}),
         ("semantic", "L17", {"kind": "concept", "label": "FFT", "statement": "FFT: fast Fourier transform",
-                             "subject": "Glossary"}),
+                             "subject": "Signals > Glossary"}),
         ("semantic", "L18", {"kind": "concept", "label": "DFT", "statement": "DFT: discrete Fourier transform",
-                             "subject": "Glossary"}),
-        ("episodic", "L27", {"summary": "Deployed version 2", "occurred_at": "2026-03-14T09:12:00Z", "context": "Log"}),
-        ("episodic", "L28", {"summary": "Seminar on spectra", "occurred_at": "2026-03-15T09:00:00Z", "context": "Log"}),
+                             "subject": "Signals > Glossary"}),
+        ("episodic", "L27", {"summary": "Deployed version 2", "occurred_at": "2026-03-14T09:12:00Z", "context": "Signals > Log"}),
+        ("episodic", "L28", {"summary": "Seminar on spectra", "occurred_at": "2026-03-15T09:00:00Z", "context": "Signals > Log"}),
     ]
 
 

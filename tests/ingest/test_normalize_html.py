@@ -65,9 +65,17 @@ def test_corpus_page() -> None:
     assert text.endswith("© 2026 Lumen team – internal use\n")
 
 
-def test_non_utf8_html_is_a_decode_error(tmp_path: Path) -> None:
+def test_declared_latin1_html_is_read_as_windows_1252_and_named(tmp_path: Path) -> None:
     path = tmp_path / "latin1.html"
-    path.write_bytes(b"<p>caf\xe9</p>")
+    path.write_bytes(b'<meta charset="ISO-8859-1"><p>caf\xe9 \x93quoted\x94</p>')
+    output = HtmlText().normalize(path)
+    assert output.data.decode() == "caf\u00e9 \u201cquoted\u201d\n"
+    assert output.pipeline == "html-text;charset=cp1252" and output.notes == ()
+
+
+def test_undecodable_html_is_a_decode_error(tmp_path: Path) -> None:
+    path = tmp_path / "junk.html"
+    path.write_bytes(b"<p>\x81\x8d\x8f\x90\x9d" + bytes(range(1, 32)) * 4)
     with pytest.raises(NormalizationError) as caught:
         HtmlText().normalize(path)
     assert caught.value.code == "decode-error"

@@ -50,12 +50,16 @@ def test_no_pipeline_for_other_types(media_type: str) -> None:
 def test_unknown_pipeline_name_lists_the_installed_ones() -> None:
     with pytest.raises(NotFoundError, match="no normalization pipeline named 'ocr'") as caught:
         get_pipeline("ocr")
-    assert caught.value.hint == "installed: html-text, pdf-text, text-nfc"
+    assert caught.value.hint == (
+        "installed: gzip+html-text, gzip+man-text, gzip+text-nfc, html-text, man-text, pdf-text, text-nfc"
+    )
 
 
 def test_installed_pipelines_names_versions() -> None:
     installed = installed_pipelines()
-    assert list(installed) == ["html-text", "pdf-text", "text-nfc"]
+    assert list(installed) == [
+        "gzip+html-text", "gzip+man-text", "gzip+text-nfc", "html-text", "man-text", "pdf-text", "text-nfc"
+    ]
     assert all(version.startswith("1+") for version in installed.values())
 
 

@@ -49,11 +49,11 @@ def test_line_endings_nfc_and_bom(tmp_path: Path, data: bytes, expected: bytes) 
     assert _view(tmp_path, data) == expected
 
 
-def test_invalid_utf8_is_a_decode_error_naming_the_offset(tmp_path: Path) -> None:
+def test_bytes_no_encoding_fits_are_a_decode_error_naming_the_offset(tmp_path: Path) -> None:
     with pytest.raises(NormalizationError) as caught:
-        _view(tmp_path, b"good text then \xe9 bad")
+        _view(tmp_path, b"good text then \xe9\x81\x8d\x8f\x90\x9d" * 3 + bytes(range(1, 32)) * 4)
     assert caught.value.code == "decode-error"
-    assert "byte 15" in caught.value.detail
+    assert "invalid UTF-8 at byte 18" in caught.value.detail
 
 
 def test_too_large_is_refused_before_reading(tmp_path: Path) -> None:

@@ -67,8 +67,11 @@ def _records(brain: Brain, record_type: str) -> list:  # type: ignore[type-arg]
     return [r for _, r in brain.ledger().records if r.record_type == record_type]
 
 
-def test_registers_verbatim_bytes_a_normalized_view_and_the_records(tmp_path: Path) -> None:
+def test_registers_verbatim_bytes_a_normalized_view_and_the_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = _corpus(tmp_path / "src", {"notes/a.md": NOTE})
+    monkeypatch.chdir(root)  # the default origin is relative to the current directory outside a repository
     brain = Brain.init(tmp_path / "brain")
     result = _run(brain, root, license="CC-BY-4.0")
     assert (result.registered, result.failed, result.checkpoints) == (1, 0, 1)
@@ -208,7 +211,7 @@ def test_two_fresh_brains_get_byte_identical_snapshots(tmp_path: Path) -> None:
 
 
 def test_a_source_that_fails_to_normalize_is_registered_without_a_view(tmp_path: Path) -> None:
-    root = _corpus(tmp_path / "src", {"bad.txt": "caf\xe9".encode("latin-1") * 10, "ok.md": PLAIN})
+    root = _corpus(tmp_path / "src", {"bad.txt": b"\x81\x8d\x8f\x90\x9d\x01\x02" * 10, "ok.md": PLAIN})
     brain = Brain.init(tmp_path / "brain")
     result = _run(brain, root, media_type="text/plain")
     bad, ok = result.outcomes
@@ -226,7 +229,7 @@ def test_binary_content_behind_a_text_name_is_registered_as_bytes(tmp_path: Path
     result = _run(Brain.init(tmp_path / "brain"), root)
     (outcome,) = result.outcomes
     assert (outcome.status, outcome.media_type, outcome.proposed) == ("registered", "application/octet-stream", 0)
-    assert [(p.code, p.kind) for p in outcome.problems] == [("binary-content", "note")]
+    assert [(p.code, p.kind) for p in outcome.problems] == [("binary-content", "note"), ("no-candidates", "note")]
     assert result.strict_problems == 0
 
 
@@ -360,8 +363,11 @@ def _lineage_of_brain(brain: Brain) -> Lineage:
     return lineage_of_ledger(brain.ledger(snapshot), brain.modules(snapshot)[MemoryType.SEMANTIC].blocks())[0]
 
 
-def test_the_lineage_log_says_what_the_ledger_and_semantic_module_say_after_every_run(tmp_path: Path) -> None:
+def test_the_lineage_log_says_what_the_ledger_and_semantic_module_say_after_every_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = _corpus(tmp_path / "src", {"a.md": NOTE, "b.md": PLAIN, "c/d.md": NOTE.replace("shard", "node")})
+    monkeypatch.chdir(root)
     brain = Brain.init(tmp_path / "brain")
     versions = [NOTE + f"\nA quorum{i} is a majority of {i} nodes.\n" for i in range(3)]
     for step, text in enumerate(versions):

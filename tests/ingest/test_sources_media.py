@@ -35,7 +35,7 @@ def test_detect_media_type(name: str, head: bytes, expected: str) -> None:
     assert sniff(Path(name), head).note is None
 
 
-@pytest.mark.parametrize("head", [b"hello\x00world", b"caf\xe9 latin-1", b"\x80\x81\x82"])
+@pytest.mark.parametrize("head", [b"hello\x00world", b"\x80\x81\x82", b"\xff\xfe\x00\xd8 lone surrogate"])
 def test_text_named_binary_is_octet_stream_with_a_note(head: bytes) -> None:
     guess = sniff(Path("junk.txt"), head)
     assert guess.media_type == "application/octet-stream"
@@ -59,8 +59,23 @@ def test_read_head_reads_at_most_8_kib(tmp_path: Path) -> None:
     assert read_head(path) == b"abc"
 
 
-@pytest.mark.parametrize("name", ["latin1.txt", "junk.txt"])
-def test_bad_fixtures_are_registered_as_bytes(name: str) -> None:
-    path = Path(__file__).resolve().parents[2] / "fixtures" / "bad" / name
+def test_bad_fixtures_are_registered_as_bytes() -> None:
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "bad" / "junk.txt"
     guess = sniff(path, read_head(path))
     assert (guess.media_type, guess.note) == ("application/octet-stream", "binary-content")
+
+
+@pytest.mark.parametrize(
+    ("name", "head", "expected"),
+    [
+        ("latin1.txt", "Café crème, naïve résumé.\n".encode("latin-1"), "text/plain"),
+        ("utf16.txt", "A note in UTF-16.\n".encode("utf-16"), "text/plain"),
+        ("guide.rst", b"Guide\n=====\n", "text/x-rst"),
+        ("ls.1", b'.\\" comment\n.TH LS 1\n', "text/troff"),
+        ("ssh_config.5", b".Dd $Mdocdate$\n.Dt SSH_CONFIG 5\n", "text/troff"),
+        ("version.1", b"1.2.3\n", "text/plain"),  # a numbered suffix alone is not a manual page
+        ("page", b'.TH FOO 8 "2026-03-14"\n', "text/troff"),
+    ],
+)
+def test_text_in_other_encodings_and_formats(name: str, head: bytes, expected: str) -> None:
+    assert sniff(Path(name), head) == sniff(Path(name), head).model_copy(update={"media_type": expected, "note": None})

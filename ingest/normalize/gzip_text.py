@@ -1,0 +1,112 @@
+"""`gzip+<inner>`: a gzip-compressed source normalized through its content (`gzip+man-text`, `gzip+text-nfc`).
+
+The content is inflated in memory up to the inner pipeline's text limit: a gzip bomb stops there
+(`too-large`), a truncated or corrupt stream is `gzip-broken`. The inner pipeline is chosen from the
+content (a roff page, HTML, text — by the name without `.gz` and the first bytes) and named on the record,
+with its parameters: `gzip+man-text`, `gzip+text-nfc;charset=cp1252`. Content that no text pipeline
+reads (a tarball) is registered without a view (`gzip-not-text`, a note). gzip (RFC 1952) decodes to the
+same bytes with any zlib, so the version is the inner pipeline's plus `gzip-1`.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from ingest.normalize.base import (
+    MAX_TEXT_BYTES,
+    TOO_LARGE,
+    NormalizationError,
+    NormalizedOutput,
+    read_limited,
+)
+
+PREFIX = "gzip+"
+VERSION_TAG = "gzip-1"
+GZIP_BROKEN = "gzip-broken"
+GZIP_NOT_TEXT = "gzip-not-text"
+ACCEPTED = frozenset({"application/gzip"})
+_CHUNK = 1 << 20
+
+
+class BytesPipeline(Protocol):
+    """An inner pipeline: it normalizes bytes already in memory."""
+
+    name: str
+    version: str
+
+    def normalize_bytes(self, data: bytes) -> NormalizedOutput:
+        """The view of `data`."""
+        ...
+
+
+def inflate(data: bytes, limit: int) -> bytes:
+    """The content of a (possibly multi-member) gzip stream, refusing more than `limit` bytes of it."""
+    out = bytearray()
+    rest = data
+    while rest:
+        inflater = zlib.decompressobj(wbits=31)
+        pending = rest
+        while pending:
+            try:
+                out += inflater.decompress(pending, limit + 1 - len(out))
+            except zlib.error as e:
+                raise NormalizationError(GZIP_BROKEN, f"corrupt gzip data: {e}") from None
+            if len(out) > limit:
+                raise NormalizationError(TOO_LARGE, f"inflates to more than the {limit}-byte text limit") from None
+            pending = inflater.unconsumed_tail
+            if inflater.eof:
+                break
+        if not inflater.eof:
+            raise NormalizationError(GZIP_BROKEN, "truncated gzip data: the stream ends before its last block")
+        rest = inflater.unused_data.lstrip(b"\x00")  # members may be followed by zero padding
+    return bytes(out)
+
+
+class GzipText:
+    """A gzip-compressed source: inflate, then the inner pipeline (`inner` fixed on a re-run, else sniffed)."""
+
+    def __init__(
+        self,
+        inner: BytesPipeline | None = None,
+        max_bytes: int = MAX_TEXT_BYTES,
+        *,
+        sniff: Callable[[str], BytesPipeline | None] | None = None,
+    ) -> None:
+        self.inner = inner
+        self.sniff = sniff  # the text pipeline for a sniffed media type (the registry's), when `inner` is None
+        self.max_bytes = max_bytes
+        self.name = PREFIX + (inner.name if inner is not None else "text")
+        self.version = f"{inner.version}+{VERSION_TAG}" if inner is not None else VERSION_TAG
+
+    def accepts(self, media_type: str) -> bool:
+        """gzip files."""
+        return media_type in ACCEPTED
+
+    def normalize(self, source_path: Path) -> NormalizedOutput:
+        """The view of the content of the gzip file at `source_path`."""
+        return self.normalize_bytes(read_limited(source_path, self.max_bytes))
+
+    def normalize_bytes(self, data: bytes) -> NormalizedOutput:
+        """The same view from the compressed bytes in memory.
+
+        The inner type is sniffed from the content alone, never from a file name: registration may read
+        the stored blob (named by its digest), and the same bytes must give the same view either way.
+        """
+        content = inflate(data, self.max_bytes)
+        inner = self.inner if self.inner is not None else _sniffed_inner(content, self.sniff)
+        output = inner.normalize_bytes(content)
+        recorded = output.pipeline or inner.name
+        return NormalizedOutput(output.data, output.media_type, pipeline=PREFIX + recorded, notes=output.notes)
+
+
+def _sniffed_inner(content: bytes, sniff: Callable[[str], BytesPipeline | None] | None) -> BytesPipeline:
+    from ingest.sources.media import sniff_content
+
+    media_type = sniff_content(content[:8192])
+    inner = None if sniff is None else sniff(media_type)
+    if inner is None:  # neither text nor a gzip inside a gzip, nor a PDF (read from files only)
+        raise NormalizationError(GZIP_NOT_TEXT, f"the gzip content is {media_type}: no text view", note=True)
+    return inner

@@ -1,0 +1,242 @@
+"""`man-text`: the readable text of a roff manual page (`man` and the common `mdoc` macros), Markdown-like.
+
+Rules (deterministic, no external tools: `groff` output depends on its version and the terminal):
+- `.TH name section` / `.Dt` give the title line `# name(section)`; `.SH`/`.Sh` are `## ` headings,
+  `.SS`/`.Ss` are `### ` headings; in the NAME section `name \\- what it is` becomes `- name — what it is`;
+- `.PP`, `.LP`, `.P`, `.sp`, `.Pp` end a paragraph; `.TP` / `.IP tag` / `.It` become list items
+  `- tag: text`; `.nf`/`.fi` and `.EX`/`.EE` keep their lines (indented four spaces);
+- font macros (`.B`, `.I`, `.BR`, `.IR`, ...) keep their text; other requests and comments are dropped;
+- escapes: font changes (`\\fB`, `\\f(CW`, `\\f[I]`) and size changes are dropped, `\\-` is `-`, named
+  characters (`\\(em`, `\\[bu]`, ...) become their Unicode character, `\\e` is a backslash;
+- then the shared text rules (encoding as `charset` finds it, LF, NFC), trailing blank lines removed.
+Version `1+unicode-<x>`.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from ingest.normalize.base import (
+    MAX_TEXT_BYTES,
+    TOO_LARGE,
+    UNICODE_TAG,
+    NormalizationError,
+    NormalizedOutput,
+    read_limited,
+    text_view,
+)
+from ingest.normalize.charset import parameterized, read_text
+
+ACCEPTED = frozenset({"text/troff"})
+
+_NAMED = {
+    "em": "—", "en": "–", "hy": "-", "mi": "-", "bu": "•", "aq": "'", "dq": '"', "lq": "“", "rq": "”",
+    "oq": "‘", "cq": "’", "co": "©", "rg": "®", "tm": "™", "de": "°", "ti": "~", "ha": "^", "ga": "`",
+    "aa": "´", "rs": "\\", "sl": "/", "mu": "×", "di": "÷", "+-": "±", "<=": "≤", ">=": "≥", "!=": "≠",
+    "->": "→", "<-": "←", "lA": "⇐", "rA": "⇒", "sc": "§", "ps": "¶", "pl": "+", "eq": "=", "ba": "|",
+    "br": "│", "ul": "_", "fm": "′", "lB": "[", "rB": "]", "lC": "{", "rC": "}", "la": "⟨", "ra": "⟩",
+}  # fmt: skip
+_ESCAPE = re.compile(
+    r"\\(?:f(?:\[[^\]]*\]|\([A-Za-z0-9]{2}|[A-Za-z0-9])"  # font
+    r"|s[+-]?(?:\[[^\]]*\]|\([0-9]{2}|[0-9])"  # size
+    r"|\*(?:\[[^\]]*\]|\(..|.)"  # string (dropped)
+    r"|n(?:\[[^\]]*\]|\(..|.)"  # number register (dropped)
+    r"|\((?P<two>..)|\[(?P<long>[^\]]*)\]"  # named characters
+    r"|(?P<one>.))"
+)
+_SIMPLE = {"-": "-", "e": "\\", "\\": "\\", " ": " ", "~": " ", "0": " ", "&": "", "|": "", "^": "", "c": "",
+           "%": "", ":": "", "/": "", ",": "", "'": "´", "`": "`", ".": ".", "t": "\t", "!": ""}  # fmt: skip
+_FONT_MACROS = frozenset({"B", "I", "SM", "SB", "Sy", "Em", "Nm", "Ar", "Pa", "Cm", "Li", "Ev", "Va", "Ic", "Dv", "Er"})
+_ALTERNATING = frozenset({"BR", "RB", "BI", "IB", "IR", "RI"})
+_PARAGRAPH = frozenset({"PP", "LP", "P", "sp", "Pp", "br", "Lp", "HP", "PD"})
+_LITERAL_ON, _LITERAL_OFF = frozenset({"nf", "EX", "Bd"}), frozenset({"fi", "EE", "Ed"})
+
+
+def unescape(text: str) -> str:
+    """A roff text line with its escapes resolved (comments `\\"` dropped)."""
+    comment = text.find('\\"')
+    if comment != -1:
+        text = text[:comment]
+    if "\\" not in text:
+        return text
+
+    def one(match: re.Match[str]) -> str:
+        name = match["two"] or match["long"]
+        if name is not None:
+            if name.startswith("u") and len(name) > 1 and all(c in "0123456789ABCDEFabcdef" for c in name[1:]):
+                return chr(int(name[1:], 16))
+            return _NAMED.get(name, "")
+        single = match["one"]
+        return _SIMPLE.get(single, single) if single is not None else ""
+
+    return _ESCAPE.sub(one, text)
+
+
+_MDOC_INLINE = frozenset(
+    ["Ad", "An", "Aq", "Ar", "At", "Bq", "Brq", "Bx", "Cd", "Cm", "Dq", "Dv", "Ec", "Em", "Eo", "Er", "Ev", "Fa", "Fl", "Fn", "Fo", "Fc", "Ft", "Ic", "Li", "Lk", "Ms", "Mt", "Nm", "No", "Ns", "Nx", "Oc", "Oo", "Op", "Ox", "Pa", "Pq", "Ql", "Qq", "Sq", "Sx", "Sy", "Tn", "Ux", "Va", "Xr", "Xo", "Xc"]
+)
+
+
+def _arguments(rest: str, mdoc: bool = False) -> list[str]:
+    try:
+        words = shlex.split(rest, posix=True)
+    except ValueError:  # an unbalanced quote
+        words = rest.split()
+    if not mdoc:
+        return words
+    out: list[str] = []  # mdoc inline macros: `Fl v Ar file` is `-v file`
+    flag = False
+    for word in words:
+        if word in _MDOC_INLINE:
+            flag = word == "Fl"
+            continue
+        out.append(f"-{word}" if flag else word)
+        flag = False
+    return out
+
+
+class _Page:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.current: list[str] = []
+        self.literal = False
+        self.section = ""
+        self.tag_next = False  # `.TP`: the next text line is the tag
+        self.item: str | None = None  # an open list item's tag
+
+    def flush(self) -> None:
+        if self.current:
+            text = " ".join(" ".join(self.current).split())
+            if self.item is not None:
+                text = f"- {self.item}: {text}" if text else f"- {self.item}"
+                self.item = None
+            elif self.section == "NAME" and (" - " in text or " — " in text):
+                name, _, what = text.replace(" — ", " - ").partition(" - ")
+                text = f"- {name.strip()} — {what.strip()}"
+            self.lines.append(text)
+            self.current = []
+        elif self.item is not None:
+            self.lines.append(f"- {self.item}")
+            self.item = None
+
+    def blank(self) -> None:
+        self.flush()
+        if self.lines and self.lines[-1] != "":
+            self.lines.append("")
+
+    def text(self, words: str) -> None:
+        if self.tag_next:
+            self.blank()
+            self.tag_next = False
+            self.item = words.strip()
+            return
+        if words.strip():
+            self.current.append(words)
+
+    def heading(self, marks: str, title: str) -> None:
+        self.blank()
+        self.lines += [f"{marks} {title}", ""]
+
+
+def man_to_text(source: str) -> str:  # noqa: C901 - one dispatch over roff requests, in the order man(7) lists them
+    """The view of a roff page under the rules in this module's docstring (before NFC)."""
+    page = _Page()
+    pending_heading: str | None = None
+    mdoc = False
+    program = ""  # mdoc: `.Nm` alone repeats the first `.Nm name`
+    for raw in source.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        if raw.startswith((".", "'")) and not page.literal or raw.startswith((".fi", ".EE", ".Ed")):
+            name, _, rest = raw[1:].lstrip().partition(" ")
+            name = name.strip()
+            rest = unescape(rest.strip())
+            mdoc = mdoc or name in ("Dd", "Dt", "Sh")
+            args = _arguments(rest, mdoc)
+            if name in ("\\\"", "") or name.startswith('\\"'):
+                continue
+            if name in ("TH", "Dt"):
+                title = args[0] if args else ""
+                section = f"({args[1]})" if len(args) > 1 else ""
+                page.heading("#", f"{title}{section}".strip())
+            elif name in ("SH", "Sh", "SS", "Ss"):
+                marks = "##" if name in ("SH", "Sh") else "###"
+                if args:
+                    page.heading(marks, " ".join(args))
+                    page.section = " ".join(args).upper() if marks == "##" else page.section
+                else:
+                    pending_heading = marks
+            elif name in _PARAGRAPH:
+                page.blank()
+            elif name == "TP":
+                page.blank()
+                page.tag_next = True
+            elif name in ("IP", "It"):
+                page.blank()
+                tag = " ".join(args[:1] if name == "IP" else args)
+                if tag:
+                    page.item = tag
+            elif name in _LITERAL_ON:
+                page.blank()
+                page.literal = True
+            elif name in _LITERAL_OFF:
+                page.literal = False
+                page.blank()
+            elif name in _FONT_MACROS and not (mdoc and name == "Nm"):
+                page.text(" ".join(args))
+            elif name in _ALTERNATING:
+                page.text("".join(args))
+            elif name == "Nd":
+                page.text(f"— {' '.join(args)}")
+            elif mdoc and name == "Nm":
+                program = program or (args[0] if args else "")
+                page.text(" ".join(args) if args else program)
+            elif mdoc and name in _MDOC_INLINE:
+                page.text(" ".join(_arguments(raw[1:].lstrip(), mdoc=True)))
+            # other requests (`.RS`, `.de`, `.if`, `.so`, ...) carry no prose of their own
+            continue
+        text = unescape(raw)
+        if pending_heading is not None:
+            page.heading(pending_heading, text.strip())
+            if pending_heading == "##":
+                page.section = text.strip().upper()
+            pending_heading = None
+        elif page.literal:
+            page.flush()
+            page.lines.append(f"    {text}".rstrip())
+        elif not text.strip():
+            page.blank()
+        else:
+            page.text(text)
+    page.flush()
+    while page.lines and not page.lines[-1]:
+        page.lines.pop()
+    return "".join(line + "\n" for line in page.lines)
+
+
+class ManText:
+    """The `man-text` pipeline (`charset`: the recorded codec of a re-run; None detects it)."""
+
+    name = "man-text"
+    version = f"1+{UNICODE_TAG}"
+
+    def __init__(self, max_bytes: int = MAX_TEXT_BYTES, charset: str | None = None) -> None:
+        self.max_bytes = max_bytes
+        self.charset = charset
+
+    def accepts(self, media_type: str) -> bool:
+        """roff manual pages."""
+        return media_type in ACCEPTED
+
+    def normalize(self, source_path: Path) -> NormalizedOutput:
+        """The readable text of the manual page at `source_path`."""
+        return self.normalize_bytes(read_limited(source_path, self.max_bytes))
+
+    def normalize_bytes(self, data: bytes) -> NormalizedOutput:
+        """The same view from bytes already in memory."""
+        if len(data) > self.max_bytes:
+            raise NormalizationError(TOO_LARGE, f"{len(data)} bytes exceeds the {self.max_bytes}-byte text limit")
+        decoded = read_text(data, self.charset)
+        notes = (decoded.note,) if decoded.note else ()
+        view = text_view(man_to_text(decoded.text))
+        return NormalizedOutput(view, pipeline=parameterized(self.name, decoded.charset), notes=notes)
