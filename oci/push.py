@@ -133,7 +133,7 @@ def check_remote_tag(
     if snapshot not in history:
         raise ConflictError(
             f"{where} holds snapshot {snapshot.short}, which is not in the local history: the tag has diverged",
-            hint="pull and reconcile first, or overwrite it with --force",
+            hint="pull it first (`brain pull REF`: your head must descend from it), or overwrite the tag with --force",
         )
     return remote.digest
 

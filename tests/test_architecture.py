@@ -28,7 +28,7 @@ FORBIDDEN: dict[str, frozenset[str]] = {
     "serve": frozenset({"cli", "ingest", "oci"}) | TERMINAL,
     "export": frozenset({"cli", "ingest", "oci"}) | TERMINAL,
     # Key files and the ssh-agent socket: depends on `brain` only.
-    "signers": frozenset({"cli", "ingest", "oci", "retrieval", "serve", "export"}) | TERMINAL,
+    "signers": frozenset({"cli", "ingest", "oci", "retrieval", "serve", "export"}) | TERMINAL | NETWORK,
 }
 
 

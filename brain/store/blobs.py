@@ -15,7 +15,13 @@ import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from brain.errors import BrainUnreadableError, IntegrityError, InvalidInputError, NotFoundError, NotRegularFileError
+from brain.errors import (
+    BrainUnreadableError,
+    IntegrityError,
+    InvalidInputError,
+    NotFoundError,
+    NotRegularFileError,
+)
 from brain.identity import Digest, OciDigest
 from brain.store.atomic import (
     TEMP_PREFIX,
