@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict
-
+from brain.frozen import FrozenModel
 from brain.identity import BlockId
 from export.records import KnowledgeRecord
 
@@ -27,10 +26,8 @@ class BrainReader(Protocol):
     def show(self, block: BlockId | str) -> KnowledgeRecord: ...  # noqa: D102
 
 
-class Hit(BaseModel):
+class Hit(FrozenModel):
     """One search result: the block, its score, its verified evidence bundle (origin, locator, excerpt)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     record: KnowledgeRecord
     score: float

@@ -12,9 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-
 from brain.frozen import FrozenModel
-
 from ingest.budget import ProposerUsage
 
 Stage = Literal["discover", "register", "normalize", "propose", "validate"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-
 from brain.blocks.base import Block
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.blocks.provenance import RemovalRecord

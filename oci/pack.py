@@ -13,7 +13,6 @@ import os
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
-
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.brain import Brain
 from brain.composition import ModuleRef

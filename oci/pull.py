@@ -15,7 +15,6 @@ import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.brain import Brain
 from brain.errors import (

@@ -16,7 +16,6 @@ import contextlib
 from collections.abc import Callable
 from functools import partial
 
-
 from brain.blocks.memory_type import MemoryType
 from brain.brain import Brain
 from brain.errors import (

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Literal
 
-
 from brain.errors import BrainError, UsageError
 from brain.frozen import FrozenModel
 from ingest.proposers.base import ProposalResult, Proposer, ProposerCore, SourceText

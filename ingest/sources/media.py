@@ -16,7 +16,6 @@ import codecs
 import re
 from pathlib import Path
 
-
 from brain.frozen import FrozenModel
 from ingest.sources.problems import BINARY_CONTENT, SourceProblem
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-
 from brain.frozen import FrozenModel
 
 # Failures: the path exists (or existed) but could not be read.
