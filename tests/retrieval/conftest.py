@@ -44,20 +44,18 @@ def run_cli(*args: str) -> Run:
     return Run(code, out.getvalue(), err.getvalue())
 
 
-def ingest(brain_dir: Path, root: Path) -> None:
-    """Ingest the directory `root` (outside any repository) into `brain_dir` (creating it), asserting success.
+def ingest(brain_dir: Path, *paths: Path) -> None:
+    """Ingest the directories `paths` into `brain_dir` (creating it), asserting success.
 
-    Run from `root`, so origins are paths relative to it (`notes/glossary.md`), whoever copied it where.
+    Each is ingested from inside it, so the default origins (relative to the current directory outside
+    a repository) are the paths below it, whichever copy of the corpus is ingested.
     """
     if not brain_dir.exists():
         assert run_cli("--brain", str(brain_dir), "--actor", ACTOR, "init").code == 0
-    previous = Path.cwd()
-    os.chdir(root)
-    try:
-        done = run_cli("--brain", str(brain_dir.resolve()), "--actor", ACTOR, "--quiet", "ingest", ".")
-    finally:
-        os.chdir(previous)
-    assert done.code == 0, done
+    for path in paths:
+        with contextlib.chdir(path):
+            done = run_cli("--brain", str(brain_dir.absolute()), "--actor", ACTOR, "--quiet", "ingest", ".")
+        assert done.code == 0, done
 
 
 def copy_brain(source: Path, target: Path) -> Path:
@@ -71,10 +69,11 @@ def copy_brain(source: Path, target: Path) -> Path:
 @pytest.fixture(scope="session")
 def corpus_brain_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture corpus ingested with the heuristic proposer (built once per session; do not modify)."""
-    base = tmp_path_factory.mktemp("corpus")
-    shutil.copytree(CORPUS, base / "corpus")
-    ingest(base / "brain", base / "corpus")
-    return base / "brain"
+    work = tmp_path_factory.mktemp("corpus")
+    corpus = work / "corpus"  # a copy outside this repository: origins relative to the corpus, as in a copy
+    shutil.copytree(CORPUS, corpus)
+    ingest(work / "brain", corpus)
+    return work / "brain"
 
 
 @pytest.fixture
