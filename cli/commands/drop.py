@@ -102,7 +102,8 @@ def drop(
         digest = commit_records(writer, records, plan)
         if digest is not None:  # under the lock: the log must describe the parent it was appended to
             log_commit(brain, parent, digest, records)
-    result = with_signature(DropResult(dry_run=False, snapshot=digest, removals=_removals(plan), refused=None), signing.sign_new_head(context))
+    signed = signing.sign_new_head(context)
+    result = with_signature(DropResult(dry_run=False, snapshot=digest, removals=_removals(plan), refused=None), signed)
     if as_json:
         output.result(result, lambda r: [])
     else:
