@@ -160,6 +160,11 @@ def ingest(
             on_progress=on_progress,
         )
         on_progress.conclude(result)
+    if result.sources == 0:
+        output.warning(
+            "no source found under " + ", ".join(map(str, paths)) + ": ignored paths (.gitignore inside a git work "
+            "tree, .brainignore, --include/--exclude) and tool caches are left out; --no-ignore includes git-ignored files"
+        )
     from ingest.sync import sync_after
 
     result = sync_after(

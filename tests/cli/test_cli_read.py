@@ -42,7 +42,8 @@ def test_status_for_people_names_every_root(brain: BrainRunner, reference_brain:
 def test_empty_brain(brain: BrainRunner, tmp_path: Path) -> None:
     target = tmp_path / "new"
     created = brain("--brain", str(target), "init", "--json")
-    assert created.code == 0 and created.json() == {"brain": str(target)}
+    assert created.code == 0 and created.json()["brain"] == str(target)
+    assert created.json()["genesis"] is None  # ungoverned: no genesis snapshot is written
     assert brain("--brain", str(target), "status", "--json").json() == {"snapshot": None, "modules": {}}
     assert brain("--brain", str(target), "log", "--json").json() == []
     assert brain("--brain", str(target), "ls", "--json").json() == []
