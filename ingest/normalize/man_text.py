@@ -140,7 +140,7 @@ class _Page:
         self.lines += [f"{marks} {title}", ""]
 
 
-def man_to_text(source: str) -> str:
+def man_to_text(source: str) -> str:  # noqa: C901 - one dispatch over roff requests, in the order man(7) lists them
     """The view of a roff page under the rules in this module's docstring (before NFC)."""
     page = _Page()
     pending_heading: str | None = None
