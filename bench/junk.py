@@ -15,7 +15,14 @@ _RESIDUE = re.compile(r"¶|\\f[BIRP]|^\.[A-Z]{1,2}\s|\*\*|(?<!\w)__|\]\(|!\[|\\-
 _FUNCTION = frozenset(
     ["a", "an", "the", "if", "and", "or", "but", "so", "then", "hence", "thus", "when", "while", "because", "following", "are", "is", "be", "of", "to", "in", "on", "for", "with", "as", "at", "by", "from", "this", "that", "these", "those", "it", "there", "here", "which", "what", "see", "also"]
 )
-_EMAIL = re.compile(r"\S+@\S+\.\w+")
+_EMAIL = re.compile(r"<?\S+@\S+\.\w+>?")
+# A change-log entry: "src/file.c (func): what changed", "deps: update npm", "cf-socket: improvements in ...".
+_CHANGE_ENTRY = re.compile(
+    r"^(?:[\w./+-]+\.\w+\s*\([^)]*\):|[\w.+-]+/[\w./+-]+:)|^[\w./-]+:\s+(?:add|fix|update|remove|bump|improve|"
+    r"improvements|address|avoid|do not|don't|new|drop|use|make|support|revert|rename|move|replace|see also)\b",
+    re.IGNORECASE,
+)
+_PARAMETER = re.compile(r"\[(?:in|out|in,\s*out)\]|^\S+:\s*[<{][\w|.]+[>}]")
 _LICENCE = re.compile(
     r"\b(?:licen[cs]e[ds]?|copyright|warranty|redistribut\w+|merchantability|gpl|mit license|apache license)\b", re.IGNORECASE
 )
@@ -41,6 +48,10 @@ def junk_reasons(memory_type: str, payload: dict[str, Any]) -> list[str]:
             reasons.append("licence line")
         if len(text.split()) < 3:
             reasons.append("no statement")
+        if _CHANGE_ENTRY.search(text):
+            reasons.append("change-log entry as fact")
+        if _PARAMETER.search(text):
+            reasons.append("parameter as fact")
     elif memory_type == "procedural":
         steps = [str(s.get("action", "")) for s in payload.get("steps", [])]
         if sum(s.lstrip().startswith("-") for s in steps) * 2 >= len(steps):
@@ -52,8 +63,10 @@ def junk_reasons(memory_type: str, payload: dict[str, Any]) -> list[str]:
         if _LICENCE.search(" ".join(steps)):
             reasons.append("licence conditions as steps")
         text = " ".join(steps)
-    elif memory_type == "episodic" and (_EMAIL.fullmatch(text.strip("<>() ")) or sum(c.isalpha() for c in text) < 4):
-        reasons.append("no event")
+    elif memory_type == "episodic":
+        words = _EMAIL.sub("", text).split()
+        if sum(c.isalpha() for c in text) < 4 or (_EMAIL.search(text) and len(words) <= 4):
+            reasons.append("no event (a name or an address)")
     if _RESIDUE.search(label) or _RESIDUE.search(text):
         reasons.append("markup residue")
     return reasons

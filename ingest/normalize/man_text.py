@@ -48,6 +48,7 @@ _ESCAPE = re.compile(
 )
 _SIMPLE = {"-": "-", "e": "\\", "\\": "\\", " ": " ", "~": " ", "0": " ", "&": "", "|": "", "^": "", "c": "",
            "%": "", ":": "", "/": "", ",": "", "'": "´", "`": "`", ".": ".", "t": "\t", "!": ""}  # fmt: skip
+_BULLETS = frozenset({"•", "—", "–", "-", "*", "·", "o", "+"})
 _FONT_MACROS = frozenset({"B", "I", "SM", "SB", "Sy", "Em", "Nm", "Ar", "Pa", "Cm", "Li", "Ev", "Va", "Ic", "Dv", "Er"})
 _ALTERNATING = frozenset({"BR", "RB", "BI", "IB", "IR", "RI"})
 _PARAGRAPH = frozenset({"PP", "LP", "P", "sp", "Pp", "br", "Lp", "HP", "PD"})
@@ -109,8 +110,14 @@ class _Page:
     def flush(self) -> None:
         if self.current:
             text = " ".join(" ".join(self.current).split())
+            if not text:
+                self.current = []
+                return
             if self.item is not None:
-                text = f"- {self.item}: {text}" if text else f"- {self.item}"
+                if self.item in _BULLETS:  # `.IP \(bu`: a plain list item, not a term
+                    text = f"- {text}" if text else ""
+                else:
+                    text = f"- {self.item}: {text}" if text else f"- {self.item}"
                 self.item = None
             elif self.section == "NAME" and (" - " in text or " — " in text):
                 name, _, what = text.replace(" — ", " - ").partition(" - ")
@@ -118,7 +125,8 @@ class _Page:
             self.lines.append(text)
             self.current = []
         elif self.item is not None:
-            self.lines.append(f"- {self.item}")
+            if self.item not in _BULLETS:
+                self.lines.append(f"- {self.item}")
             self.item = None
 
     def blank(self) -> None:
@@ -237,6 +245,7 @@ class ManText:
         if len(data) > self.max_bytes:
             raise NormalizationError(TOO_LARGE, f"{len(data)} bytes exceeds the {self.max_bytes}-byte text limit")
         decoded = read_text(data, self.charset)
+        del data  # a large source: only its text is needed from here on (the caller passed it, not kept it)
         notes = (decoded.note,) if decoded.note else ()
         view = text_view(man_to_text(decoded.text))
         return NormalizedOutput(view, pipeline=parameterized(self.name, decoded.charset), notes=notes)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,7 @@ from ingest.proposers.candidates import Candidate, CandidateSet, Task
 
 PRODUCER = Producer(kind=ProducerKind.PIPELINE, id="brain/heuristic", version="2")
 MAX_CANDIDATES_PER_SOURCE = 2_000
+MAX_COUNTED = 10 * MAX_CANDIDATES_PER_SOURCE  # past this many, the scan stops: the note says "more than"
 CAPPED = "proposals-capped"
 NO_CANDIDATES = "no-candidates"
 SUBJECT_SEPARATOR = " > "
@@ -57,7 +59,12 @@ _NOT_FACT_FIELDS = frozenset(
 )
 PLAIN_HEADING_LEVEL = 7
 TITLE_WINDOW = 16_384  # the title is looked for in the first characters only
+HEAD_LINE_CHARS = 4_096  # titles and change-log headers are found in the first characters of a line
+CHANGELOG_WINDOW = 30  # a GNU ChangeLog has an entry header within its first lines (after a preface)
 _FIRST_HEADING = re.compile(r"^#{1,6}[ \t]+\S", re.MULTILINE)
+_FIRST_H1 = re.compile(r"^#[ \t]+\S", re.MULTILINE)
+# Keys of what was found in one source (after the cap only their hashes, to count them).
+_Seen = set[tuple[str, ...] | int]
 # Plain-string aliases: enum attribute lookups are measurable at a few hundred thousand lines per second.
 _SEMANTIC, _EPISODIC, _PROCEDURAL = "semantic", "episodic", "procedural"
 
@@ -101,7 +108,12 @@ def cap_notes(kept: int, total: int) -> tuple[str, ...]:
     """The `proposals-capped` note when the cap left candidates out, else nothing."""
     if total <= kept:
         return ()
-    return (f"{CAPPED}: kept the first {kept} of {total} candidates (at most {MAX_CANDIDATES_PER_SOURCE} per source)",)
+    found = f"more than {MAX_COUNTED}" if total > MAX_COUNTED else str(total)
+    return (f"{CAPPED}: kept the first {kept} of {found} candidates (at most {MAX_CANDIDATES_PER_SOURCE} per source)",)
+
+
+class _CountingDone(Exception):
+    """Raised by `_Scan.emit` once more than `MAX_COUNTED` candidates were found: nothing more can be kept."""
 
 
 def empty_notes(source: SourceText, total: int) -> tuple[str, ...]:
@@ -141,7 +153,7 @@ class _Scan:
     allowed: frozenset[str]
     page: int | None
     out: list[Candidate]
-    seen: set[tuple[str, ...]]
+    seen: _Seen
     title: str | None = None
     markdown: bool = True
     rst: bool = False
@@ -188,9 +200,16 @@ class _Scan:
     def emit(self, memory_type: str, key: tuple[str, ...], payload: dict[str, Any], lines: tuple[int, int]) -> None:
         if memory_type not in self.allowed or key in self.seen:
             return
-        self.seen.add(key)
         if len(self.out) >= MAX_CANDIDATES_PER_SOURCE:
-            return  # still counted in `seen`: the cap note says how many were found
+            # Only counted for the cap note (a hash, not the key), and only so far: a 50 MB source has a
+            # million candidates, and nobody needs their exact number, only the first ones.
+            digest = hash(key)
+            if digest not in self.seen:
+                self.seen.add(digest)
+                if len(self.seen) > MAX_COUNTED:
+                    raise _CountingDone
+            return
+        self.seen.add(key)
         first, last = lines
         locator = f"L{first}" if first == last else f"L{first}-L{last}"
         if self.page is not None:
@@ -246,11 +265,7 @@ class _Scan:
         for group, changes in release.groups:
             if changes:
                 parts.append(f"{group}: {', '.join(changes)}" if group else "; ".join(changes))
-        summary = f"Released {release.version}"
-        for part in parts:
-            if len(summary) + len(part) + 2 > rules.MAX_STATEMENT_CHARS:
-                break
-            summary = f"{summary}{': ' if summary.endswith(release.version) else '; '}{part}"
+        summary = _summary(f"Released {release.version}", parts)
         payload = {"summary": summary, "occurred_at": release.occurred_at}
         if self.title is not None:
             payload["context"] = self.title
@@ -297,15 +312,19 @@ class _Scan:
     def lead_in_from(self, lines: list[tuple[int, str]]) -> None:
         """The lead-in a list follows: a whole short line or sentence ending in `:`, else the list is its content."""
         text = " ".join(t for _, t in lines)
-        spans = rules.whole_sentences(text)
-        start, end = spans[-1] if spans else (0, len(text))
+        start, end = 0, len(text)
+        for start, end in rules.whole_sentences(text):  # the last sentence is the lead-in
+            pass
         sentence = text[start:end]
         found = rules.definition(sentence[:-1].rstrip() + ".") if len(sentence.split()) > 2 else None
         if found is not None:
             kind, label = found
             self.pending_definition = (kind, label, rules.clean(sentence), lines[0][0], lines[-1][0])
         label = rules.clean(sentence[:-1])
-        if label and len(label.split()) <= 12 and (label[0].isupper() or label[0].isdigit()) and not rules.is_link_line(label):
+        if (
+            label and len(label.split()) <= 12 and (label[0].isupper() or label[0].isdigit())
+            and label.split()[0].lower() not in rules.NOT_A_SUBJECT and not rules.is_link_line(label)
+        ):  # "To deploy the app:", "Checklist:"; not "This boils down to several options:"
             self.lead_in = label
         else:
             self.lead_in_refused = True
@@ -360,7 +379,10 @@ class _Scan:
         announced = lead_in or self.subject_heading()
         if claimed or refused or changelog or len(items) < 2 or announced is None:
             return
-        if not (ordered or rules.looks_procedural(announced)) or not self.steps_like(items, announced):
+        # A long lead-in is a sentence about the list ("Many distributions do this for these reasons:"):
+        # even a numbered list after it is steps only when it announces them.
+        cue_needed = not ordered or (lead_in is not None and len(lead_in.split()) > 6)
+        if (cue_needed and not rules.looks_procedural(announced)) or not self.steps_like(items, announced):
             return
         # "## Steps" under "# Deploying Lumen" is the procedure "Deploying Lumen".
         titles = [title for title in self.path() if not rules.is_generic_title(title)]
@@ -397,6 +419,8 @@ class _Scan:
         half = len(texts) / 2
         if sum(t[:1] in "-[<" or rules.is_link_line(t) for t in texts) >= half:
             return False
+        if sum(rules.is_menu_item(t) for t in texts) >= 0.75 * len(texts):
+            return False  # "Home", "Introduction", "Documentation": navigation, not steps
         return sum(rules.is_parameter_item(t) for t in texts) < half
 
     # --- headings and lines ------------------------------------------------------------------------------
@@ -496,7 +520,10 @@ class _Scan:
                 ):  # "Installing the agent" then steps (PDF text has no blank line before it)
                     self.lead_in = rules.clean(self.paragraph.pop()[1])
                 self.flush_paragraph()
-            self.items.append(_Item(number, number, item[3].strip(), item[1] is None))
+            text = item[3].strip()
+            if text[:1] == "[" and text[2:4] == "] " and text[1] in " xX":
+                text = text[4:]  # a task-list checkbox, `- [ ] step`
+            self.items.append(_Item(number, number, text, item[1] is None))
             return
         if self.items and raw[0].isspace() and not self.paragraph:
             last_item = self.items[-1]
@@ -533,17 +560,26 @@ def document_title(text: str, markdown: bool) -> str | None:
     In Markdown and HTML views the first `#` heading wins even after navigation text ("Skip to content").
     """
     if markdown or text.startswith("#"):
-        found = _FIRST_HEADING.search(text, 0, TITLE_WINDOW)
+        # A page's `# ` title, else its first heading (navigation bars carry small headings first).
+        found = _FIRST_H1.search(text, 0, TITLE_WINDOW) or _FIRST_HEADING.search(text, 0, TITLE_WINDOW)
         if found is not None:
             end = text.find("\n", found.start())
             heading = atx_heading(text[found.start() : end if end != -1 else len(text)].strip())
             if heading is not None and rules.clean(heading[1]):
                 return rules.clean(heading[1])
     lines = _first_lines(text, 41)
+    if lines[0].strip() == "---":  # YAML front matter: its `title:`, and the rest is not prose
+        end = next((i for i, line in enumerate(lines[1:40], start=1) if line.strip() == "---"), 0)
+        for line in lines[1:end]:
+            if line.startswith("title:") and line[6:].strip(" '\""):
+                return rules.clean(line[6:].strip(" '\""))
+        lines = lines[end + 1 :]
     for index, raw in enumerate(lines[:40]):
         stripped = raw.strip()
         if not stripped or stripped.startswith(("<!--", "[![", "![", ".. ")) or rules.is_link_line(stripped):
             continue
+        if not any(c.isalpha() for c in stripped) or stripped.lower().startswith(("copyright", "(c)", "©")):
+            continue  # rules and separators ("_ _ _", "* * *"), licence headers
         if _ADORNMENT.fullmatch(stripped) is not None or (stripped == "---" and index == 0):
             continue
         heading = atx_heading(stripped) if stripped[0] == "#" else None
@@ -562,23 +598,45 @@ def document_title(text: str, markdown: bool) -> str | None:
 
 
 def _first_lines(text: str, count: int) -> list[str]:
-    """The first `count` lines of `text` without splitting (copying) the rest of a large text."""
+    """The first `count` lines of `text`, each cut at `HEAD_LINE_CHARS`, without copying the rest of the text."""
     lines: list[str] = []
     start = 0
     while len(lines) < count and start <= len(text):
         end = text.find("\n", start)
         end = len(text) if end == -1 else end
-        lines.append(text[start:end])
+        lines.append(text[start : min(end, start + HEAD_LINE_CHARS)])
         start = end + 1
     return lines
 
 
-def debian_changelog(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: set[tuple[str, ...]]) -> None:
+def _lines(text: str) -> Iterator[str]:
+    """The lines of `text`, one at a time (a split would hold a copy of all of them at once)."""
+    start = 0
+    while start <= len(text):
+        end = text.find("\n", start)
+        if end == -1:
+            yield text[start:]  # the whole text when it is one line: no copy
+            return
+        yield text[start:end]
+        start = end + 1
+
+
+def _summary(lead: str, changes: list[str]) -> str:
+    """`lead: change; change; ...`, as many whole changes as fit a statement."""
+    summary = lead
+    for change in changes:
+        if len(summary) + len(change) + 2 > rules.MAX_STATEMENT_CHARS:
+            break
+        summary = f"{summary}{': ' if summary is lead else '; '}{change}"
+    return summary
+
+
+def debian_changelog(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: _Seen) -> None:
     """One episode per entry of a Debian `changelog`: the upload, its changes, the trailer's time (UTC)."""
     scan = _Scan(source, allowed, None, out, seen)
     entry: tuple[int, str, str] | None = None
     changes: list[str] = []
-    for number, raw in enumerate(source.text.split("\n"), start=1):
+    for number, raw in enumerate(_lines(source.text), start=1):
         header = rules.DEBIAN_ENTRY.match(raw)
         if header is not None:
             entry, changes = (number, header[1], header[2]), []
@@ -588,20 +646,65 @@ def debian_changelog(source: SourceText, allowed: frozenset[str], out: list[Cand
         if entry is None:
             continue
         if stripped.startswith(("* ", "- ", "+ ")):
-            changes.append(rules.clean(stripped[2:]))
+            changes.append(rules.change_text(stripped[2:]))
         elif stripped and raw.startswith("    ") and changes:
-            changes[-1] = f"{changes[-1]} {rules.clean(stripped)}"
+            changes[-1] = rules.change_text(f"{changes[-1]} {stripped}")
         occurred_at = rules.debian_trailer_time(raw) if raw.startswith(" -- ") else None
         if occurred_at is not None:
             line, package, version = entry
-            summary = f"Uploaded {package} {version}"
-            for change in changes:
-                if len(summary) + len(change) + 2 > rules.MAX_STATEMENT_CHARS:
-                    break
-                summary = f"{summary}{': ' if summary.endswith(version) else '; '}{change.rstrip('.')}"
+            summary = _summary(f"Uploaded {package} {version}", changes)
             payload = {"summary": summary, "occurred_at": occurred_at, "context": scan.title or package}
             scan.emit(_EPISODIC, ("episodic", occurred_at, summary), payload, (line, number))
             entry = None
+
+
+def gnu_changelog(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: _Seen) -> None:
+    """One episode per entry of a GNU `ChangeLog`: its date, author and changes (`* file (func): what`)."""
+    scan = _Scan(source, allowed, None, out, seen, title="ChangeLog")
+    entry: tuple[int, str, str] | None = None
+    changes: list[str] = []
+
+    def close(last: int) -> None:
+        if entry is None or not changes:
+            return
+        line, day, author = entry
+        summary = _summary(f"Changes by {author}", changes)
+        payload = {"summary": summary, "occurred_at": f"{day}T00:00:00Z", "context": "ChangeLog"}
+        scan.emit(_EPISODIC, ("episodic", payload["occurred_at"], summary), payload, (line, last))
+
+    last = 0
+    for number, raw in enumerate(_lines(source.text), start=1):
+        header = rules.gnu_entry_date(raw) if raw[:1].isalnum() else None
+        if header is not None:
+            close(last)
+            entry, changes = (number, *header), []
+            continue
+        stripped = raw.strip()
+        if not stripped or entry is None:
+            continue
+        last = number
+        if stripped.startswith("* "):
+            changes.append(rules.change_text(stripped[2:]))
+        elif changes and raw[:1].isspace():
+            changes[-1] = rules.change_text(f"{changes[-1]} {stripped}")
+        else:
+            changes.append(rules.change_text(stripped))
+    close(last)
+
+
+def git_log(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: _Seen) -> None:
+    """One episode per commit of `git log` output: its date (UTC) and the first line of its message."""
+    scan = _Scan(source, allowed, None, out, seen, title="git log")
+    start, occurred_at, subject = 0, None, None
+    for number, raw in enumerate(_lines(source.text), start=1):
+        if rules.GIT_COMMIT.fullmatch(raw):
+            start, occurred_at, subject = number, None, None
+        elif occurred_at is None and raw.startswith("Date:"):
+            occurred_at = rules.git_date(raw)
+        elif occurred_at is not None and subject is None and raw.startswith("    ") and raw.strip():
+            subject = rules.change_text(raw)
+            payload = {"summary": subject, "occurred_at": occurred_at, "context": "git log"}
+            scan.emit(_EPISODIC, ("episodic", occurred_at, subject), payload, (start, number))
 
 
 def extract(source: SourceText, allowed: frozenset[str]) -> list[Candidate]:
@@ -612,11 +715,24 @@ def extract(source: SourceText, allowed: frozenset[str]) -> list[Candidate]:
 def extract_counted(source: SourceText, allowed: frozenset[str]) -> tuple[list[Candidate], int]:
     """The first `MAX_CANDIDATES_PER_SOURCE` candidates of `extract`, and how many distinct ones it found in all."""
     out: list[Candidate] = []
-    seen: set[tuple[str, ...]] = set()
-    first_line = source.text.lstrip("\n").split("\n", 1)[0]
-    if rules.DEBIAN_ENTRY.match(first_line):
-        debian_changelog(source, allowed, out, seen)
-        return out, len(seen)
+    seen: _Seen = set()
+    first_line = _first_lines(source.text.lstrip("\n"), 1)[0]
+    opening = _first_lines(source.text, CHANGELOG_WINDOW)
+    try:
+        if rules.DEBIAN_ENTRY.match(first_line):
+            debian_changelog(source, allowed, out, seen)
+        elif rules.GIT_COMMIT.fullmatch(first_line):
+            git_log(source, allowed, out, seen)
+        elif any(line[:1].isalnum() and rules.gnu_entry_date(line) is not None for line in opening):
+            gnu_changelog(source, allowed, out, seen)
+        else:
+            _extract_into(source, allowed, out, seen)
+    except _CountingDone:
+        pass
+    return out, len(seen)
+
+
+def _extract_into(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: _Seen) -> None:
     markdown = source.media_type in ("text/markdown", "text/html") or source.media_type.endswith("+markdown")
     rst = source.media_type == "text/x-rst"
     title = document_title(source.text, markdown)
@@ -628,7 +744,7 @@ def extract_counted(source: SourceText, allowed: frozenset[str]) -> tuple[list[C
         in_fence = False
         # reST has no fences (and `~~~~` underlines titles); plain text may quote Markdown's backtick fences.
         fences = ("```", "~~~") if markdown else () if rst else ("```",)
-        for number, raw in enumerate(page_text.split("\n"), start=1):
+        for number, raw in enumerate(_lines(page_text), start=1):
             if fences and ("`" in raw or "~" in raw) and raw.lstrip().startswith(fences):
                 in_fence = not in_fence
                 scan.finish()
@@ -636,4 +752,3 @@ def extract_counted(source: SourceText, allowed: frozenset[str]) -> tuple[list[C
             if not in_fence:
                 scan.line(number, raw)
         scan.finish()
-    return out, len(seen)
