@@ -23,6 +23,10 @@ demo: install
 	SOURCE_DATE_EPOCH=1767225600 $(BIN)/brain --brain $(DEMO_BRAIN) --actor demo@example.org ingest fixtures/corpus --license CC-BY-4.0
 	$(BIN)/brain --brain $(DEMO_BRAIN) verify
 	$(BIN)/brain --brain $(DEMO_BRAIN) status
+	@echo
+	@echo "brain is installed in $(VENV)/, which is not on your PATH. To use it:"
+	@echo "  . $(VENV)/bin/activate      # this shell: then 'brain --brain $(DEMO_BRAIN) ls'"
+	@echo "  pipx install .   (or: uv tool install .)   # everywhere, as a tool"
 
 test: install-dev
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

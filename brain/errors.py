@@ -71,3 +71,35 @@ class RemoteError(BrainError):
 
 class ProblemsFoundError(BrainError):
     """A check ran to completion and found problems (verify, `--strict` ingest)."""
+
+
+class LifecycleRefusedError(RefusedError):
+    """A drop, supersession, demotion or redaction the protocol or the policy forbids; nothing was written.
+
+    `code` names the rule (e.g. `episodic-append-only`), `block` the block it is about, `detail` the reason;
+    the message is one line naming the block and the fix.
+    """
+
+    def __init__(self, code: str, block: str, detail: str, fix: str) -> None:
+        self.code = code
+        self.block = block
+        self.detail = detail
+        super().__init__(f"{detail}; {fix}")
+class ConfigFileError(UsageError):
+    """The project config file (brain.toml, [tool.brain]) is not TOML, names an unknown key, has a wrong type."""
+class SigningKeyError(UsageError):
+    """A signing key cannot be used: not a key file, not Ed25519, or locked without its passphrase."""
+
+
+class AgentError(RemoteError):
+    """An ssh-agent cannot be reached, does not answer in time, or refuses to sign."""
+
+
+class AgentKeyNotFoundError(NotFoundError):
+    """The ssh-agent does not hold the key that was named."""
+class NotRegularFileError(IntegrityError):
+    """A FIFO, device, socket or directory stands where the store expects a regular file (damage, never waited on)."""
+
+
+class LocalStorageError(BrainError):
+    """The local filesystem refused a write: disk full, no inodes left, quota exceeded, read-only."""

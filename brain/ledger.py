@@ -1,5 +1,14 @@
-"""The ledger: derived views of a snapshot's provenance module (§7.1), accessibility (§7.2) and the
-cascade closure (§7.4).
+"""The ledger: derived views of a snapshot's provenance module (§7.1), accessibility (§7.2), the evidence
+closure (§7.1) and the drop cascade (§7.4), named apart.
+
+`closure` follows evidence edges only (`derivation.derived_from`), as the reference's API does;
+`cascade` adds the structural edges (`relations[].target`, `steps[].uses`) a drop must follow.
+`superseded_by[loser]` is one winner (the latest record's); a loser claimed by two different winners is a
+precedence conflict, kept whole in `precedence_conflicts`.
+
+Accessibility (§7.2, `brain.lifecycle.accessibility`): a supersession hides its loser only while its winner
+is still a member; a ledger built from a snapshot's modules knows the membership, one built from bare
+records treats every winner as a member.
 
 Records are applied in time order (`at`, then record block id) so "last wins" means the latest record.
 Provenance v2 records (later schema, read as generic blocks) are mapped onto the v1 record models; a v2
@@ -30,6 +39,8 @@ from brain.blocks.provenance import (
     ValidationRecord,
 )
 from brain.identity import BlockId
+from brain.lifecycle.accessibility import is_accessible
+from brain.lifecycle.cascade import reach
 
 if TYPE_CHECKING:
     from brain.module import Module
@@ -82,21 +93,24 @@ class Ledger:
     producer: dict[BlockId, Producer] = field(default_factory=dict)
     locators: dict[BlockId, str] = field(default_factory=dict)
     tasks: dict[BlockId, str] = field(default_factory=dict)
-    superseded_by: defaultdict[BlockId, set[BlockId]] = field(default_factory=lambda: defaultdict(set))
+    superseded_by: dict[BlockId, BlockId] = field(default_factory=dict)
+    winners: dict[BlockId, tuple[BlockId, ...]] = field(default_factory=dict)
     supersessions: list[SupersessionRecord] = field(default_factory=list)
     demoted: set[BlockId] = field(default_factory=set)
     demotions: dict[BlockId, DemotionRecord] = field(default_factory=dict)
     removed: set[BlockId] = field(default_factory=set)
     removals: list[tuple[BlockId, RemovalRecord]] = field(default_factory=list)
+    is_member: Callable[[BlockId], bool] | None = field(default=None, repr=False)
     _structural: defaultdict[BlockId, set[BlockId]] | None = field(default=None, repr=False)
     _structural_edges: Callable[[], Iterable[tuple[BlockId, BlockId]]] | None = field(default=None, repr=False)
 
     @classmethod
-    def of(cls, modules: Mapping[MemoryType, Module]) -> Ledger:
+    def of(cls, modules: Mapping[MemoryType, Module], *, members: Mapping[MemoryType, Module] | None = None) -> Ledger:
         """Build the views from the modules of one snapshot.
 
         Reads the provenance module now; the semantic and procedural blocks (for structural edges) are
-        read only when `structural_dependents` or `closure` is first used.
+        read only when `structural_dependents` or `cascade` is first used. `members` (default: `modules`)
+        is the membership accessibility consults; without any non-provenance module every winner counts.
         """
         records: list[tuple[BlockId, Record]] = []
         provenance = modules.get(MemoryType.PROVENANCE)
@@ -114,6 +128,9 @@ class Ledger:
 
         ledger = cls.from_records(records)
         ledger._structural, ledger._structural_edges = None, structural
+        held = [module for t, module in (modules if members is None else members).items() if t is not MemoryType.PROVENANCE]
+        if held:
+            ledger.is_member = lambda block_id: any(block_id in module for module in held)
         return ledger
 
     @classmethod
@@ -159,7 +176,10 @@ class Ledger:
             self.validations[record.block] = record
         elif isinstance(record, SupersessionRecord):
             self.supersessions.append(record)
-            self.superseded_by[record.supersedes].add(record.block)
+            self.superseded_by[record.supersedes] = record.block
+            claimed = self.winners.get(record.supersedes, ())
+            if record.block not in claimed:
+                self.winners[record.supersedes] = (*claimed, record.block)
         elif isinstance(record, DemotionRecord):
             self.demoted.add(record.block)
             self.demotions[record.block] = record
@@ -167,25 +187,26 @@ class Ledger:
             self.removals.append((record_id, record))
             self.removed.update(record.blocks)
 
+    @property
+    def precedence_conflicts(self) -> dict[BlockId, tuple[BlockId, ...]]:
+        """Losers claimed by two or more different winners → every winner, in record order (§7.1)."""
+        return {loser: claimed for loser, claimed in self.winners.items() if len(claimed) > 1}
+
     def is_accessible(self, block_id: BlockId) -> bool:
-        """No supersession names it as the loser and no demotion names it (§7.2)."""
-        return not self.superseded_by.get(block_id) and block_id not in self.demoted
+        """Not demoted, and not the loser of a supersession whose winner is still a member (§7.2)."""
+        return is_accessible(block_id, self.winners, self.demoted, self.is_member)
 
     def closure(self, sources: BlockId | Iterable[BlockId]) -> set[BlockId]:
-        """Every transitive dependent of `sources` via evidence and structural edges, sources excluded.
+        """Everything that cites `sources`, transitively: evidence edges only, sources excluded (§7.1).
 
         May name blocks that are no longer members anywhere; callers intersect with module membership.
         """
-        start = {sources} if isinstance(sources, BlockId) else set(sources)
-        seen: set[BlockId] = set()
-        frontier = list(start)
-        while frontier:
-            current = frontier.pop()
-            for nxt in (*self.dependents.get(current, ()), *self.structural_dependents.get(current, ())):
-                if nxt not in seen and nxt not in start:
-                    seen.add(nxt)
-                    frontier.append(nxt)
-        return seen
+        return reach(sources, lambda b: self.dependents.get(b, ()))
+
+    def cascade(self, sources: BlockId | Iterable[BlockId]) -> set[BlockId]:
+        """The drop cascade of `sources` (§7.4): evidence and structural edges, transitively, sources excluded."""
+        structural = self.structural_dependents
+        return reach(sources, lambda b: (*self.dependents.get(b, ()), *structural.get(b, ())))
 
     def made_by(self, producer: Producer) -> set[BlockId]:
         """Blocks whose derivation names `producer` (kind + id, and version when `producer` gives one)."""

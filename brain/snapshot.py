@@ -7,10 +7,11 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, ValidationError, model_validator
 
+from brain.authn.keys import parse_trust_key
 from brain.blocks.document import JcsDocument, check_boltzmann, read_json_object
 from brain.blocks.fields import NonEmptyText, Text, Timestamp, WireModel
 from brain.composition import DocumentDecodeError, ModuleRef
-from brain.identity import MAX_SAFE_INTEGER, OciDigest, canonicalize
+from brain.identity import MAX_SAFE_INTEGER, OciDigest, actor_id_problem, canonicalize
 
 Positive = Annotated[int, Field(strict=True, ge=1, le=MAX_SAFE_INTEGER)]
 
@@ -31,24 +32,55 @@ class TrustScope(StrEnum):
 
 
 class TrustKey(WireModel):
-    """One key of a trust root (shape per §5.3; signature semantics are out of scope)."""
+    """One key of a trust root (§5.3, §9.5): the key, what it may sign, and when it entered or left."""
 
     key: NonEmptyText
     scopes: tuple[TrustScope, ...]
     since: Positive
     subject: Text | None = None
     retired_from: Positive | None = None
-    compromised_from: Positive | None = None
+    compromised_from: OciDigest | None = None
+
+    @model_validator(mode="after")
+    def _rules(self) -> Self:
+        parse_trust_key(self.key)  # KeyFormatError is a ValueError for pydantic: the snapshot is refused
+        if not self.scopes:
+            raise ValueError("a trust-root key needs at least one scope")
+        if len(set(self.scopes)) != len(self.scopes):
+            raise ValueError("a trust-root key lists a scope twice")
+        if self.subject is not None and (problem := actor_id_problem(self.subject)) is not None:
+            raise ValueError(f"subject {self.subject!r} is not an actor id: {problem}")
+        if self.retired_from is not None and self.retired_from <= self.since:
+            raise ValueError("retired_from must be greater than since")
+        return self
 
 
 class TrustRoot(WireModel):
-    """The governance root carried by a governed brain's snapshots."""
+    """The governance root carried by a governed brain's snapshots (§9.5)."""
 
     boltzmann: Literal[1] = 1
     govern_quorum: Positive
     keys: tuple[TrustKey, ...]
     namespace: NonEmptyText = "boltzmann.snapshot.v1"
     revision: Positive
+
+    @model_validator(mode="after")
+    def _rules(self) -> Self:
+        if self.namespace != "boltzmann.snapshot.v1":
+            raise ValueError(f"trust-root namespace {self.namespace!r} is not boltzmann.snapshot.v1")
+        if not self.keys:
+            raise ValueError("a trust root lists at least one key")
+        blobs = [parse_trust_key(entry.key).blob for entry in self.keys]
+        if len(set(blobs)) != len(blobs):
+            raise ValueError("a trust root lists the same key twice")
+        if not any(TrustScope.GOVERN in entry.scopes for entry in self.keys):
+            raise ValueError("a trust root needs at least one key holding govern")
+        for entry in self.keys:
+            if entry.since > self.revision:
+                raise ValueError(f"a key's since {entry.since} exceeds the revision {self.revision}")
+            if entry.retired_from is not None and entry.retired_from > self.revision:
+                raise ValueError(f"a key's retired_from {entry.retired_from} exceeds the revision {self.revision}")
+        return self
 
     @property
     def digest(self) -> OciDigest:

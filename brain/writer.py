@@ -97,6 +97,7 @@ class Writer:
         self._snapshot: Snapshot | None = None
         self._refs: dict[MemoryType, ModuleRef] = {}
         self._staged: dict[MemoryType, _Membership] = {}
+        self._tombstones: dict[MemoryType, set[BlockId]] = {}
         self._puts = BackgroundPuts(brain.blobs)
 
     # --- lifecycle ---------------------------------------------------------------------------------
@@ -117,6 +118,7 @@ class Writer:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         self._staged.clear()
+        self._tombstones.clear()
         try:
             self._puts.close()
         finally:
@@ -197,6 +199,18 @@ class Writer:
             staged.remove(block_id)
         return len(wanted)
 
+    def tombstone(self, memory_type: MemoryType, block_ids: Iterable[BlockId]) -> int:
+        """Stage listing members in their module reference's `tombstones` (redaction, §7.5): membership,
+        composition and root are unchanged. The caller destroys the bytes after the commit."""
+        self._require_lock()
+        staged = self._membership(memory_type)
+        wanted = list(dict.fromkeys(block_ids))
+        missing = [i for i in wanted if i not in staged.members]
+        if missing:
+            raise NotFoundError(f"block {missing[0]} is not a member of the {memory_type} module; nothing was redacted")
+        self._tombstones.setdefault(memory_type, set()).update(wanted)
+        return len(wanted)
+
     # --- commit -------------------------------------------------------------------------------------
 
     def commit(self, labels: Mapping[str, str] | None = None) -> OciDigest | None:
@@ -220,6 +234,9 @@ class Writer:
                 continue
             blobs.put(composition.to_bytes(), sync=False)
             refs[memory_type] = _module_ref(composition, old)
+        for memory_type, tombstoned in self._tombstones.items():
+            refs[memory_type] = _with_tombstones(refs[memory_type], tombstoned)
+        self._tombstones = {}
         old_labels = dict(self._snapshot.labels or {}) if self._snapshot is not None else {}
         new_labels = {**old_labels, **(labels or {})}
         if refs == self._refs and new_labels == old_labels:
@@ -241,6 +258,13 @@ def _module_ref(composition: Composition, old: ModuleRef | None) -> ModuleRef:
         members = set(composition.block_ids)
         tombstones = tuple(i for i in old.tombstones if i in members)
     return composition.module_ref(tombstones=tombstones or None)
+
+
+def _with_tombstones(ref: ModuleRef, tombstoned: Iterable[BlockId]) -> ModuleRef:
+    """`ref` listing `tombstoned` too (sorted); a vector index is dropped, it may describe destroyed text."""
+    tombstones = sorted({*(ref.tombstones or ()), *tombstoned}, key=_hex)
+    fields = ref.model_dump(exclude={"tombstones", "embedding_model", "index_digest"})
+    return ModuleRef(**fields, tombstones=tuple(tombstones) or None)
 
 
 def _next_snapshot(

@@ -14,6 +14,10 @@ Adding a command
    For a command group (`brain tags list`), export a `typer.Typer(name="tags")` instead.
 2. Add it to `COMMANDS` in `cli/commands/__init__.py` (the list order is the `--help` order).
 
+Nothing else: the global options (`--brain`, `--actor`, `-q`, ...) are accepted after the command name as
+well as before it, and the project config file (`brain.toml`) sets defaults for every option of every
+command by its long name (`[mycommand] my-option = 3`); see `cli/global_options.py` and `cli/config.py`.
+
 Import heavy libraries (openai, oras, pypdf) inside the command function, not at module level: every
 command module is imported on every invocation.
 """
@@ -27,13 +31,21 @@ from typing import Annotated
 import typer
 
 from cli.commands import COMMANDS
-from cli.context import DEFAULT_BRAIN_DIR, DEFAULT_LOCK_TIMEOUT, CliContext
+from cli.context import (
+    DEFAULT_BRAIN_DIR,
+    DEFAULT_LOCK_TIMEOUT,
+    CliContext,
+    ColorMode,
+    OutputFormat,
+)
+from cli.global_options import CONFIG_META, GLOBAL_OPTIONS, BrainGroup, describe_source
 
 app = typer.Typer(
     name="brain",
+    cls=BrainGroup,
     help="Build, verify and publish Boltzmann Protocol v1 knowledge brains.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
@@ -69,17 +81,44 @@ def root(
     ] = None,
     lock_timeout: Annotated[
         float,
-        typer.Option("--lock-timeout", metavar="SECONDS", min=0.0, help="How long to wait for the writer lock."),
+        typer.Option(
+            "--lock-timeout", envvar="BRAIN_LOCK_TIMEOUT", metavar="SECONDS", min=0.0,
+            help="How long to wait for the writer lock.",
+        ),
     ] = DEFAULT_LOCK_TIMEOUT,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config", envvar="BRAIN_CONFIG", metavar="FILE",
+            help="The config file (default: brain.toml or pyproject.toml [tool.brain], found upwards).",
+        ),
+    ] = None,
+    color: Annotated[
+        ColorMode,
+        typer.Option("--color", envvar="BRAIN_COLOR", help="Colour: never, auto (a terminal, no NO_COLOR), always."),
+    ] = ColorMode.AUTO,
+    output: Annotated[
+        OutputFormat,
+        typer.Option("--output", envvar="BRAIN_OUTPUT", help="Result format: table (for people), json, markdown."),
+    ] = OutputFormat.TABLE,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or notes on stderr.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False,
     show_version: Annotated[
         bool,
         typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
     ] = False,
 ) -> None:
     """Build, verify and publish Boltzmann Protocol v1 knowledge brains."""
-    ctx.obj = CliContext(brain_path=brain, actor_option=actor, lock_timeout=lock_timeout, debug=debug, quiet=quiet)
+    bound = ctx.meta.get(CONFIG_META)
+    values = {
+        "brain": brain, "actor": actor, "lock_timeout": lock_timeout, "config": config, "color": color,
+        "output": output, "quiet": quiet, "debug": debug,
+    }  # fmt: skip
+    context = CliContext(config_file=bound)
+    params = {param.name: param for param in ctx.command.params}
+    for name in GLOBAL_OPTIONS:
+        context.set_global(name, values[name], describe_source(params[name], ctx.get_parameter_source(name), bound, ()))
+    ctx.obj = context
 
 
 def command_name(function_name: str) -> str:

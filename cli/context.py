@@ -1,4 +1,4 @@
-"""The global options every command sees, carried on `typer.Context.obj`.
+"""The global options every command sees, carried on `typer.Context.obj`, and where each value came from.
 
 Actor default, in order: `--actor`, `$BRAIN_ACTOR`, `git config user.email` when it is a valid actor id
 (§3.6: never lower-cased, an invalid one is skipped), `$USER@localhost.localdomain` when valid. The
@@ -13,8 +13,9 @@ import os
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -25,10 +26,31 @@ from cli.output import Output
 
 if TYPE_CHECKING:
     from brain.writer import Writer
+    from cli.config import BoundConfig
 
 DEFAULT_BRAIN_DIR = Path("brain")
 DEFAULT_LOCK_TIMEOUT = 10.0
 FALLBACK_ACTOR_DOMAIN = "localhost.localdomain"
+
+
+class ColorMode(str, Enum):
+    """`--color`: `auto` colours a terminal unless `NO_COLOR` is set; `always` and `never` decide alone."""
+
+    NEVER = "never"
+    AUTO = "auto"
+    ALWAYS = "always"
+
+
+class OutputFormat(str, Enum):
+    """`--output`: `table` for people, `json` (what `--json` prints), `markdown` (tables as Markdown)."""
+
+    TABLE = "table"
+    JSON = "json"
+    MARKDOWN = "markdown"
+
+
+# Global option name (the root callback's parameter) -> the CliContext field it sets.
+_FIELDS = {"brain": "brain_path", "actor": "actor_option", "config": "config_path", "output": "output_format"}
 
 
 @dataclass
@@ -40,7 +62,36 @@ class CliContext:
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     debug: bool = False
     quiet: bool = False
+    color: ColorMode = ColorMode.AUTO
+    output_format: OutputFormat = OutputFormat.TABLE
+    config_path: Path | None = None
+    config_file: BoundConfig | None = None
+    # Global option name -> where its value came from (`flag --brain`, `environment $BRAIN_DIR`, ...).
+    sources: dict[str, str] = field(default_factory=dict)
     _actor: str | None = field(default=None, init=False, repr=False)
+
+    def set_global(self, name: str, value: Any, source: str) -> None:
+        """Set global option `name` (as the root callback names it) and remember where the value came from."""
+        if name == "brain" and value is not None:
+            value = Path(value)
+        elif name == "color" and value is not None:
+            value = ColorMode(value)
+        elif name == "output" and value is not None:
+            value = OutputFormat(value)
+        setattr(self, _FIELDS.get(name, name), value)
+        self.sources[name] = source
+        if name == "actor":
+            self._actor = None
+        if name == "color":
+            from cli.output import set_color_mode
+
+            set_color_mode(self.effective_color())
+
+    def effective_color(self) -> str:
+        """`always`, `never`, or `auto`: NO_COLOR (non-empty) turns `auto` into `never`."""
+        if self.color is ColorMode.AUTO and os.environ.get("NO_COLOR"):
+            return ColorMode.NEVER.value
+        return self.color.value
 
     def open_brain(self) -> Brain:
         """Open the brain at `--brain` for reading (raises `NotABrainError` when there is none)."""
@@ -50,7 +101,7 @@ class CliContext:
         try:
             return Brain.open(path)
         except NotABrainError as e:
-            if path != DEFAULT_BRAIN_DIR or "BRAIN_DIR" in os.environ:
+            if path != DEFAULT_BRAIN_DIR or self.sources.get("brain", "default") != "default":
                 raise
             # Without --brain or BRAIN_DIR the user may not know which directory was tried.
             raise NotABrainError(
@@ -67,8 +118,12 @@ class CliContext:
         return Output(quiet=self.quiet).message
 
     def output(self, as_json: bool) -> Output:
-        """The renderer for this command's results."""
-        return Output(as_json=as_json, quiet=self.quiet)
+        """The renderer for this command's results (`--json` or `--output json|markdown`)."""
+        return Output(
+            as_json=as_json or self.output_format is OutputFormat.JSON,
+            quiet=self.quiet,
+            markdown=self.output_format is OutputFormat.MARKDOWN and not as_json,
+        )
 
     def actor(self) -> str:
         """The validated acting identity; only commands that write call this."""

@@ -12,6 +12,7 @@ from brain.errors import (
     BrainError,
     BrainUnreadableError,
     ConflictError,
+    LocalStorageError,
     NotFoundError,
     ProblemsFoundError,
     RefusedError,
@@ -32,6 +33,7 @@ class ExitCode(IntEnum):
     CONFLICT = 5
     UNTRUSTED = 6
     REMOTE = 7
+    STORAGE = 8
     INTERNAL = 70
     INTERRUPTED = 130
     BROKEN_PIPE = 141
@@ -46,6 +48,7 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.CONFLICT: "conflict: lock held past --lock-timeout, diverged tag, refused operation",
     ExitCode.UNTRUSTED: "untrusted artifact refused: digest mismatch, hostile layer, lying annotations",
     ExitCode.REMOTE: "remote failure: registry unreachable, authentication refused, bad HTTP status",
+    ExitCode.STORAGE: "local storage refused a write: disk full, no inodes, quota, read-only (the brain stays at its last committed snapshot)",
     ExitCode.INTERNAL: "internal error (a bug): please report it with --debug output",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
     ExitCode.BROKEN_PIPE: "the reader of stdout went away (e.g. `| head`)",
@@ -62,6 +65,7 @@ _FAMILIES: tuple[tuple[type[BrainError], ExitCode], ...] = (
     (RefusedError, ExitCode.CONFLICT),
     (UntrustedArtifactError, ExitCode.UNTRUSTED),
     (RemoteError, ExitCode.REMOTE),
+    (LocalStorageError, ExitCode.STORAGE),
 )
 
 

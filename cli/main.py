@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import typer
 
 from brain.errors import BrainError
+from brain.store.oserrors import translate_os_error
 from cli.app import app
 from cli.exit_codes import ExitCode, exit_code_for
 from cli.output import StdoutClosedError, print_error
@@ -59,7 +60,13 @@ def _run(args: list[str]) -> int:
     except (KeyboardInterrupt, typer.Abort):
         print_error("interrupted")
         return ExitCode.INTERRUPTED
+    except SystemExit as e:  # shell completion and --install-completion/--show-completion end with sys.exit
+        return e.code if isinstance(e.code, int) else ExitCode.OK if e.code is None else ExitCode.USAGE
     except Exception as e:  # noqa: BLE001 - the one place a bug becomes exit code 70 instead of a traceback
+        known = translate_os_error(e) if isinstance(e, OSError) else None
+        if known is not None:  # a full disk, a permission, a directory where a file belongs: not a bug
+            print_error(known.message, known.hint)
+            return exit_code_for(known)
         if debug:
             traceback.print_exc(file=sys.stderr)
             print_error(f"internal error: {type(e).__name__}: {e}")

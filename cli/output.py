@@ -128,9 +128,25 @@ def _guard_stdout() -> Iterator[None]:
         raise StdoutClosedError() from e
 
 
+# `--color` of this invocation (set once by the root callback; `auto` leaves it to rich and NO_COLOR).
+_color_mode = "auto"
+
+
+def set_color_mode(mode: str) -> None:
+    """`never`, `auto` or `always` for every console made from now on (`--color`, NO_COLOR)."""
+    global _color_mode
+    _color_mode = mode
+
+
 def _console(stream: Any) -> Console:
     """A rich console on `stream` that never interprets markup or highlights data."""
     is_tty = bool(getattr(stream, "isatty", lambda: False)())
+    colour: dict[str, Any] = {}
+    if _color_mode == "never":
+        colour = {"no_color": True, "color_system": None}
+    elif _color_mode == "always":
+        # Colour even in a pipe (`| less -R`), but keep the pipe's layout: rich only colours a "terminal".
+        colour = {"force_terminal": True, "color_system": "standard"}
     return Console(
         file=stream,
         markup=False,
@@ -138,6 +154,7 @@ def _console(stream: Any) -> Console:
         emoji=False,
         soft_wrap=not is_tty,
         width=None if is_tty else _PIPE_WIDTH,
+        **colour,
     )
 
 
@@ -172,11 +189,17 @@ class ProgressSink(Protocol):
     def advance(self, n: int = 1, item: str | None = None) -> None:
         """Record `n` finished units; `item` names the last one (a path, a digest)."""
 
+    def conclude(self, text: str) -> None:
+        """What the final line shows after the count (the totals the result will report)."""
+
 
 class _NoProgress:
     """Progress under `--quiet` or `--json`: nothing."""
 
     def advance(self, n: int = 1, item: str | None = None) -> None:
+        """Ignore."""
+
+    def conclude(self, text: str) -> None:
         """Ignore."""
 
 
@@ -190,6 +213,7 @@ class _LineProgress:
         self._done = 0
         self._last_item: str | None = None
         self._last_print: float | None = None
+        self._conclusion: str | None = None
 
     def advance(self, n: int = 1, item: str | None = None) -> None:
         """Count and maybe print one line."""
@@ -200,9 +224,13 @@ class _LineProgress:
             self._print()
             self._last_print = now
 
+    def conclude(self, text: str) -> None:
+        """Show `text` after the final count."""
+        self._conclusion = text
+
     def finish(self) -> None:
-        """Print the final count."""
-        self._last_item = None
+        """Print the final count (and the conclusion, if any)."""
+        self._last_item = self._conclusion
         self._print()
 
     def _print(self) -> None:
@@ -225,20 +253,25 @@ class _RichProgress:
         else:
             self._progress.update(self._task, advance=n, item=printable(item))
 
+    def conclude(self, text: str) -> None:
+        """Show `text` after the bar in place of the last item."""
+        self._progress.update(self._task, item=printable(text))
+
 
 class Output:
     """Renders one command's results and messages according to `--json` and `--quiet`."""
 
-    def __init__(self, *, as_json: bool = False, quiet: bool = False) -> None:
+    def __init__(self, *, as_json: bool = False, quiet: bool = False, markdown: bool = False) -> None:
         self.as_json = as_json
         self.quiet = quiet
+        self.markdown = markdown
         self._stdout = _console(sys.stdout)
         self._stderr = _console(sys.stderr)
 
     @property
     def is_terminal(self) -> bool:
-        """Whether people are reading stdout directly (decides borders and styles)."""
-        return self._stdout.is_terminal
+        """Whether people are reading stdout directly (decides borders and styles; never with markdown)."""
+        return not self.markdown and _is_tty(sys.stdout)
 
     def result(self, data: R, render: Callable[[R], RenderableType | Iterable[RenderableType]]) -> None:
         """Print a result (a model or a list of them): its JSON with `--json`, else what `render` makes."""
@@ -249,6 +282,9 @@ class Output:
             rendered = render(data)
             items = [rendered] if isinstance(rendered, (str, Text)) or not isinstance(rendered, Iterable) else rendered
             items = [_printable_renderable(item, keep_newlines=True) for item in items]
+            if self.markdown:
+                sys.stdout.write("".join(line for item in items for line in _markdown_lines(item, self._stdout)))
+                return
             if self.is_terminal:
                 for item in items:
                     self._stdout.print(item)
@@ -288,7 +324,7 @@ class Output:
         if self.quiet or self.as_json:
             yield _NoProgress()
             return
-        if not self._stderr.is_terminal:
+        if not _is_tty(sys.stderr):
             lines = _LineProgress(self._stderr, description, total)
             yield lines
             lines.finish()
@@ -301,6 +337,35 @@ class Output:
         ]  # fmt: skip
         with Progress(*columns, console=self._stderr, transient=False) as bar:
             yield _RichProgress(bar, description, total)
+
+
+def _is_tty(stream: Any) -> bool:
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def _markdown_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _markdown_lines(item: Any, console: Console) -> Iterator[str]:
+    """`--output markdown`: a table as a GitHub Markdown table, anything else as its plain text."""
+    if isinstance(item, Table) and (not isinstance(item, _PrintableTable) or item.plain_lines() is not None):
+        headers = [str(column.header) for column in item.columns]
+        rows = item._plain_rows if isinstance(item, _PrintableTable) else None
+        if rows is None:
+            rows = [[str(cell) for cell in column.cells] for column in item.columns]
+            rows = [list(row) for row in zip(*rows, strict=False)]
+        yield "| " + " | ".join(_markdown_cell(h) for h in headers) + " |\n"
+        yield "|" + "|".join(" --- " for _ in headers) + "|\n"
+        for row in rows:
+            cells = [*row, *[""] * (len(headers) - len(row))]
+            yield "| " + " | ".join(_markdown_cell(cell) for cell in cells) + " |\n"
+        yield "\n"
+        return
+    with console.capture() as captured:
+        console.print(item)
+    yield "".join(line.rstrip() + "\n" for line in captured.get().splitlines())
+    yield "\n"
 
 
 def styled(text: str, style: str) -> Text:

@@ -42,13 +42,18 @@ if TYPE_CHECKING:
 
 
 class Sink(Protocol):
-    """The write surface a run needs (`brain.writer.Writer` satisfies it)."""
+    """The write surface a run needs (`brain.writer.Writer` satisfies it; `DryRunSink` subclasses it)."""
 
     def put_blob_stream(
         self, chunks: Iterable[bytes], expected: OciDigest | None = None
     ) -> tuple[OciDigest, int]: ...  # noqa: D102
 
     def put_blob(self, data: bytes) -> OciDigest: ...  # noqa: D102
+
+    def put_blob_later(self, data: bytes) -> OciDigest:
+        """`put_blob` for bytes nothing reads back before the next commit; the writer stores them in the
+        background. The default stores them now."""
+        return self.put_blob(data)
 
     def add(self, block: Block) -> bool: ...  # noqa: D102
 
@@ -57,7 +62,7 @@ class Sink(Protocol):
     def commit(self, labels: dict[str, str] | None = None) -> OciDigest | None: ...  # noqa: D102
 
 
-class DryRunSink:
+class DryRunSink(Sink):
     """A sink that computes every digest and membership change but writes nothing."""
 
     def __init__(self, brain: Brain) -> None:
@@ -103,6 +108,37 @@ def acting_actor(actor_id: str) -> Actor:
     return Actor(id=actor_id, kind=ActorKind.HUMAN if "@" in actor_id else ActorKind.AGENT)
 
 
+class Members:
+    """The live member set of each module (committed plus staged), read from the sink once per module."""
+
+    def __init__(self, sink: Sink) -> None:
+        self._sink = sink
+        self._sets: dict[MemoryType, set[BlockId]] = {}
+
+    def of(self, memory_type: MemoryType) -> set[BlockId]:
+        """The live member set of one module (the stager adds to it as it stages)."""
+        found = self._sets.get(memory_type)
+        if found is None:
+            found = self._sets[memory_type] = set(self._sink.members(memory_type))
+        return found
+
+    def has(self, memory_type: MemoryType, block_id: BlockId) -> bool:
+        """Whether `block_id` is (or is staged to become) a member of `memory_type`'s module."""
+        return block_id in self.of(memory_type)
+
+
+class StagedLineage(Protocol):
+    """What the stager tells the run's lineage (`ingest.replace.RunLineage`) and asks it for."""
+
+    def staged(self, block: Block) -> None:
+        """`block` just became a member."""
+        ...
+
+    def statements(self) -> dict[ContradictionKey, list[tuple[str, BlockId]]]:
+        """The member semantic statements the gate compares new ones with."""
+        ...
+
+
 class Stager:
     """Stages blocks and their records through a sink, tracking membership and the gate's context."""
 
@@ -110,31 +146,27 @@ class Stager:
         self,
         sink: Sink,
         actor: Actor,
+        members: Members,
+        lineage: StagedLineage,
         blob_size: Callable[[OciDigest], int | None],
-        held_statements: Callable[[], dict[ContradictionKey, list[tuple[str, BlockId]]]],
     ) -> None:
         self.sink = sink
         self.actor = actor
+        self._members = members
+        self._lineage = lineage  # told of every block that becomes a member; holds the statements
         self._blob_size = blob_size
-        self._held_statements = held_statements
         # Blobs put in the background this run: not on disk yet, but stored by the next commit.
         self.deferred_sizes: dict[OciDigest, int] = {}
-        # Told of every block that becomes a member (the run's lineage follows what it stages).
-        self.on_member: Callable[[Block], None] | None = None
-        self._members: dict[MemoryType, set[BlockId]] = {}
         self._statements: dict[ContradictionKey, list[tuple[str, BlockId]]] | None = None
         self.blocks_added = 0
 
     def members(self, memory_type: MemoryType) -> set[BlockId]:
         """The live member set of one module (committed plus staged)."""
-        found = self._members.get(memory_type)
-        if found is None:
-            found = self._members[memory_type] = set(self.sink.members(memory_type))
-        return found
+        return self._members.of(memory_type)
 
     def is_member(self, memory_type: MemoryType, block_id: BlockId) -> bool:
         """Whether `block_id` is (or is staged to become) a member of `memory_type`'s module."""
-        return block_id in self.members(memory_type)
+        return self._members.has(memory_type, block_id)
 
     def add(self, block: Block) -> bool:
         """Stage one block; True if it became a new member."""
@@ -142,8 +174,7 @@ class Stager:
         if added:
             self.members(block.memory_type).add(block.block_id)
             self.blocks_added += 1
-            if self.on_member is not None:
-                self.on_member(block)
+            self._lineage.staged(block)
             if self._statements is not None and block.memory_type is MemoryType.SEMANTIC:
                 self._remember_statements([block])
         return added
@@ -227,10 +258,7 @@ class Stager:
 
     def put_blob_later(self, data: bytes) -> OciDigest:
         """Store bytes nothing reads back before the next checkpoint (in the background when the sink can)."""
-        later = getattr(self.sink, "put_blob_later", None)
-        if later is None:
-            return self.sink.put_blob(data)
-        digest: OciDigest = later(data)
+        digest = self.sink.put_blob_later(data)
         self.deferred_sizes[digest] = len(data)
         return digest
 
@@ -246,7 +274,7 @@ class Stager:
         `add`, so it is never rebuilt per source.
         """
         if self._statements is None:
-            self._statements = self._held_statements()
+            self._statements = self._lineage.statements()
         members = {t: self.members(t) for t in MemoryType}
         # The gate only tests membership and iterates statements; live sets stand in for its frozen ones.
         return GateContext(

@@ -1,8 +1,11 @@
-"""Proposing and validating for registered sources: tasks, the proposal cache, the gate, the staging.
+"""Proposing and validating for registered sources: which sources to ask, then judging and staging answers.
 
-Sources are proposed for in batches (so a proposer with `concurrency` keeps that many requests in flight),
-but answers are judged and staged strictly in source order, so the gate's decisions (duplicates,
-contradictions between sources) do not depend on which request finished first.
+`Questions` decides which registered sources are asked and builds each one's job; an `AnswerSource`
+(`ingest.answers`: the proposal cache, pool workers, or the proposer in-process) answers the jobs in
+batches (so a proposer with `concurrency` keeps that many requests in flight); the `Deriver` judges the
+answers strictly in source order and stages what the gate validates, so the gate's decisions
+(duplicates, contradictions between sources) do not depend on which request finished first, or where
+an answer came from.
 
 When a source is proposed for: always when its canonical block is new; when it was already a member,
 only if the proposal cache holds no answer for this exact proposer and task (its earlier proposal failed,
@@ -13,14 +16,14 @@ by the next run.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from brain.blocks import MemoryType
 from brain.identity import BlockId, utc_timestamp
+from ingest.answers import AnswerSource, Job
 from ingest.cache import ProposalCache, question_ids
 from ingest.commit import Stager
-from ingest.proposers import ProposalResult, Proposer, ProposerError, SourceText, Task, propose_many
-from ingest.proposers.pool import HeuristicPool, pack
+from ingest.proposers import Proposer, ProposerError, SourceText, Task
 from ingest.register import Registration
 from ingest.report import SourceProblemReport
 from ingest.validate import RejectedCandidate, validate_candidates
@@ -37,42 +40,20 @@ class DeriveOptions:
     concurrency: int = 1
 
 
-@dataclass
-class Job:
-    """One source waiting for its proposal."""
-
-    registration: Registration
-    task: Task
-    source: SourceText
-    key: str
-    result: ProposalResult | None = None
-    error: ProposerError | None = None
-    cached: bool = False
-    ticket: tuple[int, int] | None = None
-    """(chunk, index) when a pool worker is proposing for it."""
-    entry: bytes | None = None
-    """The proposal-cache entry a pool worker already built."""
-    counts: dict[str, int] = field(default_factory=lambda: {"proposed": 0, "validated": 0, "rejected": 0})
-
-
-class Deriver:
-    """Turns registrations into proposal jobs, runs them in batches, and stages what the gate validates."""
+class Questions:
+    """Which registered sources the proposer is asked about, and the job for each."""
 
     def __init__(
         self,
         proposer: Proposer,
         cache: ProposalCache,
-        stager: Stager,
         options: DeriveOptions,
         answered: Callable[[BlockId, str], bool],
         read_view: Callable[[BlockId], bytes | None],
-        pool: HeuristicPool | None = None,
     ) -> None:
         self.proposer = proposer
-        self.pool = pool
         self.cache = cache
-        self.stager = stager
-        self.options = options
+        self.read_cache = options.read_cache
         self.answered = answered  # whether the brain records a derivation from this source under this task id
         self.read_view = read_view  # a member's stored normalized view (None if it has none)
         # The task every source gets, but for its source and id (a placeholder source until then).
@@ -98,7 +79,7 @@ class Deriver:
         key, task_id = question_ids(self.proposer, question)
         task = question.model_copy(update={"task_id": task_id})
         if not reg.newly_added and (
-            not self.options.read_cache or self.cache.has(key) or self.answered(reg.block, task.task_id)
+            not self.read_cache or self.cache.has(key) or self.answered(reg.block, task.task_id)
         ):
             return None
         # An unchanged source the fingerprint index vouched for was not read: its stored view is the text.
@@ -112,69 +93,27 @@ class Deriver:
         source = SourceText.of(reg.block, reg.media_type or "text/plain", text)
         return Job(registration=reg, task=task, source=source, key=key)
 
-    def prefetch(self, jobs: Sequence[Job]) -> None:
-        """Start proposing for `jobs` the cache cannot answer in the pool (if any); `run` collects the answers."""
-        if self.pool is None:
-            return
-        todo = [job for job in jobs if not (self.options.read_cache and self.cache.has(job.key))]
-        ticket = self.pool.submit([pack(job.task, job.source, job.key) for job in todo])
-        if ticket is not None:
-            for index, job in enumerate(todo):
-                job.ticket = (ticket, index)
 
-    def close(self) -> None:
-        """Stop the pool's workers, if any."""
-        if self.pool is not None:
-            self.pool.close()
+class Deriver:
+    """Gets jobs answered, then judges the answers in job order and stages what the gate validates."""
+
+    def __init__(self, stager: Stager, answers: AnswerSource) -> None:
+        self.stager = stager
+        self.answers = answers
+
+    def offer(self, job: Job) -> None:
+        """A job for a later `run`: its answer source may start on it now."""
+        self.answers.offer(job)
 
     def run(self, jobs: Sequence[Job]) -> None:
-        """Answer every job (cache first, then the proposer), then judge and stage the answers in order."""
-        pooled = self._collect(jobs)
-        missing: list[Job] = []
-        for job in jobs:
-            hit = self.cache.get(job.key, job.task) if self.options.read_cache else None
-            if hit is not None:
-                job.result, job.cached = hit, True
-            else:
-                missing.append(job)
-        proposed = iter(self._propose([job for job in missing if id(job) not in pooled]))
-        for job in missing:
-            job.result, job.error = (pooled[id(job)], None) if id(job) in pooled else next(proposed)
-            if job.result is not None and self.options.write_cache:
-                if id(job) in pooled and job.entry is not None:
-                    self.cache.put_entry(job.key, job.entry)
-                else:
-                    self.cache.put(job.key, job.result)
+        """Answer every job, then judge and stage the answers in order."""
+        self.answers.answer(jobs)
         for job in jobs:
             self._judge(job)
 
-    def _collect(self, jobs: Sequence[Job]) -> dict[int, ProposalResult]:
-        """The pool's answers for `jobs`, by `id(job)`; a job whose chunk failed is left to `_propose`."""
-        if self.pool is None:
-            return {}
-        chunks: dict[int, list[tuple[ProposalResult, bytes]] | None] = {}
-        found: dict[int, ProposalResult] = {}
-        for job in jobs:
-            if job.ticket is None:
-                continue
-            ticket, index = job.ticket
-            if ticket not in chunks:
-                chunks[ticket] = self.pool.results(ticket)
-            replies = chunks[ticket]
-            if replies is not None:
-                found[id(job)], job.entry = replies[index]
-        return found
-
-    def _propose(self, jobs: Sequence[Job]) -> list[tuple[ProposalResult | None, ProposerError | None]]:
-        if not jobs:
-            return []
-        pairs = [(job.task, job.source) for job in jobs]
-        many = getattr(self.proposer, "propose_many", None)
-        if callable(many):  # the proposer bounds its own concurrency (openai)
-            outcomes = many(pairs)
-        else:
-            outcomes = propose_many(self.proposer.propose, pairs, self.options.concurrency)
-        return [(o.result, o.error) for o in outcomes]
+    def close(self) -> None:
+        """Release the answer source's workers, if any."""
+        self.answers.close()
 
     def _judge(self, job: Job) -> None:
         reg = job.registration
@@ -200,7 +139,12 @@ class Deriver:
                 for issue in verdict.issues:
                     detail = f"{where}, {verdict.verdict.value}: {issue.detail}"
                     reg.problems.append(
-                        SourceProblemReport(stage="validate", code=issue.code, detail=detail, kind="rejection")
+                        SourceProblemReport(
+                            stage="validate", code=issue.code, detail=detail, kind="rejection", candidate=verdict.index
+                        )
                     )
             elif self.stager.commit_validated(verdict, answer, job.task.task_id, at):
                 job.counts["validated"] += 1
+
+
+__all__ = ["DeriveOptions", "Deriver", "Job", "Questions"]

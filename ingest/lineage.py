@@ -2,13 +2,16 @@
 one file in a large brain, or judging one source's proposals, reads one file instead of decoding every
 provenance and semantic block.
 
-Five kinds of fact, each only ever added (what ingest needs of §7.2 is monotone, and ingest never drops):
+Six kinds of fact, each only ever added (readers intersect them with the snapshot's members, so a drop
+adds none and a dropped block's facts simply stop mattering):
 
     registered   origin → canonical block      (registration records that name an origin)
     superseded   loser → winner                (supersession records)
     demoted      block                         (demotion records)
-    cited        derived block → evidence ids, task id  (derivation records)
+    cited        derived block → evidence ids, task id, producer  (derivation records)
     stated       semantic block → (label, subject, kind) and statement   (the gate's contradiction check)
+    linked       target → semantic/procedural block naming it in `relations[].target` / `steps[].uses`
+                 (the structural edges of the drop cascade, §7.4)
 
 `boltzmann/cache/lineage.log` holds JSON lines: a format line, then for each commit the facts it added
 and a marker naming the snapshot it made and how many facts precede it since the previous marker. The
@@ -37,15 +40,15 @@ from brain.blocks.provenance import (
 )
 from brain.errors import BrainError, IntegrityError
 from brain.identity import BlockId, OciDigest
-from brain.ledger import record_of
+from brain.ledger import record_of, structural_targets
 from brain.module import read_block
 from brain.store.atomic import atomic_write
 from brain.store.blobs import BlobStore
-from brain.verify.pool import PARALLEL_THRESHOLD, parallel_map
+from brain.concurrency import PARALLEL_THRESHOLD, parallel_map
 from ingest.validate import ContradictionKey, statement_key
 
 LOG = Path("boltzmann") / "cache" / "lineage.log"
-FORMAT = "brain.lineage/2"  # the first line; a log of another format (or none) is stale
+FORMAT = "brain.lineage/3"  # the first line; a log of another format (or none) is stale
 _MARKER = "snapshot"
 _TAIL = 1 << 16  # a marker line is short; the tail read to find the last one
 
@@ -63,6 +66,8 @@ class Lineage:
     dependents: dict[str, set[str]] = field(default_factory=dict)
     answered: dict[str, set[str]] = field(default_factory=dict)  # source → task ids that derived from it
     statements: dict[ContradictionKey, dict[str, str]] = field(default_factory=dict)  # key → {hex: statement}
+    producers: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)  # derived → (kind, id, version)
+    linked: dict[str, set[str]] = field(default_factory=dict)  # target → blocks naming it structurally
 
     def apply(self, fact: Fact) -> None:
         kind = fact[0]
@@ -74,11 +79,16 @@ class Lineage:
             self.demoted.add(fact[1])
         elif kind == "cited":
             derived, cited, task = fact[1], tuple(fact[2]), fact[3]
+            if len(fact) > 4 and fact[4] is not None:
+                kind_, id_, version = fact[4]
+                self.producers[derived] = (kind_, id_, version)
             self.evidence[derived] = tuple(dict.fromkeys((*self.evidence.get(derived, ()), *cited)))
             for source in cited:
                 self.dependents.setdefault(source, set()).add(derived)
                 if task is not None:
                     self.answered.setdefault(source, set()).add(task)
+        elif kind == "linked":
+            self.linked.setdefault(fact[1], set()).add(fact[2])  # type: ignore[arg-type]
         elif kind == "stated":
             _, block, label, subject, semantic_kind, statement = fact
             self.statements.setdefault((label, subject, semantic_kind), {})[block] = statement
@@ -104,8 +114,8 @@ def read_lineage(
     *,
     threshold: int = PARALLEL_THRESHOLD,
 ) -> tuple[Lineage, list[Fact]]:
-    """The lineage of a snapshot's provenance and semantic members (read and decoded in forked workers
-    when there are many), and the facts that rebuild it.
+    """The lineage of a snapshot's provenance members and its semantic and procedural members (`semantic`
+    names both; read and decoded in forked workers when there are many), and the facts that rebuild it.
 
     Records apply in the ledger's order (time, then record id), then the statements; a member that is
     missing, corrupt or invalid raises `IntegrityError` naming it, as reading the ledger would.
@@ -139,15 +149,19 @@ def _checked(found: tuple[str, str, tuple[Fact, ...]] | str) -> tuple[str, str, 
 
 
 def facts_of_block(block: Block) -> Iterator[Fact]:
-    """The facts a block adds as it becomes a member (provenance records and semantic statements)."""
+    """The facts a block adds as it becomes a member (provenance records, semantic statements, structural links)."""
     if block.memory_type is MemoryType.PROVENANCE:
         record = record_of(block)
         if record is not None:
             yield from facts_of(record)
-    elif block.memory_type is MemoryType.SEMANTIC:
+        return
+    if block.memory_type is MemoryType.SEMANTIC:
         key, statement = statement_key(block.payload())
         if key is not None:
             yield ("stated", block.block_id.hex, *key, statement)
+    if block.memory_type in (MemoryType.SEMANTIC, MemoryType.PROCEDURAL):
+        for target in sorted(t.hex for t in structural_targets(block)):
+            yield ("linked", target, block.block_id.hex)
 
 
 def facts_of(record: Record) -> Iterator[Fact]:
@@ -160,7 +174,9 @@ def facts_of(record: Record) -> Iterator[Fact]:
     elif isinstance(record, DemotionRecord):
         yield ("demoted", record.block.hex)
     elif isinstance(record, DerivationRecord):
-        yield ("cited", record.block.hex, tuple(e.hex for e in record.derived_from), record.task)
+        producer = record.producer
+        made = (producer.kind.value, producer.id, producer.version)
+        yield ("cited", record.block.hex, tuple(e.hex for e in record.derived_from), record.task, made)
 
 
 def _line(fact: Fact) -> str:
@@ -186,10 +202,12 @@ class LineageLog:
         lineage, pending, last = Lineage(), 0, None
         with handle:
             try:
-                if json.loads(handle.readline() or "null") != ["format", FORMAT]:
+                lines = handle.read().splitlines()
+                if not lines or json.loads(lines[0]) != ["format", FORMAT]:
                     return None
-                for line in handle:
-                    fact = json.loads(line)
+                # One parse of the whole log as an array: a damaged line fails it as it failed alone.
+                facts = json.loads("[" + ",".join(lines[1:]) + "]")
+                for fact in facts:
                     if fact[0] == _MARKER:
                         if int(fact[2]) != pending:
                             return None

@@ -35,6 +35,9 @@ from ingest.sources.media import HEAD_SIZE
 from ingest.sources import problems as p
 
 
+REPLACED_OTHER_PATH = "replaced-other-path"
+"""A note: the version an origin named came from another file, which this source now replaces."""
+
 SMALL_SOURCE = 1 << 20
 """Sources up to this size are read into memory once; larger ones are streamed in constant memory."""
 
@@ -93,12 +96,15 @@ class Registrar:
         # Where a stored blob can be read back (None in a dry run: nothing is stored, read the source).
         self._blob_path = blob_path
         self._pipelines = installed_pipelines()
-        self._first_path: dict[BlockId, str] = {}
+        self._first_path: dict[BlockId, tuple[str, str]] = {}  # block -> (relpath, origin) of its first source
+        self._origin_paths: dict[str, Path] = {}  # origin -> the file this run registered under it
+        self._indexed_paths: dict[BlockId, list[str]] | None = None  # block -> files the index saw it from
 
     def origin_of(self, source: SourceFile, root_is_dir: bool) -> str:
-        """The registration record's origin: the relpath, or `--origin` (joined with the relpath for a directory)."""
+        """The registration record's origin: the default (repository-relative, `ingest.sources.origins`), or
+        `--origin` (joined with the path below the ingest root for a directory)."""
         if self.options.origin is None:
-            return source.relpath
+            return source.origin or source.relpath
         return f"{self.options.origin.rstrip('/')}/{source.relpath}" if root_is_dir else self.options.origin
 
     def register(self, source: SourceFile, origin: str) -> Registration:
@@ -118,7 +124,8 @@ class Registrar:
             media_type = self.options.media_type or guess.media_type
             tee = Blake3Tee([data] if data is not None else iter_file_chunks(source.path))
             if data is not None:
-                digest, size = self._put_small(b"".join(tee), media_type), len(data)
+                # Put in the background: a pipeline that reads files only gets it stored in `_normalize`.
+                digest, size = self.stager.put_blob_later(b"".join(tee)), len(data)
             else:
                 digest, size = self.stager.sink.put_blob_stream(tee)
         except FileNotFoundError:
@@ -153,18 +160,38 @@ class Registrar:
         reg.newly_added = added
         if added and previous:
             reg.status, reg.replaces = "replaced", previous
+            self._note_other_path(reg, source.path, previous)
             stale = self.lineage.stale_dependents(previous)
             self.stager.demote(stale, f"its evidence was replaced: {origin} is now {canonical.block_id}")
         if not added:
             first = self._first_path.get(canonical.block_id)
             reg.status = "duplicate" if first is not None else "unchanged"
             if first is not None:
-                detail = f"same bytes as {first}"
+                detail = f"same bytes as {first[0]}"
                 reg.problems.append(SourceProblemReport(stage="register", code="duplicate", detail=detail, kind="note"))
             elif (known := self.index.get(source.path)) is not None and known.sha256 != digest:
                 self._check_reverted(reg, canonical.block_id)
-        self._first_path.setdefault(canonical.block_id, source.relpath)
+        self._first_path.setdefault(canonical.block_id, (source.relpath, origin))
+        self._origin_paths.setdefault(origin, source.path)
         return reg
+
+    def _note_other_path(self, reg: Registration, path: Path, previous: list[BlockId]) -> None:
+        """Say so when the version just replaced was read from another file (two files, one origin)."""
+        others = {str(p) for p in [self._origin_paths.get(reg.origin)] if p is not None and p != path}
+        if not others and self.options.use_index:
+            if self._indexed_paths is None:
+                self._indexed_paths = {}
+                for known in self.index.paths():
+                    entry = self.index.get(known)
+                    if entry is not None:
+                        self._indexed_paths.setdefault(entry.block, []).append(known)
+            others = {other for block in previous for other in self._indexed_paths.get(block, ()) if other != str(path)}
+        if others:
+            detail = (
+                f"was registered from {', '.join(sorted(others))}; now it names the bytes of {path} "
+                "(give each file its own --origin, or ingest both from their repository)"
+            )
+            reg.problems.append(SourceProblemReport(stage="register", code=REPLACED_OTHER_PATH, detail=detail, kind="note"))
 
     def _check_reverted(self, reg: Registration, block: BlockId) -> None:
         """A file changed back to bytes a later version superseded: the brain cannot present them again."""
@@ -179,12 +206,6 @@ class Registrar:
             )
             reg.fingerprint = None  # not recorded: every run reports it until the brain and the file agree
 
-    def _put_small(self, data: bytes, media_type: str) -> OciDigest:
-        pipeline = pipeline_for(media_type)
-        if pipeline is None or hasattr(pipeline, "normalize_bytes"):
-            return self.stager.put_blob_later(data)  # normalized from memory: nothing reads the file this run
-        return self.stager.sink.put_blob(data)  # the pipeline reads the stored blob
-
     def _still_current(self, entry: FingerprintEntry) -> bool:
         """The entry's block is a member and would be built the same way today."""
         if self.options.media_type is not None and entry.media_type != self.options.media_type:
@@ -197,11 +218,18 @@ class Registrar:
         self, reg: Registration, entry: FingerprintEntry, fingerprint: dict[str, Any] | None = None
     ) -> Registration:
         reg.status, reg.block, reg.media_type, reg.size = "unchanged", entry.block, entry.media_type, entry.size
+        first = self._first_path.get(entry.block)
+        if first is not None and first[1] != reg.origin:
+            # Same bytes as an earlier source of this run: a duplicate, whether or not a checkpoint has
+            # recorded that source's fingerprint in between (which is what made this path `unchanged`).
+            reg.status = "duplicate"
+            detail = f"same bytes as {first[0]}"
+            reg.problems.append(SourceProblemReport(stage="register", code="duplicate", detail=detail, kind="note"))
         if fingerprint is not None:
             reg.fingerprint = fingerprint | {
                 "block": entry.block, "pipeline": entry.pipeline, "pipeline_version": entry.pipeline_version,
             }  # fmt: skip
-        self._first_path.setdefault(entry.block, reg.relpath)
+        self._first_path.setdefault(entry.block, (reg.relpath, reg.origin))
         return reg
 
     def _failed(self, reg: Registration, code: str, detail: str) -> Registration:
@@ -218,10 +246,13 @@ class Registrar:
             reg.problems.append(SourceProblemReport(stage="normalize", code=NO_CANDIDATES, detail=detail, kind="note"))
             return None, None
         readable = source_path if self._blob_path is None else self._blob_path(digest)
-        from_bytes = getattr(pipeline, "normalize_bytes", None)
         try:
             # `data` hashed to `digest`: it is the stored blob, so the view still describes the registered bytes.
-            output = pipeline.normalize(readable) if data is None or from_bytes is None else from_bytes(data)
+            output = None if data is None else pipeline.normalize_bytes(data)
+            if output is None:
+                if data is not None and self._blob_path is not None:
+                    self.stager.sink.put_blob(data)  # this pipeline reads the stored blob: it must be there now
+                output = pipeline.normalize(readable)
         except NormalizationError as e:
             detail = f"{pipeline.name}: {e.detail}".replace(str(readable), reg.relpath)
             reg.problems.append(

@@ -8,7 +8,7 @@ for `--json`. A problem's `kind` decides `--strict`: `failure` and `rejection` f
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -32,6 +32,8 @@ class SourceProblemReport(_Model):
     code: str
     detail: str
     kind: ProblemKind
+    candidate: int | None = None
+    """For a rejection: which candidate of the answer (one candidate can fail several checks)."""
 
 
 class SourceOutcome(_Model):
@@ -49,6 +51,18 @@ class SourceOutcome(_Model):
     cached: bool = False
     replaces: tuple[str, ...] = ()
     problems: tuple[SourceProblemReport, ...] = ()
+
+
+class SyncOutcome(_Model):
+    """A registered source whose file is gone from the ingested roots (`ingest.sync`): only reported
+    (`missing`), or removed with `--sync` (`dropped` with its cascade; `demoted` when the cascade reaches an
+    episode: the source and its episodes demoted, the rest of its cascade dropped)."""
+
+    origin: str
+    block: str
+    action: Literal["missing", "dropped", "demoted"]
+    dropped: dict[str, int] = {}
+    demoted: int = 0
 
 
 class IngestResult(_Model):
@@ -73,6 +87,7 @@ class IngestResult(_Model):
     bytes_registered: int
     cache_hits: int
     outcomes: tuple[SourceOutcome, ...]
+    missing: tuple[SyncOutcome, ...] = ()
 
     @property
     def strict_problems(self) -> int:
@@ -102,7 +117,10 @@ def summarize(
     """Totals over `outcomes` (pure)."""
     items = tuple(outcomes)
     status = Counter(o.status for o in items)
-    rejected = Counter(p.code for o in items for p in o.problems if p.kind == "rejection")
+    # A candidate is counted once, under the first check it failed, so `rejected` is the sum of the codes.
+    rejected = Counter(
+        p.code for o in items for p in _first_per_candidate(p for p in o.problems if p.kind == "rejection")
+    )
     others = Counter(p.code for o in items for p in o.problems if p.kind != "rejection")
     return IngestResult(
         dry_run=dry_run,
@@ -125,3 +143,13 @@ def summarize(
         cache_hits=sum(1 for o in items if o.cached),
         outcomes=items,
     )
+
+
+def _first_per_candidate(rejections: Iterable[SourceProblemReport]) -> Iterator[SourceProblemReport]:
+    """Each rejected candidate's first problem (problems without a candidate index count one each)."""
+    seen: set[int] = set()
+    for problem in rejections:
+        if problem.candidate is None or problem.candidate not in seen:
+            if problem.candidate is not None:
+                seen.add(problem.candidate)
+            yield problem

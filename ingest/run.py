@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from brain.blocks import MemoryType
@@ -29,15 +30,14 @@ from brain.errors import UsageError
 from brain.identity import BlockId, OciDigest
 from brain.snapshot import Snapshot
 from ingest import PROPOSABLE_MEMORY_TYPES
+from ingest.answers import answer_source
 from ingest.cache import ProposalCache
-from ingest.commit import DryRunSink, Sink, Stager, acting_actor
-from ingest.derive import DeriveOptions, Deriver, Job
+from ingest.commit import DryRunSink, Members, Sink, Stager, acting_actor
+from ingest.derive import DeriveOptions, Deriver, Job, Questions
 from ingest.fingerprints import FingerprintIndex
 from ingest.lineage import Fact, Lineage, read_lineage
 from ingest.proposers import Proposer
-from ingest.proposers.heuristic import HeuristicProposer
 from ingest.proposers.loader import DEFAULT_PROPOSER, ProposerOptions, load_proposer
-from ingest.proposers.pool import HeuristicPool
 from ingest.register import Registrar, Registration, RegisterOptions
 from ingest.replace import RunLineage
 from ingest.report import IngestProgress, IngestResult, SourceOutcome, SourceProblemReport, summarize
@@ -45,12 +45,6 @@ from ingest.sources import SourceFile, SourceProblem, discover
 
 DEFAULT_CHECKPOINT = 500
 MAX_CHECKPOINT = 2500
-# Many sources with the built-in heuristic: proposed in worker processes (`ingest.proposers.pool`), chunks
-# handed over while later sources register, judged in batches. The schedule depends only on the proposer
-# and the source count, never on whether workers started, so snapshots stay byte-identical either way.
-POOL_MIN_SOURCES = 256
-POOL_CHUNK = 32
-POOL_BATCH = 128
 _BARE_MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*")
 
 
@@ -71,6 +65,8 @@ class IngestOptions:
     """Commit every N registered sources exactly; None: the growing default (module docstring)."""
     use_cache: bool = True
     dry_run: bool = False
+    vcs_ignore: bool = True
+    """Honour `.gitignore` and `.git/info/exclude` (`--no-ignore` turns it off)."""
 
 
 def default_checkpoint_interval(committed: int) -> int:
@@ -116,7 +112,8 @@ def ingest(
         nullcontext(DryRunSink(brain)) if options.dry_run else brain.writer(actor, lock_timeout, on_wait)
     )
     with writer as sink:
-        run = _Run(brain, sink, proposer, options, actor, on_progress, total=len(found))
+        stages = _Stages.build(brain, sink, proposer, options, actor, total=len(found))
+        run = _Run(brain, stages, options, on_progress, total=len(found))
         try:
             return run.execute(found)
         finally:
@@ -134,9 +131,65 @@ def _discover_all(
             raise UsageError(f"{root} is inside the brain {brain.path}", hint="ingest source files, not the brain")
         is_dir = Path(root).is_dir()
         # Absolute once here, so the fingerprint index never calls getcwd() per source.
-        for item in discover(Path(os.path.abspath(root)), options.include, options.exclude, skip=[brain.path]):
+        found_here = discover(
+            Path(os.path.abspath(root)), options.include, options.exclude, skip=[brain.path], vcs_ignore=options.vcs_ignore
+        )
+        for item in found_here:
             found.append((item, is_dir))
     return found
+
+
+@dataclass
+class _Stages:
+    """The parts of one run, each given only what it uses."""
+
+    index: FingerprintIndex
+    cache: ProposalCache
+    lineage: RunLineage
+    stager: Stager
+    registrar: Registrar
+    questions: Questions
+    deriver: Deriver
+
+    @classmethod
+    def build(
+        cls, brain: Brain, sink: Sink, proposer: Proposer, options: IngestOptions, actor: str, *, total: int
+    ) -> _Stages:
+        """The stages in dependency order: membership, lineage, staging, registering, asking, judging."""
+        persist = not options.dry_run
+        members = Members(sink)
+        start = brain.snapshot()
+        lineage = RunLineage(
+            brain.path,
+            brain.snapshot_digest() if start is not None else None,
+            partial(_read_lineage, brain, start),
+            members.has,
+            persist=persist,
+        )
+        stager = Stager(sink, acting_actor(actor), members, lineage, partial(_blob_size, brain))
+        index = FingerprintIndex.load(brain.path)
+        register_options = RegisterOptions(
+            license=options.license, origin=options.origin, media_type=options.media_type, use_index=options.use_cache
+        )
+        registrar = Registrar(stager, index, register_options, brain.blobs.path if persist else None, lineage)
+        derive_options = DeriveOptions(
+            allowed=options.allow,
+            instructions=options.instructions,
+            read_cache=options.use_cache,
+            write_cache=persist,
+            concurrency=options.proposer_options.concurrency or 1,
+        )
+        cache = ProposalCache(brain.path)
+        questions = Questions(proposer, cache, derive_options, lineage.answered, partial(_stored_view, brain))
+        answers = answer_source(
+            proposer,
+            cache,
+            total,
+            concurrency=derive_options.concurrency,
+            read_cache=derive_options.read_cache,
+            write_cache=derive_options.write_cache,
+        )
+        return cls(index, cache, lineage, stager, registrar, questions, Deriver(stager, answers))
 
 
 class _Run:
@@ -145,62 +198,32 @@ class _Run:
     def __init__(
         self,
         brain: Brain,
-        sink: Sink,
-        proposer: Proposer,
+        stages: _Stages,
         options: IngestOptions,
-        actor: str,
         on_progress: Callable[[IngestProgress], None] | None,
+        *,
         total: int,
     ) -> None:
         self.brain = brain
         self.options = options
         self.dry_run = options.dry_run
-        self.stager = Stager(sink, acting_actor(actor), self._blob_size, lambda: self.lineage.statements())
-        self.index = FingerprintIndex.load(brain.path)
-        register_options = RegisterOptions(
-            license=options.license, origin=options.origin, media_type=options.media_type, use_index=options.use_cache
-        )
-        start = brain.snapshot()
-        self.lineage = lineage = RunLineage(
-            brain.path,
-            brain.snapshot_digest() if start is not None else None,
-            lambda: _read_lineage(brain, start),
-            self.stager.is_member,
-            persist=not self.dry_run,
-        )
-        self.stager.on_member = lineage.staged
-        self.registrar = Registrar(
-            self.stager, self.index, register_options, None if self.dry_run else brain.blobs.path, lineage
-        )
-        concurrency = options.proposer_options.concurrency or 1
-        derive_options = DeriveOptions(
-            allowed=options.allow,
-            instructions=options.instructions,
-            read_cache=options.use_cache,
-            write_cache=not self.dry_run,
-            concurrency=concurrency,
-        )
-        self.cache = cache = ProposalCache(brain.path)
-        pooled = type(proposer) is HeuristicProposer and total >= POOL_MIN_SOURCES
-        pool = HeuristicPool() if pooled else None
-        self.deriver = Deriver(
-            proposer, cache, self.stager, derive_options, self.lineage.answered, lambda b: _stored_view(brain, b), pool
-        )
-        self.batch_size = POOL_BATCH if pooled else max(8, 4 * concurrency)
-        self.chunk = POOL_CHUNK if pooled else 0
+        self.index = stages.index
+        self.cache = stages.cache
+        self.lineage = stages.lineage
+        self.stager = stages.stager
+        self.registrar = stages.registrar
+        self.questions = stages.questions
+        self.deriver = stages.deriver
+        self.batch_size = stages.deriver.answers.batch  # the answer source's schedule
         self.on_progress = on_progress
         self.total = total
         self.outcomes: list[SourceOutcome] = []
         self.pending: list[tuple[Registration | SourceOutcome, Job | None]] = []
         self.pending_jobs = 0
-        self.unsubmitted: list[Job] = []
         self.snapshot: OciDigest | None = None
         self.checkpoints = 0
         self.registered = 0
         self.bytes = 0
-
-    def _blob_size(self, digest: OciDigest) -> int | None:
-        return self.brain.blobs.size(digest) if self.brain.blobs.has(digest) else None
 
     def execute(self, found: Iterable[tuple[SourceFile | SourceProblem, bool]]) -> IngestResult:
         """Handle every discovered item, checkpointing along the way; returns the summary."""
@@ -212,14 +235,11 @@ class _Run:
                 self._progress(item.relpath)
                 continue
             reg = self.registrar.register(item, self.registrar.origin_of(item, root_is_dir))
-            job = self.deriver.job_for(reg)
+            job = self.questions.job_for(reg)
             self.pending.append((reg, job))
-            self.pending_jobs += job is not None
-            if job is not None and self.chunk:
-                self.unsubmitted.append(job)
-                if len(self.unsubmitted) >= self.chunk:
-                    self.deriver.prefetch(self.unsubmitted)
-                    self.unsubmitted = []
+            if job is not None:
+                self.pending_jobs += 1
+                self.deriver.offer(job)
             if reg.status in ("registered", "replaced"):
                 self.bytes += reg.size or 0
                 since_checkpoint += 1
@@ -252,7 +272,6 @@ class _Run:
             self.outcomes.append(_outcome(reg, job))
         self.pending.clear()
         self.pending_jobs = 0
-        self.unsubmitted = []
 
     def _checkpoint_due(self, since: int) -> bool:
         if self.options.checkpoint is not None:
@@ -280,6 +299,10 @@ class _Run:
             self.on_progress(IngestProgress(done, self.total, self.bytes, self.stager.blocks_added, relpath))
 
 
+def _blob_size(brain: Brain, digest: OciDigest) -> int | None:
+    return brain.blobs.size(digest) if brain.blobs.has(digest) else None
+
+
 def _stored_view(brain: Brain, block_id: BlockId) -> bytes | None:
     """The normalized view of a canonical member, read back (and re-hashed) from the store."""
     block = brain.resolve(block_id)
@@ -295,7 +318,7 @@ def _read_lineage(brain: Brain, start: Snapshot | None) -> tuple[Lineage, list[F
         module = modules.get(memory_type)
         return [] if module is None else [b for b in module.block_ids if b not in module.tombstones]
 
-    return read_lineage(brain.path, readable(MemoryType.PROVENANCE), readable(MemoryType.SEMANTIC))
+    return read_lineage(brain.path, readable(MemoryType.PROVENANCE), readable(MemoryType.SEMANTIC) + readable(MemoryType.PROCEDURAL))
 
 
 def _problem_outcome(problem: SourceProblem) -> SourceOutcome:

@@ -16,17 +16,19 @@ from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.brain import Brain
 from brain.composition import Composition, ModuleRef
 from brain.errors import BrainError, NotFoundError
-from brain.identity import OciDigest, canonicalize, is_canonical, is_digest_string
+from brain.identity import OciDigest, is_canonical, is_digest_string
 from brain.snapshot import Projection, Snapshot
 from brain.verify.codes import Severity
 from brain.verify.report import Problem
 from oci import media_types as mt
+from oci.annotations import schema_versions_lie, snapshot_count_lie, source_snapshot_lie, trust_root_lies
 from oci.manifest import Descriptor, Manifest
-from oci.members import BLOBS_PREFIX, COMPOSITION_MEMBER, content_hexes, scan_history, tombstones_of
+from oci.members import BLOBS_PREFIX, COMPOSITION_MEMBER, composition_size, content_hexes, scan_history, tombstones_of
 from oci.pack import module_annotations
-from oci.tarball_reader import MAX_TRUSTED_BOUND, LayerReader, TarEntry, inflate_bound
+from oci.tarball_reader import MAX_TRUSTED_BOUND, LayerReader, TarEntry, inflate_bound, read_all
+from oci.unpack import MAX_DOCUMENT
 
-# Envelopes are small; anything bigger is content and is only hashed.
+# Members up to this size are kept while reading (envelopes usually are); bigger envelopes are read again.
 _ENVELOPE_LIMIT = 1 << 20
 _TAR_BLOCK = 512
 
@@ -82,20 +84,18 @@ def _config_modules(check: _Check, manifest: Manifest) -> Mapping[str, ModuleRef
     if not check.blob(config, "config", "config"):
         return None
     data = check.brain.blobs.get(config.digest)
-    source = manifest.source_snapshot
     try:
         if config.mediaType == mt.SNAPSHOT_CONFIG:
             snapshot = Snapshot.decode(data, config.digest)
-            if source != config.digest:
-                check.add("annotation-mismatch", f"source-snapshot {source} is not the snapshot config {config.digest}")
-            if manifest.annotations.get(mt.PROTOCOL_VERSION) != ("2" if snapshot.trust_root is not None else "1"):
-                check.add("annotation-mismatch", "protocol-version does not match the snapshot's trust root")
+            for lie in (source_snapshot_lie(manifest, config.digest), *trust_root_lies(manifest, snapshot.trust_root)):
+                if lie is not None:
+                    check.add("annotation-mismatch", lie)
             return snapshot.modules
         if config.mediaType == mt.PROJECTION_CONFIG:
             projection = Projection.decode(data)
-            if source != projection.source:
-                detail = f"source-snapshot {source} is not the projection's {projection.source}"
-                check.add("annotation-mismatch", detail)
+            lie = source_snapshot_lie(manifest, projection.source)
+            if lie is not None:
+                check.add("annotation-mismatch", lie)
             return projection.modules
     except BrainError as e:
         check.add("config-invalid", f"config {config.digest} does not decode: {e.message}", block=config.digest)
@@ -121,24 +121,34 @@ def _members(
 
 
 def _read_module_layer(
-    check: _Check, layer: Descriptor, memory_type: MemoryType
+    check: _Check, layer: Descriptor, memory_type: MemoryType, ref: ModuleRef
 ) -> tuple[list[str], dict[str, bytes], bytes | None] | None:
-    """Member names, small member bytes and composition bytes of a module layer; None if it cannot be read."""
+    """Member names, small member bytes and composition bytes of a module layer; None if it cannot be read.
+
+    Each member is bounded by what it is: `composition.json` by the size its block count implies (it can
+    be many MiB), other members are kept in memory only up to the envelope limit and hashed beyond it.
+    """
     names: list[str] = []
     small: dict[str, bytes] = {}
     composition: bytes | None = None
     what = f"{memory_type} layer {layer.digest}"
+    composition_limit = composition_size(ref)
     try:
         for entry, chunks in _members(check, layer, what, module=memory_type):
             names.append(entry.name)
+            limit = composition_limit if entry.name == COMPOSITION_MEMBER else _ENVELOPE_LIMIT
             hasher, kept = hashlib.sha256(), bytearray()
             for chunk in chunks:
                 hasher.update(chunk)
-                if entry.size <= _ENVELOPE_LIMIT:
+                if entry.size <= limit:
                     kept += chunk
             hex_digest = entry.name[len(BLOBS_PREFIX) :]
             if entry.name == COMPOSITION_MEMBER:
-                composition = bytes(kept)
+                composition = bytes(kept) if entry.size <= limit else None
+                if composition is None:
+                    detail = f"{what}: composition.json is {entry.size} bytes, {ref.block_count} members take {limit}"
+                    check.add("layer-composition-mismatch", detail, module=memory_type, block=layer.digest)
+                    return None
             elif entry.name.startswith(BLOBS_PREFIX) and hasher.hexdigest() != hex_digest:
                 detail = f"{what}: {entry.name} does not hash to its name"
                 check.add("layer-member-corrupt", detail, module=memory_type, block=layer.digest)
@@ -150,11 +160,26 @@ def _read_module_layer(
     return names, small, composition
 
 
+def _large_members(check: _Check, layer: Descriptor, wanted: set[str]) -> dict[str, bytes]:
+    """A second pass over a stored layer for block envelopes too big to keep on the first one."""
+    found: dict[str, bytes] = {}
+    try:
+        for entry, chunks in _members(check, layer, f"layer {layer.digest}"):
+            hex_digest = entry.name[len(BLOBS_PREFIX) :]
+            if entry.name.startswith(BLOBS_PREFIX) and hex_digest in wanted:
+                data = read_all(chunks, MAX_DOCUMENT, f"layer {layer.digest}")
+                if hashlib.sha256(data).hexdigest() == hex_digest:
+                    found[hex_digest] = data
+    except BrainError:
+        return found  # already reported by the first pass
+    return found
+
+
 def _check_module_layer(
     check: _Check, layer: Descriptor, memory_type: MemoryType, ref: ModuleRef
 ) -> tuple[int, ...] | None:
     """Compare a module layer's members with §6.3; its blocks' schema versions, or None if not checkable."""
-    read = _read_module_layer(check, layer, memory_type)
+    read = _read_module_layer(check, layer, memory_type, ref)
     if read is None:
         return None
     names, small, composition_bytes = read
@@ -174,6 +199,13 @@ def _check_module_layer(
     required: set[str] = set()
     versions: set[int] = set()
     tombstones = tombstones_of(ref)
+    present = set(names)
+    large = {
+        b.hex for b in composition.block_ids
+        if b not in tombstones and b.hex not in small and BLOBS_PREFIX + b.hex in present and not check.brain.blobs.has(b)
+    }
+    if large:
+        small = {**small, **_large_members(check, layer, large)}
     for block_id in (b for b in composition.block_ids if b not in tombstones):
         required.add(block_id.hex)
         data = small.get(block_id.hex)
@@ -213,9 +245,9 @@ def _check_history(check: _Check, layer: Descriptor, source: OciDigest | None) -
     except BrainError as e:
         check.add("layer-unreadable", e.message, block=layer.digest)
         return
-    count, claimed = sum(1 for n in names if n.startswith("snapshots/")), layer.annotation(mt.SNAPSHOT_COUNT)
-    if claimed != str(count):
-        check.add("history-count-mismatch", f"snapshot-count says {claimed}, the layer has {count}", block=layer.digest)
+    lie = snapshot_count_lie(layer, sum(1 for n in names if n.startswith("snapshots/")))
+    if lie is not None:
+        check.add("history-count-mismatch", lie, block=layer.digest)
     if source is None or not check.brain.blobs.has(source):
         return
     expected = scan_history(check.brain.blobs, source).member_names()
@@ -272,9 +304,9 @@ def _check_modules(check: _Check, manifest: Manifest, refs: Mapping[str, ModuleR
             complete = False  # schema versions cannot be recomputed from an unreadable layer
         elif found:
             versions[str(memory_type)] = list(found)
-    stated, actual = manifest.annotations.get(mt.SCHEMA_VERSIONS), canonicalize(versions).decode()
-    if complete and stated != actual:
-        check.add("annotation-mismatch", f"schema-versions is {stated!r}, the layers hold {actual}")
+    lie = schema_versions_lie(manifest, versions) if complete else None
+    if lie is not None:
+        check.add("annotation-mismatch", lie)
 
 
 def verify_artifact(brain: Brain, tag_or_digest: str) -> list[Problem]:

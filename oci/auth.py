@@ -49,8 +49,7 @@ def docker_config_path() -> Path:
 def _host_key(key: str) -> str:
     # Docker writes keys as `host`, `https://host` or `https://host/v1/`: compare on the bare host.
     for scheme in ("https://", "http://"):
-        if key.startswith(scheme):
-            key = key[len(scheme) :]
+        key = key.removeprefix(scheme)
     return key.split("/", 1)[0]
 
 
@@ -144,6 +143,12 @@ def store_credentials(host: str, username: str, password: str, path: Path | None
     auths = {k: v for k, v in auths.items() if _host_key(k) != host}
     auths[host] = {"auth": Credentials(username, password).basic}
     config["auths"] = auths
+    _write_config(path, config)
+    return path
+
+
+def _write_config(path: Path, config: dict) -> None:
+    """Replace Docker's config.json atomically, created 0600 (it holds secrets), other keys untouched."""
     data = (json.dumps(config, indent="\t", sort_keys=True) + "\n").encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     temp = path.parent / f".{path.name}.tmp-{os.getpid()}"
@@ -159,7 +164,6 @@ def store_credentials(host: str, username: str, password: str, path: Path | None
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-    return path
 
 
 def login(host: str, username: str, password: str, *, plain_http: bool = False, path: Path | None = None) -> Path:
@@ -172,3 +176,52 @@ def login(host: str, username: str, password: str, *, plain_http: bool = False, 
     reference = parse_registry(host, plain_http=plain_http)
     RegistryClient(reference, Credentials(username, password, source="login")).ping()
     return store_credentials(reference.registry, username, password, path)
+
+
+@dataclass(frozen=True)
+class LogoutResult:
+    """What `logout` removed for a host: inline entries from config.json and/or a credential helper's entry."""
+
+    registry: str
+    config: Path
+    removed_entries: int
+    helper: str | None = None
+    helper_erased: bool = False
+
+    @property
+    def was_logged_in(self) -> bool:
+        """Whether any stored credentials were removed."""
+        return self.removed_entries > 0 or self.helper_erased
+
+
+def _erase_with_helper(helper: str, host: str) -> bool:
+    """`docker-credential-<helper> erase` for `host`; False when the helper had nothing stored."""
+    binary = f"docker-credential-{helper}"
+    try:
+        proc = subprocess.run([binary, "erase"], input=host.encode(), capture_output=True, timeout=HELPER_TIMEOUT, check=False)
+    except FileNotFoundError:
+        raise RemoteError(f"credential helper {binary} named in {docker_config_path()} is not on PATH") from None
+    except subprocess.TimeoutExpired:
+        raise RemoteError(f"credential helper {binary} did not answer within {HELPER_TIMEOUT:.0f}s") from None
+    return proc.returncode == 0
+
+
+def logout(host: str, *, path: Path | None = None) -> LogoutResult:
+    """Forget the credentials stored for registry `host` (config.json entries and its credential helper)."""
+    from oci.reference import parse_registry
+
+    registry = parse_registry(host).registry
+    path = path or docker_config_path()
+    config = _read_config(path)
+    auths: dict = config["auths"] if isinstance(config.get("auths"), dict) else {}
+    kept = {k: v for k, v in auths.items() if _host_key(k) != registry}
+    removed = len(auths) - len(kept)
+    if removed:
+        config["auths"] = kept
+        _write_config(path, config)
+    helpers: dict = config["credHelpers"] if isinstance(config.get("credHelpers"), dict) else {}
+    helper = helpers.get(registry) if isinstance(helpers.get(registry), str) else None
+    if helper is None and isinstance(config.get("credsStore"), str) and config["credsStore"]:
+        helper = config["credsStore"]
+    erased = _erase_with_helper(helper, registry) if helper else False
+    return LogoutResult(registry, path, removed, helper, erased)

@@ -10,6 +10,7 @@ leaves the head where it was. A selective install always records its provenance 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
@@ -19,15 +20,28 @@ from brain.blocks.provenance import RemovalRecord
 from brain.brain import Brain
 from brain.composition import Composition, ModuleRef
 from brain.errors import BrainError, NotFoundError, UntrustedArtifactError
-from brain.identity import BlockId, OciDigest
+from brain.identity import BlockId, OciDigest, utc_timestamp
 from brain.ledger import record_of
 from brain.snapshot import Projection, Snapshot
 from brain.store import Head, Origin, WriterLock, read_head, write_head
 from brain.store.blobs import BlobStore
 from oci import media_types as mt
+from oci.annotations import (
+    schema_versions_lie,
+    snapshot_count_lie,
+    source_snapshot_lie,
+    trust_root_lies,
+)
 from oci.manifest import Descriptor, Manifest
 from oci.pack import module_annotations, record_manifest
-from oci.unpack import BlobSource, Staging, open_blob, read_blob, unpack_history, unpack_module
+from oci.unpack import (
+    BlobSource,
+    Staging,
+    open_blob,
+    read_blob,
+    unpack_history,
+    unpack_module,
+)
 
 HeadGuard = Callable[[Head | None, OciDigest], None]
 
@@ -38,7 +52,9 @@ class InstallResult(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     manifest: OciDigest
+    # The published snapshot, and the snapshot the head now names (a new local one after a partial install).
     snapshot: OciDigest
+    head: OciDigest
     modules: list[MemoryType]
     left_out: list[MemoryType]
     partial: bool
@@ -81,6 +97,11 @@ def _plan(manifest: Manifest, refs: Mapping[str, ModuleRef]) -> tuple[dict[Memor
     return layers, history[0]
 
 
+def _config_refs(fetch: BlobSource, manifest: Manifest) -> Mapping[str, ModuleRef]:
+    """The module references the config publishes (verified), to plan an install before taking the lock."""
+    return _config(fetch, manifest)[1]
+
+
 def _config(fetch: BlobSource, manifest: Manifest) -> tuple[OciDigest, Mapping[str, ModuleRef], bytes]:
     """The source snapshot digest, the published module refs, and the config bytes (verified)."""
     data = read_blob(fetch, manifest.config)
@@ -109,13 +130,15 @@ def removal_violations(blobs: BlobStore, child: Snapshot, parent: Snapshot) -> l
     explained: dict[str, set[BlockId]] | None = None
     for name in sorted(set(child.modules) | set(parent.modules)):
         before, after = parent.modules.get(name), child.modules.get(name)
-        if before is None or (after is not None and after.root == before.root):
+        # A module absent from the child was not installed (a partial install, §6.8), not emptied: every
+        # write keeps a module in `modules` once it appeared (§5.3), so only an install can leave one out.
+        if before is None or after is None or after.root == before.root:
             continue
         old = _composition(blobs, before.composition)
-        new = None if after is None else _composition(blobs, after.composition)
-        if old is None or (after is not None and new is None):
+        new = _composition(blobs, after.composition)
+        if old is None or new is None:
             continue  # undecidable: not a violation
-        removed = set(old.block_ids) - (set() if new is None else set(new.block_ids))
+        removed = set(old.block_ids) - set(new.block_ids)
         if not removed:
             continue
         if explained is None:
@@ -159,9 +182,12 @@ def install_artifact(
     record: bool = False,
     record_tag: str | None = None,
 ) -> InstallResult:
-    """Verify and adopt an artifact; move the head to its snapshot last (unless `fetch_only`).
+    """Verify and adopt an artifact; move the head last (unless `fetch_only`).
 
-    `guard(current_head, new_snapshot)` runs under the writer lock just before the head moves and may
+    A complete install of a full snapshot makes the published snapshot the head verbatim; installing
+    fewer modules than it has (or a projection) makes the head a new local snapshot of exactly the
+    installed modules whose parent is the published snapshot (§6.8, see `partial_snapshot`).
+    `guard(current_head, published_snapshot)` runs under the writer lock just before the head moves and may
     raise (e.g. pull refusing a diverged history without --force). `max_inflate` raises the per-layer
     inflate bound for a trusted source (see `oci.tarball_reader.inflate_bound`). With `record`, an
     artifact installed whole is named in `index.json` (under `record_tag`, else untagged), so that
@@ -169,8 +195,8 @@ def install_artifact(
     `on_wait` is told who holds the writer lock while this waits for it.
     """
     manifest = Manifest.decode(manifest_bytes)
-    source, refs, config_bytes = _config(fetch_blob, manifest)
-    layers, history_layer = _plan(manifest, refs)
+    refs = _config_refs(fetch_blob, manifest)
+    layers, _ = _plan(manifest, refs)
     carried = [t for t in MODULE_ORDER if t in layers]
     if modules is not None:
         absent = sorted(str(t) for t in modules if t not in layers)
@@ -182,34 +208,36 @@ def install_artifact(
     with WriterLock(brain.path, timeout=lock_timeout, on_wait=on_wait):
         staging = Staging(brain.blobs)
         try:
-            with open_blob(fetch_blob, history_layer) as stream:
-                snapshots = unpack_history(stream, history_layer, staging, max_inflate)
-            staging.put(manifest.config.digest.hex, config_bytes)
-            staging.put(OciDigest.of(manifest_bytes).hex, manifest_bytes)
-            snapshot = snapshots.get(source)
-            if snapshot is None:
-                raise UntrustedArtifactError(f"history layer {history_layer.digest} lacks the source snapshot {source}")
-            if any(snapshot.modules.get(k) != v for k, v in refs.items()):
-                raise UntrustedArtifactError(
-                    f"config {manifest.config.digest} does not match its source snapshot {source}"
-                )
+            published = verify_published(manifest_bytes, fetch_blob, staging, max_inflate)
+            source, snapshot = published.source, published.snapshot
+            versions: dict[str, tuple[int, ...]] = {}
             for memory_type in chosen:
                 with open_blob(fetch_blob, layers[memory_type]) as stream:
-                    unpack_module(stream, layers[memory_type], memory_type, refs[str(memory_type)], staging, max_inflate)
+                    unpacked = unpack_module(
+                        stream, layers[memory_type], memory_type, refs[str(memory_type)], staging, max_inflate
+                    )
+                versions[str(memory_type)] = unpacked.schema_versions
                 _vector_layers(manifest, memory_type, fetch_blob, staging)
             left_out = [t for t in MODULE_ORDER if t.value in snapshot.modules and t not in chosen]
+            partial = bool(left_out) or manifest.config.mediaType == mt.PROJECTION_CONFIG
+            lie = schema_versions_lie(manifest, versions, None if chosen == carried else versions)
+            if lie is not None:
+                raise UntrustedArtifactError(f"manifest annotations lie: {lie}")
             head_moved = already_head = False
+            installed = source
             if not fetch_only:
-                _check_removals(brain.blobs, source, snapshot, snapshots)
+                _check_removals(brain.blobs, source, snapshot)
                 current = read_head(brain.path)
                 if guard is not None:
                     guard(current, source)
-                origin = Origin(partial=bool(left_out), reference=reference, snapshot=source, tag=tag)
-                head = next_head(current, source, origin)
+                origin = Origin(partial=partial, reference=reference, snapshot=source, tag=tag)
+                if partial:
+                    installed = _partial_head_snapshot(brain, current, snapshot, source, chosen, staging)
                 brain.blobs.sync()
+                head = next_head(current, installed, origin)
                 if head is not None:
                     write_head(brain.path, head)
-                already_head = current is not None and current.snapshot == source
+                already_head = current is not None and current.snapshot == installed
                 head_moved = not already_head
             else:
                 brain.blobs.sync()
@@ -221,22 +249,127 @@ def install_artifact(
         if recorded:
             record_manifest(brain, OciDigest.of(manifest_bytes), len(manifest_bytes), record_tag)
     return InstallResult(
-        manifest=OciDigest.of(manifest_bytes), snapshot=source, modules=chosen, left_out=left_out,
-        partial=bool(left_out), head_moved=head_moved, blobs_added=len(staging.added), recorded=recorded,
+        manifest=OciDigest.of(manifest_bytes), snapshot=source, head=installed, modules=chosen, left_out=left_out,
+        partial=partial, head_moved=head_moved, blobs_added=len(staging.added), recorded=recorded,
         already_head=already_head,
     )
 
 
-def next_head(current: Head | None, source: OciDigest, origin: Origin) -> Head | None:
-    """The head to write after installing `source`, or None when `head.json` should stay as it is.
+@dataclass(frozen=True)
+class Published:
+    """What an artifact publishes, verified from its manifest, config and history layer alone."""
+
+    manifest: Manifest
+    source: OciDigest
+    snapshot: Snapshot
+    refs: Mapping[str, ModuleRef]
+    layers: dict[MemoryType, Descriptor]
+    history_layer: Descriptor
+    config_bytes: bytes
+
+
+def verify_published(
+    manifest_bytes: bytes,
+    fetch_blob: BlobSource,
+    staging: Staging | None = None,
+    max_inflate: int | None = None,
+) -> Published:
+    """Check the config, the layer plan, the history layer and every manifest annotation they decide.
+
+    Reads only the config and the history layer, so `pull` can run it before downloading any module
+    layer. With `staging`, the history's documents, the config and the manifest are adopted as well.
+    """
+    manifest = Manifest.decode(manifest_bytes)
+    source, refs, config_bytes = _config(fetch_blob, manifest)
+    layers, history_layer = _plan(manifest, refs)
+    with open_blob(fetch_blob, history_layer) as stream:
+        snapshots = unpack_history(stream, history_layer, staging, max_inflate)
+    snapshot = snapshots.get(source)
+    if snapshot is None:
+        raise UntrustedArtifactError(f"history layer {history_layer.digest} lacks the source snapshot {source}")
+    if any(snapshot.modules.get(k) != v for k, v in refs.items()):
+        raise UntrustedArtifactError(f"config {manifest.config.digest} does not match its source snapshot {source}")
+    lies = [
+        lie
+        for lie in (
+            source_snapshot_lie(manifest, source),
+            *trust_root_lies(manifest, snapshot.trust_root),
+            snapshot_count_lie(history_layer, len(snapshots)),
+        )
+        if lie is not None
+    ]
+    if lies:
+        raise UntrustedArtifactError(
+            f"manifest {OciDigest.of(manifest_bytes).short}: annotations lie: {'; '.join(lies)}",
+            hint="the publisher's annotations disagree with the artifact's own documents; nothing was installed",
+        )
+    if staging is not None:
+        staging.put(manifest.config.digest.hex, config_bytes)
+        staging.put(OciDigest.of(manifest_bytes).hex, manifest_bytes)
+    return Published(manifest, source, snapshot, refs, layers, history_layer, config_bytes)
+
+
+def partial_snapshot(published: Snapshot, source: OciDigest, installed: list[MemoryType], created_at: str) -> Snapshot:
+    """§6.8: the local snapshot of a partial install: the installed module references verbatim, parent =
+    the published snapshot, its labels and trust root carried over."""
+    return Snapshot(
+        created_at=created_at,
+        modules={str(t): published.modules[str(t)] for t in installed},
+        parent=source,
+        labels=published.labels,
+        trust_root=published.trust_root,
+    )
+
+
+def installed_from(brain: Brain, head: Head | None) -> OciDigest | None:
+    """The published snapshot an untouched partial install stands for (None if the head is not one).
+
+    An untouched partial install is a head marked partial whose snapshot is the child of its origin's
+    snapshot; a later local write makes the head a descendant of it, which then is ordinary local work.
+    """
+    if head is None or head.origin is None or not head.origin.partial:
+        return None
+    if head.snapshot == head.origin.snapshot:
+        return head.snapshot  # written by an earlier release: the published snapshot itself was the head
+    try:
+        snapshot = brain.snapshot(head.snapshot)
+    except BrainError:
+        return None
+    return head.origin.snapshot if snapshot is not None and snapshot.parent == head.origin.snapshot else None
+
+
+def _partial_head_snapshot(
+    brain: Brain, current: Head | None, published: Snapshot, source: OciDigest, chosen: list[MemoryType],
+    staging: Staging,
+) -> OciDigest:
+    """The local snapshot to make the head after a partial install (the current one if it already is it)."""
+    if current is not None and current.snapshot == source:
+        return source  # the whole published snapshot already is the head: a subset of it adds nothing
+    if current is not None and installed_from(brain, current) == source:
+        try:
+            held = brain.snapshot(current.snapshot)
+        except BrainError:
+            held = None
+        wanted = {str(t): published.modules[str(t)] for t in chosen}
+        if held is not None and held.parent == source and dict(held.modules) == wanted:
+            return current.snapshot
+    document = partial_snapshot(published, source, chosen, utc_timestamp())
+    data = document.to_bytes()
+    digest = OciDigest.of(data)
+    staging.put(digest.hex, data)
+    return digest
+
+
+def next_head(current: Head | None, installed: OciDigest, origin: Origin) -> Head | None:
+    """The head to write after installing `installed`, or None when `head.json` should stay as it is.
 
     Installing the snapshot that already is the head leaves the head alone (its retained list and origin
     stay): only a head recorded as a partial pull becomes whole when this install left nothing out.
     """
     if current is None:
-        return Head.first(source, origin=origin)
-    if current.snapshot != source:
-        return current.advance(source, origin=origin)
+        return Head.first(installed, origin=origin)
+    if current.snapshot != installed:
+        return current.advance(installed, origin=origin)
     if current.origin is not None and current.origin.partial and not origin.partial:
         return current.model_copy(update={"origin": origin})
     return None
@@ -248,14 +381,12 @@ def _vector_layers(manifest: Manifest, memory_type: MemoryType, fetch: BlobSourc
             staging.put(layer.digest.hex, read_blob(fetch, layer, limit=4 << 30))
 
 
-def _check_removals(
-    blobs: BlobStore, digest: OciDigest, snapshot: Snapshot, snapshots: Mapping[OciDigest, Snapshot]
-) -> None:
+def _check_removals(blobs: BlobStore, digest: OciDigest, snapshot: Snapshot) -> None:
     parents = snapshot.parent_digests
     if not parents:
         return
-    parent = snapshots.get(parents[0])
-    if parent is None and blobs.has(parents[0]):
+    parent = None
+    if blobs.has(parents[0]):
         try:
             parent = Snapshot.decode(blobs.get(parents[0]), parents[0])
         except BrainError:

@@ -79,6 +79,10 @@ class LayerCache:
             return None
         return entry
 
+    def entries(self) -> dict[str, CachedLayer]:
+        """Every entry, unchecked (for `oci.redaction`, which deletes layers holding destroyed bytes)."""
+        return dict(self._entries)
+
     def put(self, key: str, entry: CachedLayer) -> None:
         """Remember `entry` under `key` (most recent last)."""
         self._entries.pop(key, None)

@@ -19,7 +19,7 @@ from brain.composition import Composition, ModuleRef
 from brain.errors import IntegrityError, NotFoundError
 from brain.identity import BlockId, OciDigest, is_digest_string
 from brain.snapshot import Snapshot
-from brain.store.blobs import BlobStore
+from brain.store.blobs import BlobStore, open_regular
 from oci.tarball import Member
 
 COMPOSITION_MEMBER = "composition.json"
@@ -46,6 +46,17 @@ def content_hexes(memory_type: str, payload: Any) -> list[str]:
     if isinstance(content, dict):
         found.append(content.get("blob"))
     return [value[7:] for value in found if is_digest_string(value)]
+
+
+def composition_size(ref: ModuleRef) -> int:
+    """The exact length of the composition document `ref` names, from its block count (§5.1).
+
+    Each member id is `"sha256:<64 hex>"` (73 bytes with its quotes) plus a comma between members, so a
+    layer's `composition.json` can be bounded by what it is instead of by one constant.
+    """
+    count = ref.block_count
+    frame = len(b'{"block_ids":[],"boltzmann":1,"layout":"","memory_type":""}')
+    return frame + len(ref.layout) + len(str(ref.memory_type)) + 73 * count + max(count - 1, 0)
 
 
 def tombstones_of(ref: ModuleRef) -> frozenset[BlockId]:
@@ -136,7 +147,7 @@ def _read_verified(directory: str, hex_digest: str, what: str) -> bytes:
     # Plain os paths: at 10^5 members pathlib's overhead is a visible share of a pack.
     path = os.path.join(directory, hex_digest)
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             data = handle.read()
     except FileNotFoundError:
         raise NotFoundError(

@@ -18,6 +18,7 @@ import requests
 from brain.errors import RemoteError
 
 _PLAIN_HTTP_HINT = "check the address, the network, or use --plain-http for a plain-HTTP registry"
+_AGAIN_HINT = "run the same command again: what was transferred and verified is kept"
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,12 @@ def causes(error: BaseException) -> Iterator[BaseException]:
         stack.extend([current.__cause__, current.__context__, getattr(current, "reason", None), *current.args])
 
 
-def network_failure(registry: str, error: BaseException) -> NetworkFailure:
-    """Classify a connection-level failure talking to `registry` (`host[:port]`)."""
+def network_failure(registry: str, error: BaseException, *, answered: bool = False) -> NetworkFailure:
+    """Classify a connection-level failure talking to `registry` (`host[:port]`).
+
+    `answered`: the registry already answered this client, so a dropped or stalled connection says
+    nothing about the address or --plain-http, and no such hint is given.
+    """
     chain = list(causes(error))
     host = registry.rsplit(":", 1)[0] if registry.count(":") == 1 else registry
     if any(isinstance(c, socket.gaierror) for c in chain):
@@ -73,8 +78,20 @@ def network_failure(registry: str, error: BaseException) -> NetworkFailure:
         )
     if isinstance(error, requests.Timeout):
         what = type(error).__name__
-        slow = RemoteError(f"registry {registry} did not answer in time ({what})", hint=_PLAIN_HTTP_HINT)
+        hint = _AGAIN_HINT if answered else _PLAIN_HTTP_HINT
+        slow = RemoteError(f"registry {registry} did not answer in time ({what})", hint=hint)
         return NetworkFailure(slow, retryable=True)
+    if answered:
+        dropped = RemoteError(f"the connection to registry {registry} dropped ({_innermost(chain)})", hint=_AGAIN_HINT)
+        return NetworkFailure(dropped, retryable=True)
     return NetworkFailure(
         RemoteError(f"registry {registry} unreachable: {type(error).__name__}", hint=_PLAIN_HTTP_HINT), retryable=True
     )
+
+
+def _innermost(chain: list[BaseException]) -> str:
+    """The name of the lowest-level cause: ConnectionResetError, IncompleteRead... rather than requests' wrapper."""
+    for cause in reversed(chain):
+        if isinstance(cause, OSError) or type(cause).__name__ in ("IncompleteRead", "ProtocolError"):
+            return type(cause).__name__
+    return type(chain[-1]).__name__ if chain else "unknown"

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.brain import Brain
 from brain.composition import ModuleRef
-from brain.errors import InvalidInputError, NotFoundError, RefusedError
+from brain.errors import NotFoundError, RefusedError
 from brain.identity import OciDigest, canonicalize
 from brain.snapshot import Projection, Snapshot
 from brain.store.layout import Descriptor as IndexEntry
@@ -29,6 +29,7 @@ from oci.layer_cache import CachedLayer, LayerCache, history_key, module_key
 from oci.layer_size import TarSize, bound_warning, inflated_size
 from oci.manifest import Descriptor, Manifest
 from oci.members import scan_history, scan_module, tombstones_of
+from oci.selection import select_modules
 from oci.tarball import LayerFile, write_layer
 
 
@@ -59,29 +60,6 @@ class PackResult(BaseModel):
     implied: list[MemoryType] = []
     layers: list[PackedLayer]
     warnings: list[str] = []
-
-
-def select_modules(installed: Mapping[MemoryType, ModuleRef], wanted: set[MemoryType] | None) -> list[MemoryType]:
-    """The modules to publish in layer order; refuses a subset §6.7 forbids.
-
-    A subset always carries provenance when the brain has it: the ledger explains what is installed, and
-    §7.7 lets a consumer refuse a head whose removals it cannot read (as `pull` always installs it too).
-    """
-    if wanted is None:
-        return [t for t in MODULE_ORDER if t in installed]
-    if not wanted:
-        raise InvalidInputError("a subset to pack must name at least one module")
-    missing = sorted(str(t) for t in wanted if t not in installed)
-    if missing:
-        have = ", ".join(str(t) for t in MODULE_ORDER if t in installed) or "none"
-        raise NotFoundError(f"cannot pack module(s) {', '.join(missing)}: not installed (installed: {have})")
-    derived = sorted(str(t) for t in wanted if t.is_derived)
-    if derived and MemoryType.CANONICAL not in wanted:
-        raise InvalidInputError(
-            f"a subset with {', '.join(derived)} must include canonical (derived blocks cite canonical evidence)"
-        )
-    chosen = set(wanted) | ({MemoryType.PROVENANCE} & set(installed))
-    return [t for t in MODULE_ORDER if t in chosen]
 
 
 def module_annotations(ref: ModuleRef) -> dict[str, str]:
@@ -181,7 +159,7 @@ def build_manifest(
 ) -> tuple[Manifest, list[PackedLayer]]:
     """Write every layer (reusing cached ones) and the config blob; return the manifest and layer report."""
     installed: dict[MemoryType, ModuleRef] = {MemoryType(k): v for k, v in snapshot.modules.items()}
-    chosen = select_modules(installed, wanted)
+    chosen = list(select_modules(installed, wanted, publishing=True, holder="the brain").chosen)
     full = wanted is None or set(chosen) == set(installed)
     if full:
         size = brain.blobs.size(snapshot_digest)
@@ -250,6 +228,11 @@ def pack(
         # Layers, config and manifest become durable before index.json can name them.
         brain.blobs.sync()
         record_manifest(brain, digest, len(data), tag)
+        from oci.referrers import (
+            record_signatures,  # §9.4: the signatures travel as untagged referrers
+        )
+
+        record_signatures(brain, snapshot_digest, digest, len(data))
     chosen = [t for t in MODULE_ORDER if any(layer.memory_type is t for layer in layers)]
     implied = [] if modules is None else [t for t in chosen if t not in modules]
     return PackResult(

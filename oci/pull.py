@@ -19,14 +19,17 @@ from pydantic import BaseModel, ConfigDict
 
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.brain import Brain
-from brain.errors import ConflictError, NotABrainError, NotFoundError, UntrustedArtifactError, UsageError
+from brain.errors import ConflictError, NotABrainError, UntrustedArtifactError, UsageError
 from brain.identity import OciDigest
 from brain.store import Head
 from oci import media_types as mt
 from oci.auth import resolve_credentials
+from oci.authenticate import PullAuthentication, PullPolicy, authenticate_pull, both
+from oci.install import install_artifact, installed_from, verify_published
 from oci.manifest import Descriptor, Manifest
 from oci.push import local_history
 from oci.reference import Reference
+from oci.selection import select_modules
 from oci.transport import Progress, RegistryClient
 
 
@@ -66,8 +69,12 @@ class PullPlan(_Pulled):
 
 
 class PullResult(_Pulled):
-    """What `pull` or `fetch` did."""
+    """What `pull` or `fetch` did; `snapshot` is the published snapshot, `head` what the head names now.
 
+    They differ after a partial install, whose head is a new local snapshot of the installed modules.
+    """
+
+    head: OciDigest
     blobs_fetched: int
     blobs_reused: int
     bytes_fetched: int
@@ -78,6 +85,7 @@ class PullResult(_Pulled):
     tag: str | None = None
     recorded: bool = False
     initialized: bool = False
+    authenticity: PullAuthentication | None = None
 
 
 def open_or_init(path: Path) -> tuple[Brain, bool]:
@@ -115,9 +123,6 @@ def brain_to_pull_into(path: Path) -> Iterator[tuple[Brain, bool]]:
         raise
 
 
-_DERIVED = frozenset({MemoryType.SEMANTIC, MemoryType.PROCEDURAL})
-
-
 def _holds_blobs(brain: Brain) -> bool:
     # Temporary files count too: a concurrent pull into the same new directory may be downloading.
     try:
@@ -127,22 +132,9 @@ def _holds_blobs(brain: Brain) -> bool:
         return False
 
 
-def select_modules(manifest: Manifest, wanted: set[MemoryType] | None) -> tuple[list[MemoryType], list[MemoryType]]:
-    """(modules to install, modules left out); provenance always comes along, canonical with derived modules.
-
-    Semantic and procedural blocks cite canonical evidence, so (as for publishing a subset, §6.7) they
-    are never installed without the canonical module they were derived from.
-    """
-    available = [t for t in MODULE_ORDER if any(mt.module_of_layer(layer.mediaType) is t for layer in manifest.layers)]
-    if wanted is None:
-        return available, []
-    unknown = sorted(str(t) for t in wanted if t not in available)
-    if unknown:
-        present = ", ".join(str(t) for t in available) or "none"
-        raise NotFoundError(f"the artifact has no {', '.join(unknown)} module (it carries: {present})")
-    carried = {MemoryType.PROVENANCE} | ({MemoryType.CANONICAL} if wanted & _DERIVED else set())
-    chosen = set(wanted) | (carried & set(available))
-    return [t for t in available if t in chosen], [t for t in available if t not in chosen]
+def artifact_modules(manifest: Manifest) -> list[MemoryType]:
+    """The modules an artifact carries a layer for, in module order."""
+    return [t for t in MODULE_ORDER if any(mt.module_of_layer(layer.mediaType) is t for layer in manifest.layers)]
 
 
 def _descriptors(manifest: Manifest, modules: list[MemoryType]) -> list[tuple[Descriptor, MemoryType | None]]:
@@ -162,7 +154,8 @@ def _descriptors(manifest: Manifest, modules: list[MemoryType]) -> list[tuple[De
 
 def plan_pull(brain: Brain, reference: Reference, digest: OciDigest, manifest: Manifest, wanted: set[MemoryType] | None) -> PullPlan:
     """Decide which blobs to download (a stored blob counts only if it re-hashes to its name)."""
-    modules, left_out = select_modules(manifest, wanted)
+    selection = select_modules(artifact_modules(manifest), wanted, publishing=False, holder="the artifact")
+    modules, left_out = list(selection.chosen), list(selection.left_out)
     blobs = [
         PlannedBlob(
             digest=d.digest, size=d.size, media_type=d.mediaType, memory_type=t,
@@ -171,18 +164,25 @@ def plan_pull(brain: Brain, reference: Reference, digest: OciDigest, manifest: M
         for d, t in _descriptors(manifest, modules)
     ]
     return PullPlan(
-        reference=str(reference), digest=digest, snapshot=manifest.source_snapshot or manifest.config.digest,
+        reference=str(reference), digest=digest, snapshot=manifest.config.digest,
         modules=modules, left_out=left_out, blobs=blobs,
     )
 
 
 def _refuse_divergence(brain: Brain) -> Callable[[Head | None, OciDigest], None]:
-    """A head guard: the pulled snapshot must descend from the current head (else local work is dropped)."""
+    """A head guard: the pulled snapshot must descend from the current head (else local work is dropped).
+
+    An untouched partial install stands for the snapshot it was installed from, so pulling that snapshot
+    whole, or a later one, moves on from it.
+    """
 
     def guard(current: Head | None, incoming: OciDigest) -> None:
-        if current is None or current.snapshot in local_history(brain, incoming):
+        if current is None:
             return
-        if incoming in local_history(brain, current.snapshot):
+        position = installed_from(brain, current) or current.snapshot
+        if position in local_history(brain, incoming):
+            return
+        if incoming in local_history(brain, position):
             raise ConflictError(
                 f"the pulled snapshot {incoming.short} is an ancestor of the local head {current.snapshot.short}: "
                 "the brain already holds it and pulling would move the head back",
@@ -190,7 +190,8 @@ def _refuse_divergence(brain: Brain) -> Callable[[Head | None, OciDigest], None]
             )
         raise ConflictError(
             f"the local head {current.snapshot.short} is not in the history of the pulled snapshot {incoming.short}",
-            hint="fetch it and reconcile, or pull with --force to move the head anyway (the old head stays retained)",
+            hint="pull with --force to move the head anyway (the old head stays retained and `brain log` lists it), "
+            "or pull into another directory to compare",
         )
 
     return guard
@@ -208,52 +209,73 @@ def pull(
     lock_timeout: float | None = None,
     max_inflate: int | None = None,
     on_wait: Callable[[str], None] | None = None,
+    authn: PullPolicy | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> PullResult:
     """Download what `reference`'s artifact adds and install it (moving the head unless `fetch_only`).
 
     `on_wait` is told who holds the writer lock while the install waits for it.
     """
-    from oci.install import install_artifact
-
     if fetch_only and modules is not None:
         raise UsageError("fetch brings the whole artifact's history and blocks; --module applies to pull only")
     client = client or RegistryClient(reference, resolve_credentials(reference.registry))
     fetched = client.get_manifest(reference.manifest_reference)
     manifest = Manifest.decode(fetched.data, what=f"manifest of {reference}")
     plan = plan_pull(brain, reference, fetched.digest, manifest, modules)
+    # §9.8: config, history and signatures are judged before any module layer is downloaded.
+    gate = authenticate_pull(brain, client, fetched.digest, manifest, authn, on_warning=on_warning, fetch_only=fetch_only)
     # Pulled by tag: the local index.json names it the same; pinned to a digest alone: an untagged entry.
     local_tag = reference.tag if reference.digest is not None else reference.tag_or_default
-    added: list[OciDigest] = []
-    try:
-        for blob in plan.missing:
+    added: list[OciDigest] = list(gate.prefetched)  # removed again if the artifact is refused
+    stored = lambda d: brain.blobs.path(d.digest)  # every blob is downloaded before it is read
+
+    def download(blobs: list[PlannedBlob]) -> None:
+        for blob in blobs:
+            if blob.digest in gate.prefetched:
+                continue
             client.fetch_blob(blob.digest, blob.size, brain.blobs, progress)
             added.append(blob.digest)
+
+    try:
+        # 1. The config and the history layer: what is published, checked against every annotation.
+        download([b for b in plan.missing if b.memory_type is None and b.media_type != mt.VECTOR_INDEX_LAYER])
+        published = verify_published(fetched.data, stored, max_inflate=max_inflate)
+        # -- Config and history are verified (and authenticated, above); no module layer is downloaded yet.
+        # 2. The module layers (and vector indexes) of the modules to install.
+        download([b for b in plan.missing if b.memory_type is not None or b.media_type == mt.VECTOR_INDEX_LAYER])
         brain.blobs.sync()
         outcome = install_artifact(
             brain,
             fetched.data,
-            lambda d: brain.blobs.path(d.digest),
+            stored,
             None if modules is None else set(plan.modules),
             reference=str(reference),
             tag=reference.tag,
             fetch_only=fetch_only,
             lock_timeout=lock_timeout,
             on_wait=on_wait,
-            guard=None if force else _refuse_divergence(brain),
+            guard=both(None if force else _refuse_divergence(brain), gate.guard),
             max_inflate=max_inflate,
             record=True,
             record_tag=local_tag,
         )
+        # -- The new head is verified and written (or, for fetch, the artifact is stored verified).
     except UntrustedArtifactError:
         # Nothing a refused artifact brought stays (an interrupted pull, by contrast, keeps its verified blobs).
         for digest in added:
             with contextlib.suppress(FileNotFoundError):
                 brain.blobs.path(digest).unlink()
         raise
+    if outcome.head_moved:
+        from oci.redaction import honour_tombstones
+
+        honour_tombstones(brain)  # only now: the new head is verified and current
+    authenticity = gate.commit(brain, lock_timeout, on_wait, head_moved=not fetch_only)
     return PullResult(
         reference=str(reference),
         digest=fetched.digest,
-        snapshot=plan.snapshot,
+        snapshot=published.source,
+        head=outcome.head,
         modules=plan.modules,
         left_out=plan.left_out,
         blobs_fetched=len(added),
@@ -263,4 +285,5 @@ def pull(
         already_head=outcome.already_head,
         tag=local_tag if outcome.recorded else None,
         recorded=outcome.recorded,
+        authenticity=authenticity,
     )

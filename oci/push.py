@@ -19,13 +19,20 @@ from pydantic import BaseModel, ConfigDict
 
 from brain.blocks.memory_type import MemoryType
 from brain.brain import Brain
-from brain.errors import ConflictError, LockTimeoutError, NotFoundError, UntrustedArtifactError, UsageError
+from brain.errors import (
+    ConflictError,
+    LockTimeoutError,
+    NotFoundError,
+    UntrustedArtifactError,
+    UsageError,
+)
 from brain.identity import OciDigest
 from brain.store.lock import WriterLock
 from oci import media_types as mt
 from oci.auth import resolve_credentials
 from oci.manifest import Descriptor, Manifest
 from oci.reference import Reference
+from oci.referrers import push_signatures
 from oci.transport import Progress, RegistryClient
 
 
@@ -47,6 +54,8 @@ class PushResult(BaseModel):
     forced: bool = False
     head: OciDigest | None = None
     repacked_from: OciDigest | None = None
+    # Signature manifests uploaded as referrers of the brain manifest (§9.4).
+    signatures: int = 0
 
     @property
     def stale(self) -> bool:
@@ -139,7 +148,7 @@ def check_remote_tag(
     if snapshot not in history:
         raise ConflictError(
             f"{where} holds snapshot {snapshot.short}, which is not in the local history: the tag has diverged",
-            hint="pull and reconcile first, or overwrite it with --force",
+            hint="pull it first (`brain pull REF`: your head must descend from it), or overwrite the tag with --force",
         )
     return remote.digest
 
@@ -154,10 +163,12 @@ def push(
     lock_timeout: float | None = None,
     as_packed: bool = False,
     on_wait: Callable[[str], None] | None = None,
+    immutable: bool = False,
 ) -> PushResult:
     """Publish the current head under `ref.tag` (packing or re-packing it as needed; `as_packed`: the tag as is).
 
-    `on_wait` is told who holds the writer lock whenever a (re-)pack or clean-up waits for it.
+    `on_wait` is told who holds the writer lock whenever a (re-)pack or clean-up waits for it. With
+    `immutable`, a remote tag that already names another manifest is refused (`ConflictError`), even with `force`.
     """
     if ref.digest is not None:
         raise UsageError(f"cannot push to {ref}: a push names a tag, not a digest", hint="drop the @sha256:... part")
@@ -168,16 +179,21 @@ def push(
     snapshot = artifact_snapshot(manifest)
     try:
         client = client or RegistryClient(ref, resolve_credentials(ref.registry))
+        if immutable:  # a release tag stays put: refuse before any blob is sent
+            from oci.remote_tags import refuse_moving
+
+            refuse_moving(client, tag, digest, force=False)
         replaced = check_remote_tag(client, tag, digest, local_history(brain, snapshot), force)
         uploaded = present = sent = 0
         blobs: dict[OciDigest, Descriptor] = {d.digest: d for d in (*manifest.layers, manifest.config)}
         for descriptor in blobs.values():
-            opener: Callable = lambda d=descriptor.digest: brain.blobs.open(d)  # noqa: E731 - bound per blob
+            opener: Callable = lambda d=descriptor.digest: brain.blobs.open(d)
             if client.push_blob(descriptor.digest, descriptor.size, opener, progress):
                 uploaded, sent = uploaded + 1, sent + descriptor.size
             else:
                 present += 1
         client.put_manifest(tag, data)
+        signatures = push_signatures(client, brain, snapshot, digest, len(data))
     except BaseException:
         if local.created_tag:  # a refused or failed push leaves no new local tag behind (layers stay as cache)
             with contextlib.suppress(LockTimeoutError), WriterLock(brain.path, timeout=lock_timeout, on_wait=on_wait):
@@ -197,4 +213,5 @@ def push(
         forced=force and replaced is not None and replaced != digest,
         head=brain.snapshot_digest(),
         repacked_from=local.repacked_from,
+        signatures=signatures,
     )

@@ -15,9 +15,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from brain.errors import IntegrityError, InvalidInputError
+from brain.errors import IntegrityError, InvalidInputError, NotRegularFileError
 from brain.identity import OciDigest
 from brain.store.atomic import publish, temp_file
+from brain.store.blobs import open_regular
 
 BLOCK_SIZE = 512
 RECORD_SIZE = 10240
@@ -81,7 +82,7 @@ def _member_chunks(member: Member) -> Iterator[bytes]:
         return
     if member.path is None:
         raise InvalidInputError(f"tar member {member.name!r} has neither data nor a source path")
-    with open(member.path, "rb") as handle:
+    with open_regular(member.path) as handle:
         size = os.fstat(handle.fileno()).st_size
         if size <= CHUNK_SIZE:
             data = handle.read()
@@ -155,10 +156,10 @@ def gzip_chunks(chunks: Iterable[bytes]) -> Iterator[bytes]:
 def _intact(path: Path, digest: OciDigest) -> bool:
     hasher = hashlib.sha256()
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             while chunk := handle.read(CHUNK_SIZE):
                 hasher.update(chunk)
-    except (FileNotFoundError, IsADirectoryError):
+    except (FileNotFoundError, NotRegularFileError):
         return False
     return hasher.hexdigest() == digest.hex
 

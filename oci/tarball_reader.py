@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import re
 import zlib
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from brain.errors import UntrustedArtifactError
-from brain.store.atomic import temp_file
+from brain.store.atomic import open_temp, temp_file
 
 BLOCK_SIZE = 512
 MIN_BOUND = 8 << 20
@@ -181,13 +182,22 @@ class LayerReader:
         if block[124] & 0x80:
             raise UntrustedArtifactError(f"{self._what}: base-256 size fields are refused")
         size = _octal(block[124:136], self._what)
-        raw_name = block[0:100].split(b"\0", 1)[0]
-        prefix = block[345:500].split(b"\0", 1)[0] if magic == b"ustar\x0000" else b""
+        raw_name = self._text_field(block[0:100], "name")
+        prefix = self._text_field(block[345:500], "prefix") if magic == b"ustar\x0000" else b""
         try:
             name = ((prefix + b"/" if prefix else b"") + raw_name).decode("ascii")
         except UnicodeDecodeError:
             raise UntrustedArtifactError(f"{self._what}: refused non-ASCII member name {raw_name!r}") from None
         return name, size, block[156:157]
+
+    def _text_field(self, field: bytes, label: str) -> bytes:
+        """A NUL-terminated header field; bytes after the NUL would be a second, hidden name: refused."""
+        text, _, rest = field.partition(b"\0")
+        if rest.count(0) != len(rest):
+            raise UntrustedArtifactError(
+                f"{self._what}: refused member whose {label} field hides bytes after its NUL ({text!r} ...)"
+            )
+        return text
 
     def _skip(self, count: int) -> None:
         remaining = count
@@ -256,6 +266,24 @@ class Spooled:
     path: Path
     sha256: str
     size: int
+
+
+def spool_file(chunks: Iterator[bytes], directory: Path) -> Spooled:
+    """Copy a member into a new `.tmp-` file in `directory` while hashing; the caller removes or renames it."""
+    name, fd = open_temp(directory)
+    hasher = hashlib.sha256()
+    size = 0
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for chunk in chunks:
+                hasher.update(chunk)
+                handle.write(chunk)
+                size += len(chunk)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name)
+        raise
+    return Spooled(Path(name), hasher.hexdigest(), size)
 
 
 @contextlib.contextmanager

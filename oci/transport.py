@@ -63,6 +63,14 @@ class _Retry(Exception):
     """A failure worth another try of a whole multi-request operation (an upload or a download)."""
 
 
+@dataclass
+class _UploadSession:
+    """Where an upload session lives now and how many bytes of the blob the registry holds."""
+
+    location: str
+    offset: int = 0
+
+
 @dataclass(frozen=True)
 class FetchedManifest:
     """Manifest bytes as served, their digest and the Content-Type the registry announced."""
@@ -113,6 +121,8 @@ class RegistryClient:
         if credentials is not None and credentials.token and credentials.basic is None:
             self._authorization = f"Bearer {credentials.token}"
         self._repo_url = f"{reference.base_url}/v2/{reference.repository}"
+        # Once the registry has answered, a dropped connection is not about the address or --plain-http.
+        self._answered = False
 
     # -- requests, authentication and retries --------------------------------------------------------
 
@@ -175,11 +185,12 @@ class RegistryClient:
             try:
                 response = self._send(method, url, headers or {}, data, stream)
             except _NETWORK_ERRORS as e:
-                failure = network_failure(self.reference.registry, e)
+                failure = network_failure(self.reference.registry, e, answered=self._answered)
                 if last or not failure.retryable:
                     raise failure.error from e
                 time.sleep(self.retry.backoff(attempt))
                 continue
+            self._answered = True
             if response.status_code in RETRYABLE_STATUS and not last:
                 wait = self.retry.delay(attempt, response.headers.get("Retry-After"))
                 log.debug("retrying %s %s in %.2fs after HTTP %s", method, url, wait, response.status_code)
@@ -235,35 +246,77 @@ class RegistryClient:
     def push_blob(
         self, digest: OciDigest, size: int, opener: Callable[[], BinaryIO], progress: Progress | None = None
     ) -> bool:
-        """Upload a blob unless the registry already has it; returns True iff bytes were sent."""
+        """Upload a blob unless the registry already has it; returns True iff bytes were sent.
+
+        A failed step resumes from the offset the registry reports for the upload session (so a reset at
+        10 MB of 40 MB sends about 30 MB more, not 40); a session the registry forgot starts over.
+        """
+        if self.blob_size(digest) == size:
+            return False
+        session: _UploadSession | None = None
         for attempt in range(self.retry.attempts):
-            if self.blob_size(digest) == size:
-                return False
             try:
-                self._upload(digest, size, opener, progress)
+                if session is None:
+                    session = _UploadSession(self._start_upload(digest))
+                self._upload(digest, size, opener, progress, session)
                 return True
             except _Retry as e:
                 if attempt == self.retry.attempts - 1:
-                    raise RemoteError(f"uploading blob {digest.short} to {self.reference.registry} failed: {e}") from e
+                    raise RemoteError(
+                        f"uploading blob {digest.short} to {self.reference.registry} failed: {e}",
+                        hint="run the same push again: blobs the registry already holds are not sent twice",
+                    ) from e
                 time.sleep(self.retry.backoff(attempt))
+                if self.blob_size(digest) == size:
+                    return True  # the closing request reached the registry; only its answer was lost
+                resumed = None if session is None else self._upload_offset(session.location)
+                session = None if resumed is None else _UploadSession(*resumed)  # None: start a new one
         raise AssertionError("unreachable")
 
-    def _upload(self, digest: OciDigest, size: int, opener: Callable[[], BinaryIO], progress: Progress | None) -> None:
+    def _start_upload(self, digest: OciDigest) -> str:
         response = self.request("POST", f"{self._repo_url}/blobs/uploads/")
         response.close()
         if response.status_code != 202 or "Location" not in response.headers:
             raise self._unexpected(f"starting the upload of {digest.short}", response)
-        location = urljoin(response.url, response.headers["Location"])
+        return urljoin(response.url, response.headers["Location"])
+
+    def _upload_offset(self, location: str) -> tuple[str, int] | None:
+        """(location, bytes the registry holds) of an upload session, or None if it is unknown or unreadable."""
+        try:
+            response = self.request("GET", location)
+        except RemoteError:
+            return None
+        response.close()
+        stated = response.headers.get("Range", "")
+        if response.status_code != 204 or not stated.startswith("0-") or not stated[2:].isdigit():
+            return None
+        last = int(stated[2:])
+        # "0-0" is what a registry says for an empty session (and for one byte): resume from 0 then.
+        return urljoin(response.url, response.headers.get("Location", location)), 0 if last == 0 else last + 1
+
+    def _upload(
+        self, digest: OciDigest, size: int, opener: Callable[[], BinaryIO], progress: Progress | None,
+        session: _UploadSession,
+    ) -> None:
+        """Send the blob from the session's offset on (the bytes before it are read and hashed, not sent)."""
         sha, sent = hashlib.sha256(), 0
+        offset = session.offset
         octets = {"Content-Type": "application/octet-stream"}
         with opener() as handle:
+            while sent < offset:
+                skipped = handle.read(min(self.chunk_size, offset - sent))
+                if not skipped:
+                    break
+                sha.update(skipped)
+                sent += len(skipped)
             # Read one chunk ahead so the last one rides in the closing PUT (one request for small blobs).
             chunk = handle.read(self.chunk_size)
             sha.update(chunk)
             while following := handle.read(self.chunk_size):
                 headers = {**octets, "Content-Range": f"{sent}-{sent + len(chunk) - 1}"}
-                location = self._upload_step("PATCH", location, headers, chunk, digest, 202)
+                session.location = self._upload_step("PATCH", session.location, headers, chunk, digest, 202)
                 sent += len(chunk)
+                session.offset = sent
                 if progress is not None:
                     progress(digest, sent, size)
                 chunk = following
@@ -275,20 +328,21 @@ class RegistryClient:
                 f"local blob {digest} changed while uploading (got {sent} bytes hashing to sha256:{sha.hexdigest()})",
                 hint="run `brain verify`",
             )
-        self._upload_step("PUT", _with_query(location, digest=str(digest)), octets, body, digest, 201)
+        self._upload_step("PUT", _with_query(session.location, digest=str(digest)), octets, body, digest, 201)
         if progress is not None:
             progress(digest, size, size)
 
     def _upload_step(self, method: str, url: str, headers: dict, body: bytes, digest: OciDigest, ok: int) -> str:
-        # Upload sessions are stateful: a failed step is not re-sent alone, the whole upload restarts.
+        # Upload sessions are stateful: a failed step is not re-sent alone; the caller asks the registry
+        # how far the session got and resumes from there.
         try:
             response = self.request(method, url, headers=headers, data=body, retry=False)
         except RemoteError as e:
             if isinstance(e.__cause__, _NETWORK_ERRORS):
-                raise _Retry(str(e)) from e
+                raise _Retry(e.message) from e
             raise
         response.close()
-        if response.status_code in RETRYABLE_STATUS or response.status_code == 404:
+        if response.status_code in RETRYABLE_STATUS or response.status_code in (404, 416):
             raise _Retry(f"HTTP {response.status_code} on {method}")
         if response.status_code != ok:
             raise self._unexpected(f"uploading blob {digest.short}", response)
@@ -296,56 +350,78 @@ class RegistryClient:
 
     def fetch_blob(self, digest: OciDigest, size: int, store: BlobStore, progress: Progress | None = None) -> None:
         """Stream blob `digest` into `store`; refuses (stores nothing) on a wrong size or digest."""
-        for attempt in range(self.retry.attempts):
-            try:
-                self._download(digest, size, store, progress)
-                return
-            except _Retry as e:
-                if attempt == self.retry.attempts - 1:
-                    raise RemoteError(f"downloading blob {digest.short} from {self.reference.registry} failed: {e}") from e
-                time.sleep(self.retry.backoff(attempt))
-
-    def _download(self, digest: OciDigest, size: int, store: BlobStore, progress: Progress | None) -> None:
-        response = self.request("GET", f"{self._repo_url}/blobs/{digest}", stream=True)
-        with response:
-            if response.status_code == 404:
-                raise UntrustedArtifactError(f"registry {self.reference.registry} lacks blob {digest} its manifest names")
-            if response.status_code != 200:
-                raise self._unexpected(f"downloading blob {digest.short}", response)
-            announced = response.headers.get("Content-Length")
-            if announced is not None and announced.isdigit() and int(announced) != size:
-                raise self._lying(digest, f"announced {announced} bytes, the manifest says {size}")
-            try:
-                store.put_stream(self._verified(response, digest, size, progress), expected=digest, sync=False)
-            except _NETWORK_ERRORS as e:
-                raise _Retry(type(e).__name__) from e
-
-    def _verified(
-        self, response: requests.Response, digest: OciDigest, size: int, progress: Progress | None
-    ) -> Iterator[bytes]:
-        sha, received = hashlib.sha256(), 0
-        for chunk in response.iter_content(_READ):
-            received += len(chunk)
-            if received > size:
-                raise self._lying(digest, f"sent more than the {size} bytes the manifest says")
-            sha.update(chunk)
-            if progress is not None:
-                progress(digest, received, size)
-            yield chunk
-        if received != size:
-            raise self._lying(digest, f"sent {received} bytes, the manifest says {size}")
-        if sha.hexdigest() != digest.hex:
-            raise self._lying(digest, f"sent bytes hashing to sha256:{sha.hexdigest()}")
+        store.put_stream(self._blob_body(digest, size, progress), expected=digest, sync=False)
 
     def get_blob_bytes(self, digest: OciDigest, size: int, max_size: int = MAX_MANIFEST_BYTES) -> bytes:
         """A small blob (a config) in memory, checked against `size` and `digest` like any download."""
         if size > max_size:
             raise UntrustedArtifactError(f"blob {digest} claims {size} bytes, more than the {max_size} allowed here")
-        response = self.request("GET", f"{self._repo_url}/blobs/{digest}", stream=True)
-        with response:
-            if response.status_code != 200:
-                raise self._unexpected(f"downloading blob {digest.short}", response)
-            return b"".join(self._verified(response, digest, size, None))
+        return b"".join(self._blob_body(digest, size, None))
+
+    def _blob_body(self, digest: OciDigest, size: int, progress: Progress | None) -> Iterator[bytes]:
+        """The blob's bytes, verified; a connection dropped mid-body resumes with `Range` where it stopped.
+
+        A `Content-Length` that disagrees with the manifest is asked again once (a proxy may have mangled
+        one answer) before the blob is refused as tampered with.
+        """
+        url = f"{self._repo_url}/blobs/{digest}"
+        sha, received = hashlib.sha256(), 0
+        failures = wrong_lengths = 0
+        while True:
+            headers = {"Range": f"bytes={received}-"} if received else {}
+            response = self.request("GET", url, headers=headers, stream=True)
+            with response:
+                skip = self._resume_point(response, digest, received)
+                expected = size - received + skip
+                announced = response.headers.get("Content-Length")
+                if announced is not None and announced.isdigit() and int(announced) != expected:
+                    wrong_lengths += 1
+                    if wrong_lengths > 1:
+                        raise self._lying(digest, f"announced {announced} bytes, the manifest says {expected}")
+                    continue
+                try:
+                    for chunk in response.iter_content(_READ):
+                        if skip:
+                            dropped = min(skip, len(chunk))
+                            chunk, skip = chunk[dropped:], skip - dropped
+                        received += len(chunk)
+                        if received > size:
+                            raise self._lying(digest, f"sent more than the {size} bytes the manifest says")
+                        sha.update(chunk)
+                        if progress is not None:
+                            progress(digest, received, size)
+                        if chunk:
+                            yield chunk
+                except _NETWORK_ERRORS as e:
+                    failures += 1
+                    if failures >= self.retry.attempts:
+                        failure = network_failure(self.reference.registry, e, answered=True)
+                        raise RemoteError(
+                            f"downloading blob {digest.short} from {self.reference.registry} failed: "
+                            f"{failure.error.message}",
+                            hint="run the same command again: what was verified is kept",
+                        ) from e
+                    log.debug("resuming %s at byte %d after %s", digest.short, received, type(e).__name__)
+                    time.sleep(self.retry.backoff(failures - 1))
+                    continue
+            if received != size:
+                raise self._lying(digest, f"sent {received} bytes, the manifest says {size}")
+            if sha.hexdigest() != digest.hex:
+                raise self._lying(digest, f"sent bytes hashing to sha256:{sha.hexdigest()}")
+            return
+
+    def _resume_point(self, response: requests.Response, digest: OciDigest, received: int) -> int:
+        """How many leading bytes of this answer were already received (0 for a 206 that starts where asked)."""
+        if response.status_code == 404:
+            raise UntrustedArtifactError(f"registry {self.reference.registry} lacks blob {digest} its manifest names")
+        if received and response.status_code == 206:
+            stated = response.headers.get("Content-Range", "")
+            if not stated.startswith(f"bytes {received}-"):
+                raise self._lying(digest, f"answered a resume from byte {received} with Content-Range {stated!r}")
+            return 0
+        if response.status_code != 200:
+            raise self._unexpected(f"downloading blob {digest.short}", response)
+        return received  # the registry ignored Range: read past what we have
 
     def _lying(self, digest: OciDigest, why: str) -> UntrustedArtifactError:
         return UntrustedArtifactError(
@@ -356,21 +432,30 @@ class RegistryClient:
     # -- manifests -----------------------------------------------------------------------------------
 
     def get_manifest(self, reference: str) -> FetchedManifest:
-        """Fetch a manifest by tag or digest; a clean 404 (manifest or repository unknown) is `NotFoundError`."""
+        """Fetch a manifest by tag or digest; a clean 404 (manifest or repository unknown) is `NotFoundError`.
+
+        A connection dropped or a body cut short while it is read is retried like any request.
+        """
         url = f"{self._repo_url}/manifests/{reference}"
-        response = self.request("GET", url, headers={"Accept": _ACCEPT_MANIFESTS}, stream=True)
-        with response:
-            if response.status_code == 404 and set(_error_codes(response)) & {"MANIFEST_UNKNOWN", "NAME_UNKNOWN"}:
-                raise NotFoundError(f"{self.reference.registry}/{self.reference.repository} has no manifest {reference}")
-            if response.status_code != 200:
-                raise self._unexpected(f"fetching manifest {reference}", response)
-            data = b""
-            for chunk in response.iter_content(_READ):
-                data += chunk
-                if len(data) > MAX_MANIFEST_BYTES:
-                    raise UntrustedArtifactError(f"manifest {reference} is larger than {MAX_MANIFEST_BYTES} bytes")
-            media_type = response.headers.get("Content-Type", "").split(";")[0].strip()
-            served = response.headers.get("Docker-Content-Digest")
+        for attempt in range(self.retry.attempts):
+            response = self.request("GET", url, headers={"Accept": _ACCEPT_MANIFESTS}, stream=True)
+            with response:
+                if response.status_code == 404 and set(_error_codes(response)) & {"MANIFEST_UNKNOWN", "NAME_UNKNOWN"}:
+                    raise NotFoundError(
+                        f"{self.reference.registry}/{self.reference.repository} has no manifest {reference}"
+                    )
+                if response.status_code != 200:
+                    raise self._unexpected(f"fetching manifest {reference}", response)
+                try:
+                    data = self._small_body(response, f"manifest {reference}")
+                except _NETWORK_ERRORS as e:
+                    if attempt == self.retry.attempts - 1:
+                        raise network_failure(self.reference.registry, e, answered=True).error from e
+                    time.sleep(self.retry.backoff(attempt))
+                    continue
+                media_type = response.headers.get("Content-Type", "").split(";")[0].strip()
+                served = response.headers.get("Docker-Content-Digest")
+            break
         digest = OciDigest.of(data)
         expected = reference if reference.startswith("sha256:") else served
         if expected is not None and expected != str(digest):
@@ -379,6 +464,19 @@ class RegistryClient:
                 hint="the registry or something between us altered it; nothing was installed",
             )
         return FetchedManifest(data, digest, media_type)
+
+    @staticmethod
+    def _small_body(response: requests.Response, what: str) -> bytes:
+        """The whole body of a document answer, refusing more than `MAX_MANIFEST_BYTES` or a short read."""
+        data = b""
+        for chunk in response.iter_content(_READ):
+            data += chunk
+            if len(data) > MAX_MANIFEST_BYTES:
+                raise UntrustedArtifactError(f"{what} is larger than {MAX_MANIFEST_BYTES} bytes")
+        announced = response.headers.get("Content-Length")
+        if announced is not None and announced.isdigit() and int(announced) != len(data):
+            raise requests.exceptions.ChunkedEncodingError(f"{what}: got {len(data)} of {announced} bytes")
+        return data
 
     def put_manifest(self, reference: str, data: bytes) -> OciDigest:
         """Upload manifest bytes under a tag or digest; returns their digest."""

@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -30,10 +31,11 @@ from oci.members import (
     COMPOSITION_MEMBER,
     COMPOSITIONS_PREFIX,
     SNAPSHOTS_PREFIX,
+    composition_size,
     content_hexes,
     tombstones_of,
 )
-from oci.tarball_reader import LayerReader, read_all, spool
+from oci.tarball_reader import LayerReader, read_all, spool_file
 
 BlobSource = Callable[[Descriptor], "Path | BinaryIO"]
 _HEX = re.compile(r"[0-9a-f]{64}")
@@ -101,6 +103,8 @@ class Staging:
 
     def put(self, hex_digest: str, data: bytes) -> None:
         """Store verified bytes under their name unless a good copy already exists."""
+        if hex_digest in self.blobs.destroyed():
+            return  # redacted here (§7.5): never written back, whatever the artifact holds
         path = self.blobs.directory / hex_digest
         existed = os.path.exists(path)
         if existed and self.blobs.verify_file(OciDigest(hex_digest)):
@@ -112,6 +116,9 @@ class Staging:
     def adopt(self, hex_digest: str, temp: Path) -> None:
         """Rename a verified spooled temp file into place unless a good copy already exists."""
         digest = OciDigest(hex_digest)
+        if hex_digest in self.blobs.destroyed():
+            temp.unlink(missing_ok=True)  # redacted here (§7.5): never written back
+            return
         if not self.blobs.verify_file(digest):
             existed = self.blobs.has(digest)
             os.replace(temp, self.blobs.path(digest))
@@ -126,36 +133,71 @@ class Staging:
         self.added.clear()
 
 
-class _Pending:
-    """Verified small members held in memory until their blocks have decoded, so refused ones are never written."""
+class _Held:
+    """Verified members of one module layer, kept out of the blob store until the whole layer has checked out.
 
-    def __init__(self) -> None:
+    Small members stay in memory (up to a budget); bigger ones wait in `.tmp-` files of the blob directory
+    (invisible to readers, removed by `discard`). Only members the module references are ever adopted.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
         self.data: dict[str, bytes] = {}
-        self.size = 0
+        self.files: dict[str, Path] = {}
+        self._size = 0
 
-    def keep(self, hex_digest: str, data: bytes) -> bool:
-        if self.size + len(data) > _PENDING_BUDGET:
-            return False
-        self.data[hex_digest] = data
-        self.size += len(data)
-        return True
-
-
-def _member(
-    what: str, name: str, chunks: Iterator[bytes], size: int, staging: Staging, hex_digest: str, pending: _Pending
-) -> None:
-    """Hash one member against its name; hold it in `pending` while the budget lasts, else adopt it now."""
-    if size <= _SMALL:
-        data = read_all(chunks, _SMALL, what)
-        if hashlib.sha256(data).hexdigest() != hex_digest:
-            raise UntrustedArtifactError(f"{what}: member {name} does not hash to its name")
-        if not pending.keep(hex_digest, data):
-            staging.put(hex_digest, data)
-        return
-    with spool(chunks, staging.blobs.directory) as spooled:
+    def keep(self, what: str, name: str, hex_digest: str, chunks: Iterator[bytes], size: int) -> None:
+        """Hash one member against its name and hold it."""
+        if size <= _SMALL and self._size + size <= _PENDING_BUDGET:
+            data = read_all(chunks, _SMALL, what)
+            if hashlib.sha256(data).hexdigest() != hex_digest:
+                raise UntrustedArtifactError(f"{what}: member {name} does not hash to its name")
+            self.data[hex_digest] = data
+            self._size += len(data)
+            return
+        spooled = spool_file(chunks, self.directory)
+        self.files[hex_digest] = spooled.path
         if spooled.sha256 != hex_digest:
             raise UntrustedArtifactError(f"{what}: member {name} does not hash to its name")
-        staging.adopt(hex_digest, spooled.path)
+
+    def read(self, hex_digest: str, limit: int) -> bytes | None:
+        """A held member's bytes (None if not held); a spooled one is read only up to `limit`."""
+        data = self.data.get(hex_digest)
+        if data is not None:
+            return data
+        path = self.files.get(hex_digest)
+        if path is None:
+            return None
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+        if len(data) > limit:
+            raise UntrustedArtifactError(f"member blobs/{hex_digest} is larger than {limit} bytes for a block envelope")
+        return data
+
+    def adopt(self, hex_digest: str, staging: Staging) -> None:
+        """Move one held member into the blob store."""
+        data = self.data.pop(hex_digest, None)
+        if data is not None:
+            staging.put(hex_digest, data)
+        path = self.files.pop(hex_digest, None)
+        if path is not None:
+            staging.adopt(hex_digest, path)
+
+    def discard(self) -> None:
+        """Remove every spooled member that was not adopted."""
+        for path in self.files.values():
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        self.files.clear()
+        self.data.clear()
+
+
+@dataclass(frozen=True)
+class UnpackedModule:
+    """A module layer that was adopted: its composition and the schema versions of its readable blocks."""
+
+    composition: Composition
+    schema_versions: tuple[int, ...]
 
 
 def unpack_module(
@@ -165,26 +207,63 @@ def unpack_module(
     ref: ModuleRef,
     staging: Staging,
     max_inflate: int | None = None,
-) -> Composition:
-    """Adopt one module layer; refuses anything §6.8 refuses, and members whose blocks do not decode."""
+) -> UnpackedModule:
+    """Adopt one module layer; refuses anything §6.8 refuses, members whose blocks do not decode, and members
+    nothing in the module references (§6.3: a publisher cannot plant bytes in a consumer's store)."""
     what = f"{memory_type} layer {descriptor.digest}"
+    held = _Held(staging.blobs.directory)
+    try:
+        composition_bytes = _read_module_members(stream, descriptor, what, ref, held, max_inflate)
+        composition = _module_composition(what, memory_type, ref, composition_bytes)
+        tombstones = tombstones_of(ref)
+        if not tombstones <= set(composition.block_ids):
+            raise UntrustedArtifactError(f"{what}: tombstones name blocks that are not members")
+        referenced: set[str] = set()
+        versions: set[int] = set()
+        for block_id in composition.block_ids:
+            if block_id not in tombstones:
+                block = _check_block(staging.blobs, what, block_id, memory_type, held)
+                versions.add(block.schema_version)
+                referenced.add(block_id.hex)
+                referenced.update(content_hexes(str(memory_type), block.payload()))
+        unreferenced = sorted((set(held.data) | set(held.files)) - referenced)
+        if unreferenced:
+            raise UntrustedArtifactError(
+                f"{what}: refused member blobs/{unreferenced[0]}"
+                + (f" and {len(unreferenced) - 1} more" if len(unreferenced) > 1 else "")
+                + ": nothing in the module references it (§6.3)",
+                hint="the publisher packed bytes no block names; nothing was installed",
+            )
+        for hex_digest in sorted(referenced):
+            held.adopt(hex_digest, staging)
+        staging.put(ref.composition.hex, composition_bytes)
+    finally:
+        held.discard()
+    return UnpackedModule(composition, tuple(sorted(versions)))
+
+
+def _read_module_members(
+    stream: BinaryIO, descriptor: Descriptor, what: str, ref: ModuleRef, held: _Held, max_inflate: int | None
+) -> bytes:
+    """Read every member into `held`; the composition's bytes (bounded by the size its block count implies)."""
     composition_bytes: bytes | None = None
-    present: set[str] = set()
-    pending = _Pending()
     reader = LayerReader(stream, compressed_size=descriptor.size, what=what, max_inflate=max_inflate)
     for entry, chunks in reader.members():
         if entry.name == COMPOSITION_MEMBER:
-            composition_bytes = read_all(chunks, MAX_DOCUMENT, what)
+            composition_bytes = read_all(chunks, composition_size(ref), what)
             continue
         hex_digest = entry.name[len(BLOBS_PREFIX) :]
         if not entry.name.startswith(BLOBS_PREFIX) or not _HEX.fullmatch(hex_digest):
             raise UntrustedArtifactError(
                 f"{what}: refused member {entry.name!r} (only composition.json and blobs/<hex>)"
             )
-        _member(what, entry.name, chunks, entry.size, staging, hex_digest, pending)
-        present.add(hex_digest)
+        held.keep(what, entry.name, hex_digest, chunks, entry.size)
     if composition_bytes is None:
         raise UntrustedArtifactError(f"{what}: composition.json is missing")
+    return composition_bytes
+
+
+def _module_composition(what: str, memory_type: MemoryType, ref: ModuleRef, composition_bytes: bytes) -> Composition:
     if OciDigest.of(composition_bytes) != ref.composition:
         raise UntrustedArtifactError(f"{what}: composition.json is not {ref.composition}, which the config names")
     try:
@@ -196,40 +275,34 @@ def unpack_module(
         raise UntrustedArtifactError(
             f"{what}: composition does not re-root to {ref.root} with {ref.block_count} {memory_type} members"
         )
-    tombstones = tombstones_of(ref)
-    members = set(composition.block_ids)
-    if not tombstones <= members:
-        raise UntrustedArtifactError(f"{what}: tombstones name blocks that are not members")
-    for block_id in composition.block_ids:
-        if block_id not in tombstones:
-            _check_block(staging.blobs, what, block_id, memory_type, present, pending.data)
-    for hex_digest, data in pending.data.items():
-        staging.put(hex_digest, data)
-    staging.put(ref.composition.hex, composition_bytes)
     return composition
 
 
-def _check_block(
-    blobs: BlobStore, what: str, block_id: BlockId, memory_type: MemoryType, present: set[str], held: dict[str, bytes]
-) -> None:
-    if block_id.hex not in present:
+def _check_block(blobs: BlobStore, what: str, block_id: BlockId, memory_type: MemoryType, held: _Held) -> Block:
+    try:
+        data = held.read(block_id.hex, MAX_DOCUMENT)
+    except UntrustedArtifactError as e:
+        raise UntrustedArtifactError(f"{what}: {e.message}") from None
+    if data is None:
         raise UntrustedArtifactError(f"{what}: member block {block_id} is missing from the layer")
     try:
-        data = held.get(block_id.hex)
-        block = Block.decode(blobs.get(block_id) if data is None else data, block_id)
+        block = Block.decode(data, block_id)
     except BrainError as e:
         raise UntrustedArtifactError(f"{what}: member block {block_id} is not a valid block: {e.message}") from None
     if block.memory_type is not memory_type:
         raise UntrustedArtifactError(f"{what}: member block {block_id} is a {block.memory_type} block")
     for hex_digest in content_hexes(str(memory_type), block.payload()):
-        if hex_digest not in present and not blobs.verify_file(OciDigest(hex_digest)):
+        present = hex_digest in held.data or hex_digest in held.files
+        if not present and not blobs.verify_file(OciDigest(hex_digest)):
             raise UntrustedArtifactError(f"{what}: content sha256:{hex_digest} named by block {block_id} is missing")
+    return block
 
 
 def unpack_history(
-    stream: BinaryIO, descriptor: Descriptor, staging: Staging, max_inflate: int | None = None
+    stream: BinaryIO, descriptor: Descriptor, staging: Staging | None, max_inflate: int | None = None
 ) -> dict[OciDigest, Snapshot]:
-    """Adopt the history layer's snapshots and compositions (each must hash to its name and decode)."""
+    """Check the history layer's snapshots and compositions (each must hash to its name and decode);
+    adopt them into `staging` unless it is None."""
     what = f"history layer {descriptor.digest}"
     snapshots: dict[OciDigest, Snapshot] = {}
     reader = LayerReader(stream, compressed_size=descriptor.size, what=what, max_inflate=max_inflate)
@@ -248,5 +321,6 @@ def unpack_history(
                 Composition.decode(data, digest)
         except BrainError as e:
             raise UntrustedArtifactError(f"{what}: member {entry.name} is not a valid document: {e.message}") from None
-        staging.put(hex_digest, data)
+        if staging is not None:
+            staging.put(hex_digest, data)
     return snapshots

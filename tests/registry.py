@@ -161,9 +161,34 @@ def skopeo_raw_manifest(reference: str) -> bytes:
     return done.stdout
 
 
+@dataclass(frozen=True)
+class CutBody:
+    """Forward the registry's answer with its full Content-Length but only `after` body bytes, then hang up."""
+
+    after: int
+
+
+@dataclass(frozen=True)
+class WrongLength:
+    """Forward the registry's answer with `Content-Length: length` (a mangling proxy), then close."""
+
+    length: int
+
+
+@dataclass(frozen=True)
+class ResetRequest:
+    """Read the request, then reset the connection without answering (after forwarding it upstream if
+    `forward`, as when an answer is lost on the way back)."""
+
+    forward: bool = False
+
+
 # A hook sees (method, path) and may return (status, headers, body) to answer instead of the registry,
-# or a callable that rewrites the upstream body.
-Hook = Callable[[str, str], "tuple[int, dict[str, str], bytes] | Callable[[bytes], bytes] | None"]
+# a callable that rewrites the upstream body, or one of the faults above.
+Hook = Callable[
+    [str, str],
+    "tuple[int, dict[str, str], bytes] | Callable[[bytes], bytes] | CutBody | WrongLength | ResetRequest | None",
+]
 
 
 @dataclass
@@ -175,7 +200,15 @@ class FaultyProxy:
     # Like `hook` but also sees the request headers (for authentication tests); runs first.
     gate: Callable[[str, str, dict[str, str]], "tuple[int, dict[str, str], bytes] | None"] | None = None
     requests_seen: list[tuple[str, str]] = field(default_factory=list)
+    # (method, path, request headers, body bytes sent back) per answered request.
+    answers: list[tuple[str, str, dict[str, str], int]] = field(default_factory=list)
+    # Body bytes received per request (what an upload sent).
+    received: list[tuple[str, str, int]] = field(default_factory=list)
     host: str = ""
+
+    def bytes_sent(self, path_part: str) -> int:
+        """Body bytes the proxy sent back for requests whose path contains `path_part`."""
+        return sum(n for _, path, _, n in self.answers if path_part in path)
 
     def start(self) -> FaultyProxy:
         """Listen on a free 127.0.0.1 port in a daemon thread."""
@@ -191,6 +224,7 @@ class FaultyProxy:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 proxy.requests_seen.append((self.command, self.path))
+                proxy.received.append((self.command, self.path, len(body)))
                 answer = proxy.gate(self.command, self.path, dict(self.headers.items())) if proxy.gate else None
                 if answer is not None:
                     self._reply(*answer)
@@ -199,6 +233,9 @@ class FaultyProxy:
                 if isinstance(action, tuple):
                     self._reply(*action)
                     return
+                if isinstance(action, ResetRequest) and not action.forward:
+                    self._reset()
+                    return
                 drop = ("content-length", "connection", "authorization")
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in drop}
                 upstream = requests.request(
@@ -206,10 +243,22 @@ class FaultyProxy:
                     allow_redirects=False, timeout=30,
                 )
                 content = upstream.content if self.command != "HEAD" else b""
+                if isinstance(action, ResetRequest):
+                    self._reset()
+                    return
                 if callable(action):
                     content = action(content)
                 out = {k: v for k, v in upstream.headers.items() if k.lower() not in ("content-length", "connection", "transfer-encoding", "content-encoding")}
                 out["Content-Length"] = upstream.headers.get("Content-Length", "0") if self.command == "HEAD" else str(len(content))
+                if isinstance(action, WrongLength):
+                    out.update({"Content-Length": str(action.length), "Connection": "close"})
+                    self.close_connection = True
+                    self._reply(upstream.status_code, out, content)
+                    return
+                if isinstance(action, CutBody):
+                    self._reply(upstream.status_code, out, content[: action.after])  # keeps the full Content-Length
+                    self._hang_up()
+                    return
                 self._reply(upstream.status_code, out, content)
 
             def _reply(self, status: int, headers: dict[str, str], body: bytes) -> None:
@@ -218,12 +267,33 @@ class FaultyProxy:
                 for key, value in headers.items():
                     self.send_header(key, value)
                 self.end_headers()
+                proxy.answers.append((self.command, self.path, dict(self.headers.items()), len(body)))
                 if self.command != "HEAD":
                     self.wfile.write(body)
+                    self.wfile.flush()
+
+            def _hang_up(self) -> None:
+                """Close the connection in the middle of a body (FIN: the client reads what was sent, then EOF)."""
+                with contextlib.suppress(OSError):
+                    self.wfile.flush()
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    self.connection.close()
+                self.close_connection = True
+
+            def _reset(self) -> None:
+                """Abort the connection with a TCP reset (SO_LINGER 0), as a dropped link does."""
+                import struct
+
+                with contextlib.suppress(OSError):
+                    self.wfile.flush()
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.connection.close()
+                self.close_connection = True
 
             do_GET = do_HEAD = do_PUT = do_POST = do_PATCH = do_DELETE = _handle  # noqa: N815
 
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.handle_error = lambda request, address: None  # type: ignore[method-assign]  # resets are the point
         self.host = f"127.0.0.1:{self._server.server_address[1]}"
         threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self

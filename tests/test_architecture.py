@@ -13,9 +13,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 FORBIDDEN: dict[str, frozenset[str]] = {
-    "brain": frozenset({"cli", "ingest", "oci", "typer", "rich", "oras", "requests", "httpx", "openai"}),
+    "brain": frozenset(
+        {"cli", "ingest", "oci", "retrieval", "serve", "export", "typer", "rich", "oras", "requests", "httpx", "openai", "mcp"}
+    ),
     "ingest": frozenset({"oci", "cli"}),
     "oci": frozenset({"ingest", "cli"}),
+    # cli → serve → retrieval → brain: the consumer side reads brains and never builds or moves them.
+    "retrieval": frozenset({"cli", "ingest", "oci", "serve", "typer", "rich", "mcp"}),
+    "serve": frozenset({"cli", "ingest", "oci", "typer", "rich"}),
+    "export": frozenset({"cli", "ingest", "oci", "typer", "rich"}),
 }
 
 

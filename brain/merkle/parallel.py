@@ -11,9 +11,16 @@ from __future__ import annotations
 
 import os
 import struct
-import threading
+from multiprocessing.connection import Connection
 
-from brain.merkle.tree import leaf_hashes_of_sorted_hex, root_of_nodes, sorted_distinct, subtree_roots
+from brain.concurrency import can_fork, start_worker
+from brain.merkle.tree import (
+    leaf_hashes_of_sorted_hex,
+    merkle_root_of_sorted_hex,
+    root_of_nodes,
+    sorted_distinct,
+    subtree_roots,
+)
 
 CHUNK = 1 << 14
 # Below this, fork + pipe costs more than the second core saves.
@@ -23,40 +30,27 @@ _COUNT = struct.Struct(">Q")
 
 def worth_forking(count: int) -> bool:
     """Whether a set of `count` ids is large enough, and the process simple enough, to fork safely."""
-    return (
-        count >= FORK_THRESHOLD
-        and hasattr(os, "fork")
-        and (os.cpu_count() or 1) >= 2
-        # Forking a multi-threaded process can deadlock the child on a lock another thread held.
-        and threading.active_count() == 1
-    )
+    return count >= FORK_THRESHOLD and (os.cpu_count() or 1) >= 2 and can_fork()
 
 
 def parallel_root_of_hex(hexes: list[str]) -> bytes:
     """The raw root over `hexes` (any order, duplicates allowed; non-empty), hashed by two processes."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - runs in the child, which leaves through os._exit
-        status = 1
-        try:
-            os.close(read_end)
-            _child(write_end, [h for h in hexes if h < "8"])
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
+    try:
+        worker = start_worker(_child, hexes)
+    except OSError:  # no process to be had: one process does it all
+        return merkle_root_of_sorted_hex(sorted_distinct(hexes)).raw
     try:
         high = sorted_distinct([h for h in hexes if h >= "8"])
-        head = _read_exactly(read_end, _COUNT.size)
-        low_count = _COUNT.unpack(head)[0] if len(head) == _COUNT.size else 0
+        head = _receive(worker.connection)
+        counted = len(head) == _COUNT.size
+        low_count = _COUNT.unpack(head)[0] if counted else 0
         fill = min((-low_count) % CHUNK, len(high))
         high_leaves = leaf_hashes_of_sorted_hex(high)
         own_roots = subtree_roots(high_leaves[fill:], CHUNK)
-        message = _read_exactly(read_end, -1)
+        message = _receive(worker.connection) if counted else b""
     finally:
-        os.close(read_end)
-        _, status = os.waitpid(pid, 0)
-    parsed = _parse(message, low_count) if status == 0 and len(head) == _COUNT.size else None
+        worker.close()
+    parsed = _parse(message, low_count) if counted and worker.process.exitcode == 0 else None
     if parsed is None:
         low_leaves = leaf_hashes_of_sorted_hex(sorted_distinct([h for h in hexes if h < "8"]))
         return root_of_nodes(subtree_roots(low_leaves + high_leaves, CHUNK))
@@ -65,13 +59,21 @@ def parallel_root_of_hex(hexes: list[str]) -> bytes:
     return root_of_nodes(low_roots + ([root_of_nodes(boundary)] if boundary else []) + own_roots)
 
 
-def _child(fd: int, low: list[str]) -> None:
-    low = sorted_distinct(low)
-    _write_all(fd, _COUNT.pack(len(low)))
+def _receive(connection: Connection) -> bytes:
+    """One message from the child; empty if it died first (the caller then hashes its half itself)."""
+    try:
+        return connection.recv_bytes()
+    except (EOFError, OSError):
+        return b""
+
+
+def _child(connection: Connection, hexes: list[str]) -> None:
+    low = sorted_distinct([h for h in hexes if h < "8"])
+    connection.send_bytes(_COUNT.pack(len(low)))
     leaves = leaf_hashes_of_sorted_hex(low)
     aligned = len(leaves) - len(leaves) % CHUNK
-    _write_all(fd, b"".join(subtree_roots(leaves[:aligned], CHUNK)) + b"".join(leaves[aligned:]))
-    os.close(fd)
+    connection.send_bytes(b"".join(subtree_roots(leaves[:aligned], CHUNK)) + b"".join(leaves[aligned:]))
+    connection.close()
 
 
 def _parse(message: bytes, low_count: int) -> tuple[list[bytes], list[bytes]] | None:
@@ -80,22 +82,3 @@ def _parse(message: bytes, low_count: int) -> tuple[list[bytes], list[bytes]] | 
         return None
     hashes = [message[i : i + 32] for i in range(0, len(message), 32)]
     return hashes[:roots], hashes[roots:]
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _read_exactly(fd: int, size: int) -> bytes:
-    """Read `size` bytes, or to end of file when `size` is -1 (fewer only at end of file)."""
-    chunks: list[bytes] = []
-    got = 0
-    while size < 0 or got < size:
-        chunk = os.read(fd, 1 << 20 if size < 0 else size - got)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)

@@ -9,27 +9,26 @@ the memory in flight).
 Crash safety is the store's: the helper writes exactly what `BlobStore.put(sync=False)` would. `drain()`
 returns only once every put so far is stored (re-raising the first error), and the `Writer` drains
 before its one filesystem sync, so the order blobs → sync → snapshot → head is unchanged. The helper exits
-when the pipe closes, including when the caller dies.
+when the pipe closes, including when the caller dies. The helper is forked only when `brain.concurrency`
+says forking is safe (no other thread runs); otherwise every put is stored inline.
 """
 
 from __future__ import annotations
 
 import errno
-import multiprocessing
-import signal
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from typing import Any
 
+from brain.concurrency import Worker, can_fork, start_worker
 from brain.store.blobs import BlobStore
 
 START_AFTER = 512
 BATCH = 256
 
 
-def _serve(root: str, connection: Connection, callers_end: Connection) -> None:
+def _serve(connection: Connection, root: str) -> None:
     """The helper: store every batch it receives; answer each drain request with None or the first error."""
-    callers_end.close()  # else the pipe never reaches EOF when the caller closes it or dies
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle; it closes the pipe
     blobs = BlobStore(root)  # type: ignore[arg-type]
     error: BaseException | None = None
     while True:
@@ -65,13 +64,16 @@ class BackgroundPuts:
         self._blobs = blobs
         self._seen = 0
         self._batch: list[bytes] = []
-        self._connection: Connection | None = None
-        self._process: multiprocessing.process.BaseProcess | None = None
+        self._worker: Worker | None = None
+
+    @property
+    def _process(self) -> BaseProcess | None:
+        return None if self._worker is None else self._worker.process
 
     def put(self, data: bytes) -> None:
         """Store `data` (durable by the writer's next sync, like `BlobStore.put(sync=False)`)."""
         self._seen += 1
-        if self._connection is None and self._seen <= START_AFTER:
+        if self._worker is None and self._seen <= START_AFTER:
             self._blobs.put(data, sync=False)
             return
         self._batch.append(data)
@@ -81,24 +83,26 @@ class BackgroundPuts:
     def _send(self) -> None:
         if not self._batch:
             return
-        if self._connection is None:
-            context = multiprocessing.get_context("fork")
-            ours, theirs = context.Pipe()
-            self._process = context.Process(target=_serve, args=(str(self._blobs.root), theirs, ours), daemon=True)
-            self._process.start()
-            theirs.close()
-            self._connection = ours
         batch, self._batch = self._batch, []
-        self._connection.send(batch)
+        if self._worker is None:
+            try:
+                self._worker = start_worker(_serve, str(self._blobs.root)) if can_fork() else None
+            except OSError:
+                self._worker = None  # no helper to be had: store inline, as small writers do
+            if self._worker is None:
+                for data in batch:
+                    self._blobs.put(data, sync=False)
+                return
+        self._worker.connection.send(batch)
 
     def drain(self) -> None:
         """Wait until everything put so far is stored; raises the first error the helper met."""
         self._send()
-        if self._connection is None:
+        if self._worker is None:
             return
-        self._connection.send(None)
+        self._worker.connection.send(None)
         try:
-            error = self._connection.recv()
+            error = self._worker.connection.recv()
         except (EOFError, OSError):
             raise OSError(errno.EIO, "the blob-writing helper process died; nothing since the last commit is kept") from None
         if error is not None:
@@ -107,9 +111,6 @@ class BackgroundPuts:
     def close(self) -> None:
         """Stop the helper once it has stored what it was sent (it exits when the pipe closes)."""
         self._batch.clear()
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
-        if self._process is not None:
-            self._process.join()
-            self._process = None
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None

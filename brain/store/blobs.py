@@ -9,18 +9,30 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import json
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from brain.errors import IntegrityError, InvalidInputError, NotFoundError
+from brain.errors import BrainUnreadableError, IntegrityError, InvalidInputError, NotFoundError, NotRegularFileError
 from brain.identity import Digest, OciDigest
-from brain.store.atomic import TEMP_PREFIX, fsync_directory, open_temp, publish, sync_tree, temp_file
+from brain.store.atomic import (
+    TEMP_PREFIX,
+    fsync_directory,
+    open_temp,
+    publish,
+    sync_tree,
+    temp_file,
+)
 from brain.store.write_behind import WriteBehind
 
 BLOB_DIR = ("blobs", "sha256")
+TOMBSTONES_FILE = ("boltzmann", "tombstones.json")  # digests destroyed by redaction → reason (§5.5, §7.5)
 CHUNK = 1 << 20
+_PERMISSION = "check the owner and mode of the file (chmod u+r) and its directory, then run `brain verify`"
+_REMOVE = "move it away (the store holds only regular files), then pull or restore the blob and run `brain verify`"
 _FIX = "the file is corrupt: restore it from a copy of the brain or pull it again, then run `brain verify`"
 
 
@@ -28,9 +40,35 @@ def _corrupt(path: Path, digest: Digest, actual: str) -> IntegrityError:
     return IntegrityError(f"blob {path} does not hash to its name {digest} (it hashes to sha256:{actual})", hint=_FIX)
 
 
+_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFDIR: "a directory", stat.S_IFSOCK: "a socket",
+          stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFLNK: "a symbolic link"}
+
+
+def open_regular(path: str | Path) -> BinaryIO:
+    """Open a stored file for reading only if it is a regular file.
+
+    `O_NONBLOCK` keeps the open itself from waiting for a FIFO's writer, and `fstat` on the opened
+    descriptor (not the name, which could be swapped) decides: anything but a regular file raises
+    `NotRegularFileError` (damage to report), so no read ever hangs. `FileNotFoundError` passes through.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except PermissionError as e:
+        raise BrainUnreadableError(f"{path} cannot be read: permission denied", hint=_PERMISSION) from e
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+            raise NotRegularFileError(f"{path} is {kind}, not a stored blob", hint=_REMOVE)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
 def _hash_file(path: Path) -> str:
     sha = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         while chunk := handle.read(CHUNK):
             sha.update(chunk)
     return sha.hexdigest()
@@ -42,7 +80,7 @@ class VerifyingReader(io.RawIOBase):
     def __init__(self, path: Path, digest: Digest) -> None:
         super().__init__()
         self._path, self._digest = path, digest
-        self._handle: BinaryIO = open(path, "rb")  # noqa: SIM115 - closed in close()
+        self._handle: BinaryIO = open_regular(path)
         self._sha = hashlib.sha256()
 
     def readable(self) -> bool:
@@ -69,6 +107,25 @@ class BlobStore:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.directory = self.root.joinpath(*BLOB_DIR)
+        self._destroyed: frozenset[str] | None = None
+
+    def destroyed(self) -> frozenset[str]:
+        """Hex digests whose bytes a redaction destroyed (`boltzmann/tombstones.json`): never stored again."""
+        if self._destroyed is None:
+            self._destroyed = read_destroyed(self.root)
+        return self._destroyed
+
+    def forget_destroyed(self) -> None:
+        """Re-read `tombstones.json` on the next `destroyed()` (after a redaction wrote it)."""
+        self._destroyed = None
+
+    def delete(self, digest: Digest) -> bool:
+        """Remove the blob file named `digest` (redaction, prune); False if there was none."""
+        try:
+            os.unlink(self.path(digest))
+            return True
+        except FileNotFoundError:
+            return False
 
     def path(self, digest: Digest) -> Path:
         """Where the blob named `digest` lives (whether or not it exists)."""
@@ -89,9 +146,14 @@ class BlobStore:
         """The bytes of `digest`, re-hashed; raises `NotFoundError` or `IntegrityError`."""
         path = self.path(digest)
         try:
-            data = path.read_bytes()
-        except (FileNotFoundError, IsADirectoryError):
+            with open_regular(path) as handle:
+                data = handle.read()
+        except FileNotFoundError:
             raise self._missing(digest) from None
+        except OSError as e:
+            raise BrainUnreadableError(
+                f"blob {path} cannot be read: {e.strerror}", hint="check the disk and the file, then run `brain verify`"
+            ) from e
         actual = hashlib.sha256(data).hexdigest()
         if actual != digest.hex:
             raise _corrupt(path, digest, actual)
@@ -102,7 +164,7 @@ class BlobStore:
         path = self.path(digest)
         try:
             return VerifyingReader(path, digest)
-        except (FileNotFoundError, IsADirectoryError):
+        except FileNotFoundError:
             raise self._missing(digest) from None
 
     def verify_file(self, digest: Digest) -> bool:
@@ -110,19 +172,21 @@ class BlobStore:
         path = self.path(digest)
         try:
             return _hash_file(path) == digest.hex
-        except (FileNotFoundError, IsADirectoryError):
+        except (FileNotFoundError, NotRegularFileError):
             return False
 
     def put(self, data: bytes, *, sync: bool = True) -> OciDigest:
         """Store `data` under its digest; a good existing copy is kept, a corrupt one is replaced."""
         digest = OciDigest.of(data)
+        if digest.hex in self.destroyed():
+            return digest  # redacted bytes are never written back (§7.5)
         target = os.path.join(self.directory, digest.hex)
         try:
-            with open(target, "rb") as handle:
+            with open_regular(target) as handle:
                 if hashlib.sha256(handle.read()).hexdigest() == digest.hex:
                     return digest
-        except (FileNotFoundError, IsADirectoryError):
-            pass
+        except (FileNotFoundError, NotRegularFileError):
+            pass  # written (over a FIFO or the like, a directory is reported by the rename) below
         self._write_new(target, data, sync)
         return digest
 
@@ -142,10 +206,12 @@ class BlobStore:
             if sync:
                 os.fsync(fd)
             os.replace(temp, target)  # before closing: the temp file stays locked against sweep_temps until renamed
-        except BaseException:
+        except BaseException as e:
             os.close(fd)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
+            if isinstance(e, OSError) and e.filename is None:
+                e.filename = target  # a full disk reports no file name: name the blob being written
             raise
         os.close(fd)
         if sync:
@@ -164,6 +230,10 @@ class BlobStore:
                     sha.update(chunk)
                     writer.write(chunk)
                     size += len(chunk)
+            except OSError as e:
+                if e.filename is None:
+                    e.filename = str(temp)  # a full disk reports no file name: name the file being written
+                raise
             finally:
                 writer.close()
             digest = OciDigest(sha.hexdigest())
@@ -172,7 +242,7 @@ class BlobStore:
                     f"refused to store a blob announced as {expected}: its {size} bytes hash to {digest}",
                     hint="the source changed or was tampered with; fetch it again",
                 )
-            if not self.verify_file(digest):
+            if digest.hex not in self.destroyed() and not self.verify_file(digest):
                 publish(temp, handle, self.path(digest), sync=sync)
         return digest, size
 
@@ -199,4 +269,15 @@ class BlobStore:
         return NotFoundError(f"blob {digest} is not stored in {self.directory}")
 
 
-__all__ = ["BLOB_DIR", "TEMP_PREFIX", "BlobStore", "VerifyingReader"]
+def read_destroyed(root: Path) -> frozenset[str]:
+    """The hex digests `boltzmann/tombstones.json` lists (absent or unreadable: none)."""
+    try:
+        mapping = json.loads(Path(root).joinpath(*TOMBSTONES_FILE).read_bytes())
+    except (FileNotFoundError, NotADirectoryError, ValueError):
+        return frozenset()
+    if not isinstance(mapping, dict):
+        return frozenset()
+    return frozenset(key.removeprefix("sha256:") for key in mapping if isinstance(key, str))
+
+
+__all__ = ["BLOB_DIR", "TEMP_PREFIX", "TOMBSTONES_FILE", "BlobStore", "VerifyingReader", "read_destroyed"]

@@ -79,7 +79,7 @@ PROBLEM_CODES: dict[str, CodeInfo] = {
         _E, "a block hashes correctly but fails a §1.5 check (envelope, schema, canonical form)", _RESTORE
     ),
     "block-wrong-module": CodeInfo(
-        _E, "a block's `memory_type` differs from the module it is a member of", "drop it and re-add it to its module"
+        _E, "a block's `memory_type` differs from the module it is a member of", "drop it (`brain drop ID --reason ...`) and ingest its source again"
     ),
     # Content blobs named by blocks (§5.5).
     "blob-missing": CodeInfo(
@@ -87,34 +87,39 @@ PROBLEM_CODES: dict[str, CodeInfo] = {
     ),
     "blob-corrupt": CodeInfo(_E, "a content blob does not hash to the digest a block names", _RESTORE),
     "blob-size-mismatch": CodeInfo(
-        _E, "a content blob's length differs from the `size` the block states", "re-register the source"
+        _E, "a content blob's length differs from the `size` the block states", "ingest the source again (`brain ingest PATH`)"
     ),
     # The ledger (§3.7, §7).
     "derivation-missing": CodeInfo(
-        _E, "a semantic, procedural or episodic member has no derivation record", "drop it or re-derive it"
+        _E, "a semantic, procedural or episodic member has no derivation record", "drop it (`brain drop ID --reason ...`), or ingest its source again to re-derive it"
     ),
     "validation-missing": CodeInfo(
-        _W, "a semantic, procedural or episodic member has no validation record", "re-validate it"
+        _W, "a semantic, procedural or episodic member has no validation record", "ingest its source again (`brain ingest PATH`), or drop it (`brain drop ID --reason ...`)"
     ),
     "evidence-not-found": CodeInfo(
         _E,
         "a derivation record cites evidence that is not a member of the canonical composition",
-        "register the source again, or drop the derived block",
+        "ingest the source again (`brain ingest PATH`), or drop the derived block (`brain drop ID`)",
     ),
     "evidence-mismatch": CodeInfo(
         _E,
         "a block's payload `evidence` differs from what every derivation record for it cites",
-        "drop the block and derive it again",
+        "drop the block (`brain drop ID --reason ...`) and ingest its source again",
     ),
     "relation-target-not-found": CodeInfo(
-        _E, "a semantic relation target is not a member of any module of the snapshot", "drop the block or fix the link"
+        _E, "a semantic relation target is not a member of any module of the snapshot", "drop the block (`brain drop ID --reason ...`): its dependents go with it"
     ),
     "step-use-not-found": CodeInfo(
-        _E, "a procedural step `uses` a block that is not a member of any module", "drop the block or fix the step"
+        _E, "a procedural step `uses` a block that is not a member of any module", "drop the block (`brain drop ID --reason ...`): its dependents go with it"
     ),
-    "registration-missing": CodeInfo(_E, "a canonical member has no registration record", "register the source again"),
+    "registration-missing": CodeInfo(_E, "a canonical member has no registration record", "ingest the source again (`brain ingest PATH`)"),
     "normalization-missing": CodeInfo(
-        _E, "a canonical block's normalized view has no normalization record", "register the source again"
+        _E, "a canonical block's normalized view has no normalization record", "ingest the source again (`brain ingest PATH`)"
+    ),
+    "precedence-conflict": CodeInfo(
+        _W,
+        "two supersession records name the same loser with different winners (§7.1): which one stands is unclear",
+        "drop the winner that should not stand, or supersede one winner by the other (`brain supersede`)",
     ),
     "record-target-unknown": CodeInfo(
         _E,
@@ -124,23 +129,23 @@ PROBLEM_CODES: dict[str, CodeInfo] = {
     "model-derived-protected": CodeInfo(
         _E,
         "a derivation record says a model produced a canonical or provenance block",
-        "drop the block: only the protocol writes these modules",
+        "drop the block (`brain drop ID --allow-canonical --reason ...`): only the protocol writes these modules",
     ),
     "episodic-removed": CodeInfo(
         _E,
         "an episodic block left the episodic composition in a later snapshot (episodic memory is append-only)",
-        "restore the previous snapshot; episodic blocks may only be superseded or demoted",
+        "pull the last good artifact again (`brain pull REF --force`); episodes may only be superseded or demoted (`brain supersede`, `brain demote`)",
     ),
     "removal-unexplained": CodeInfo(
         _E,
         "a block left a module between a snapshot and its first parent without a removal record (§7.7)",
-        "restore the previous snapshot, or drop the block through `brain drop`",
+        "pull the last good artifact again (`brain pull REF --force`); removals go through `brain drop`, which writes the record",
     ),
     # --deep: re-running normalization pipelines.
     "normalization-mismatch": CodeInfo(
         _E,
         "re-running the recorded normalization pipeline produced different bytes than the stored view",
-        "re-register the source to rebuild its view",
+        "ingest the source again (`brain ingest PATH --no-cache`) to rebuild its view",
     ),
     "pipeline-version-drift": CodeInfo(
         _W,

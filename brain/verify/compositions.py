@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from brain.composition import Composition, ModuleRef
-from brain.errors import IntegrityError
+from brain.errors import BrainError, IntegrityError
 from brain.identity import OciDigest
-from brain.store.blobs import BLOB_DIR
+from brain.store.blobs import BLOB_DIR, open_regular
 from brain.verify.facts import CORRUPT, INVALID, MISSING, OK
+from brain.verify.integrity import unreadable
 from brain.verify.report import Problem
 
 # A composition that decodes, but whose inclusion proofs do not verify (a Merkle implementation fault).
@@ -45,10 +46,12 @@ def inspect_compositions(root: Path, digests: Sequence[str]) -> list[Composition
 
 def _read(directory: str, digest: str) -> CompositionFacts:
     try:
-        with open(os.path.join(directory, digest.removeprefix("sha256:")), "rb") as handle:
+        with open_regular(os.path.join(directory, digest.removeprefix("sha256:"))) as handle:
             data = handle.read()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+    except (FileNotFoundError, NotADirectoryError):
         return CompositionFacts(digest, MISSING)
+    except (BrainError, OSError) as e:  # a FIFO, a directory, no permission: damage, never a hang or a crash
+        return CompositionFacts(digest, CORRUPT, unreadable(e))
     actual = "sha256:" + hashlib.sha256(data).hexdigest()
     if actual != digest:
         return CompositionFacts(digest, CORRUPT, f"hashes to {actual}")

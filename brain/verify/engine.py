@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from brain.identity import OciDigest
+from brain.installed import left_out_modules
 from brain.store.blobs import BlobStore
 from brain.store.head import read_head
 from brain.verify.deep import Renormalizer, deep_problems
@@ -20,7 +21,7 @@ from brain.verify.facts import MISSING, OK, BlockFacts, NamedBlob, from_wire, to
 from brain.verify.history import HistoryWalker, ModuleState
 from brain.verify.integrity import blob_problems, block_problems, inspect_blobs, inspect_blocks
 from brain.verify.ledger_checks import LedgerIndex, ledger_problems
-from brain.verify.pool import PARALLEL_THRESHOLD, parallel_map
+from brain.concurrency import PARALLEL_THRESHOLD, parallel_map
 from brain.verify.report import MODULE_NAMES, ModuleSummary, Problem, VerifyReport
 from brain.verify.resolvability import (
     block_resolvability,
@@ -102,7 +103,14 @@ def _verify(run: _Run, snapshot: OciDigest | None, renormalizer: Renormalizer | 
         return report
     ordered = dict(sorted(states.items(), key=lambda item: MODULE_RANK.get(item[0], len(MODULE_RANK))))
     _check_members(run, report, ordered, selective=head is not None and head.origin is not None and head.origin.partial)
-    members = {module: state.members for module, state in ordered.items()}
+    members: dict[str, frozenset[str] | None] = {module: state.members for module, state in ordered.items()}
+    target_snapshot = history.snapshots.get(str(target))
+    if head is not None and target == head.snapshot and target_snapshot is not None:
+        # Modules a partial pull left out are unknown, not empty: checks that need them are undecidable.
+        for left_out in left_out_modules(run.blobs, head, target_snapshot):
+            members[str(left_out)] = None
+            detail = f"left out by the partial pull from {head.origin.reference if head.origin else '?'}"
+            report.extend([Problem.of("module-not-installed", detail, module=str(left_out))])
     provenance = ordered.get("provenance")
     records = list(run.read_facts(_readable(provenance)).values())
     index = LedgerIndex.of(records)

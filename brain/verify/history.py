@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from brain.composition import ModuleRef
-from brain.errors import IntegrityError
+from brain.errors import BrainError, IntegrityError
 from brain.identity import OciDigest
 from brain.snapshot import Snapshot
-from brain.store.blobs import BlobStore
+from brain.store.blobs import BlobStore, open_regular
 from brain.store.head import Head
 from brain.verify.compositions import (
     PARALLEL_BYTES,
@@ -27,7 +27,8 @@ from brain.verify.compositions import (
     stored_bytes,
     usable,
 )
-from brain.verify.pool import parallel_map
+from brain.concurrency import parallel_map
+from brain.verify.integrity import unreadable
 from brain.verify.report import Problem
 
 
@@ -121,14 +122,18 @@ class HistoryWalker:
     def _load_snapshot(self, history: History, digest: str, named_by: str, required: bool) -> Snapshot | None:
         path = self.blobs.path(OciDigest.parse(digest))
         try:
-            data = path.read_bytes()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            with open_regular(path) as handle:
+                data = handle.read()
+        except (FileNotFoundError, NotADirectoryError):
             if required:
                 history.problems.append(
                     Problem.of("snapshot-missing", f"snapshot {named_by} is not stored at {path}", block=digest)
                 )
             else:
                 history.mark_partial(f"snapshot {digest} ({named_by}) is not stored")
+            return None
+        except (BrainError, OSError) as e:  # a FIFO, a directory, no permission: damage, never a hang or a crash
+            history.problems.append(Problem.of("snapshot-corrupt", f"{path} ({named_by}): {unreadable(e)}", block=digest))
             return None
         actual = "sha256:" + hashlib.sha256(data).hexdigest()
         if actual != digest:

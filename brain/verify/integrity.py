@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from brain.blocks import Block, BlockDecodeError
-from brain.store.blobs import BLOB_DIR, CHUNK
+from brain.errors import BrainError
+from brain.store.blobs import BLOB_DIR, CHUNK, open_regular
 from brain.verify.facts import CORRUPT, INVALID, MISSING, OK, BlockFacts, NamedBlob, facts_of
 from brain.verify.report import Problem
 
@@ -24,10 +25,12 @@ def _blob_dir(root: Path) -> Path:
 def read_block_facts(directory: str, block_id: str) -> BlockFacts:
     """Read one block file: missing, corrupt (bytes do not hash to the id), invalid (§1.5), or its facts."""
     try:
-        with open(os.path.join(directory, block_id[7:]), "rb") as handle:
+        with open_regular(os.path.join(directory, block_id[7:])) as handle:
             data = handle.read()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+    except (FileNotFoundError, NotADirectoryError):
         return BlockFacts(block_id, MISSING, "not stored")
+    except (BrainError, OSError) as e:  # a FIFO, a directory, no permission: damage, never a hang or a crash
+        return BlockFacts(block_id, CORRUPT, unreadable(e))
     actual = "sha256:" + hashlib.sha256(data).hexdigest()
     if actual != block_id:
         return BlockFacts(block_id, CORRUPT, f"stored bytes hash to {actual}")
@@ -36,6 +39,13 @@ def read_block_facts(directory: str, block_id: str) -> BlockFacts:
     except BlockDecodeError as e:
         return BlockFacts(block_id, INVALID, e.message)
     return facts_of(block, block_id)
+
+
+def unreadable(error: BaseException) -> str:
+    """Why a stored file could not be read, for a problem's detail."""
+    if isinstance(error, BrainError):
+        return error.message
+    return f"cannot be read: {getattr(error, 'strerror', None) or error}"
 
 
 def inspect_blocks(root: Path, block_ids: Sequence[str]) -> list[BlockFacts]:
@@ -51,12 +61,15 @@ def inspect_blobs(root: Path, digests: Sequence[str]) -> list[tuple[str, str, in
     for digest in digests:
         sha, length = hashlib.sha256(), 0
         try:
-            with open(directory / digest.removeprefix("sha256:"), "rb") as handle:
+            with open_regular(directory / digest.removeprefix("sha256:")) as handle:
                 while chunk := handle.read(CHUNK):
                     sha.update(chunk)
                     length += len(chunk)
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        except (FileNotFoundError, NotADirectoryError):
             results.append((digest, MISSING, 0))
+            continue
+        except (BrainError, OSError):
+            results.append((digest, CORRUPT, 0))
             continue
         state = OK if "sha256:" + sha.hexdigest() == digest else CORRUPT
         results.append((digest, state, length))

@@ -79,6 +79,7 @@ def ledger_problems(
         for block_id in sorted(canonical or ()):
             problems += _canonical_problems(block_id, facts.get(block_id), index)
     problems += _state_change_problems(index, ever_members, history_complete)
+    problems += _precedence_problems(index)
     problems += _model_made_problems(members, index)
     return problems
 
@@ -171,6 +172,21 @@ def _state_change_problems(index: LedgerIndex, ever_members: frozenset[str], his
                         block=record_id,
                     )
                 )
+    return problems
+
+
+def _precedence_problems(index: LedgerIndex) -> list[Problem]:
+    """A loser claimed by two different winners (a warning: both edges stand, §7.1)."""
+    winners: dict[str, dict[str, str]] = defaultdict(dict)
+    for record_id, record in index.state_changes:
+        if record.record_type == "supersession" and record.supersedes and record.block:
+            winners[record.supersedes].setdefault(record.block, record_id)
+    problems = []
+    for loser, claimed in sorted(winners.items()):
+        if len(claimed) > 1:
+            named = ", ".join(sorted(claimed))
+            detail = f"block {loser} is superseded by {len(claimed)} different winners ({named})"
+            problems.append(Problem.of("precedence-conflict", detail, module="provenance", block=min(claimed.values())))
     return problems
 
 

@@ -48,8 +48,12 @@ def _removed(history: History, child: str, parent: str) -> dict[str, set[str]]:
     for module, state in before.items():
         old = state.members
         later = after.get(module)
-        new = frozenset() if later is None else later.members
-        if old is None or new is None or (later is not None and later.ref.root == state.ref.root):
+        # A module absent from the child was not installed (partial install, §6.8), not emptied: a write
+        # keeps every module it ever touched in `modules` (§5.3).
+        if later is None:
+            continue
+        new = later.members
+        if old is None or new is None or later.ref.root == state.ref.root:
             continue
         gone = set(old - new)
         if gone:

@@ -13,22 +13,50 @@ from cli.commands import pack, tags
 from cli.commands import verify
 from cli.commands import proposers
 from cli.commands import ingest
+from cli.commands import diff, drop, demote, prune, redact, supersede
+from cli.commands import cat, search, serve
+from cli.commands import config
+from cli.commands import copy, logout, tag
+from cli.commands import version
+from cli.commands import export
+from cli.commands import doctor
+from cli.commands import sign, signatures, trust
 
 COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     init.init,
     ingest.ingest,
+    drop.drop,
+    supersede.supersede,
+    demote.demote,
+    redact.redact,
+    prune.prune,
+    diff.diff,
     status.status,
     verify.verify,
+    sign.sign,
+    signatures.signatures,
+    trust.trust,
     log.log,
     ls.ls,
     show.show,
+    search.search,
+    cat.cat,
+    serve.serve,
     prove.prove,
     pack.pack,
     tags.tags,
+    tag.tag,
+    tag.untag,
     push.push,
     pull.pull,
     fetch.fetch,
     inspect.inspect,
     login.login,
+    logout.logout,
+    copy.copy,
+    export.export,
     proposers.proposers,
+    config.config,
+    version.version,
+    doctor.doctor,
 ]

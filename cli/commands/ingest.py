@@ -3,19 +3,29 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import RenderableType
 
+from brain.blocks.memory_type import MemoryType
 from brain.errors import ProblemsFoundError, UsageError
+from brain.snapshot import TrustScope
+from brain.installed import refuse_if_left_out
 from cli.context import cli_context
+from cli.ingest_report import ingest_progress, render_ingest
 from cli.options import JsonFlag
-from cli.output import Output, ProgressSink
-from ingest.report import IngestProgress, IngestResult
+from cli.output import Output
+from cli.signing import SignedHead, SigningPlan, SignWithOption
+from ingest.report import IngestResult
+
+
+class SignedIngestResult(IngestResult):
+    """The ingest result, plus the signature record over the snapshot it made (`--sign-with`)."""
+
+    signed: SignedHead | None = None
 
 _Repeat = list[str] | None
 
@@ -32,7 +42,14 @@ def ingest(
     media_type: Annotated[
         str | None, typer.Option("--media-type", metavar="TYPE", help="Declare every source's media type.")
     ] = None,
-    license_: Annotated[str | None, typer.Option("--license", metavar="SPDX", help="License recorded.")] = None,
+    license_: Annotated[
+        str | None,
+        typer.Option("--license", metavar="SPDX", help="License recorded: an SPDX expression (MIT OR Apache-2.0)."),
+    ] = None,
+    license_unchecked: Annotated[
+        str | None,
+        typer.Option("--license-unchecked", metavar="TEXT", help="License recorded as written (not SPDX)."),
+    ] = None,
     origin: Annotated[
         str | None, typer.Option("--origin", metavar="URL", help="Origin recorded (joined with paths under a dir).")
     ] = None,
@@ -68,10 +85,20 @@ def ingest(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Ignore the fingerprint index and the proposal cache.")
     ] = False,
+    no_ignore: Annotated[
+        bool, typer.Option("--no-ignore", help="Ingest what .gitignore and .git/info/exclude leave out.")
+    ] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would happen; write nothing.")] = False,
+    sync: Annotated[
+        bool, typer.Option("--sync", help="Drop sources whose files are gone from the roots (with their cascade).")
+    ] = False,
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 if any source failed or any candidate was rejected.")
     ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="One row per problem (default: counts and first sources).")
+    ] = False,
+    sign_with: SignWithOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Ingest files: register their bytes, propose knowledge, commit what the validation gate accepts."""
@@ -80,6 +107,7 @@ def ingest(
     from ingest.run import ingest as run_ingest
 
     context = cli_context(ctx)
+    license_text = _license(license_, license_unchecked)
     api_key = None
     if api_key_env is not None:
         api_key = os.environ.get(api_key_env)
@@ -89,7 +117,7 @@ def ingest(
         include=tuple(include or ()),
         exclude=tuple(exclude or ()),
         media_type=media_type.strip().lower() if media_type else None,
-        license=license_,
+        license=license_text,
         origin=origin,
         proposer=proposer,
         proposer_options=ProposerOptions(
@@ -100,10 +128,15 @@ def ingest(
         checkpoint=checkpoint,
         use_cache=not no_cache,
         dry_run=dry_run,
+        vcs_ignore=not no_ignore,
     )
     brain = context.open_brain()
+    needed = (MemoryType.CANONICAL, MemoryType.PROVENANCE, *options.allow)
+    why = "ingest registers canonical sources and its validation gate checks evidence, duplicates and contradictions"
+    refuse_if_left_out(brain.blobs, brain.head(), brain.snapshot(), needed, why)
     output = context.output(as_json)
-    with _progress(output) as on_progress:
+    signing = SigningPlan.prepare(brain, None if dry_run else sign_with, {TrustScope.INGEST, TrustScope.COMMIT}, "this ingest")
+    with ingest_progress(output) as on_progress:
         result = run_ingest(
             brain,
             paths,
@@ -113,7 +146,15 @@ def ingest(
             on_wait=output.message,
             on_progress=on_progress,
         )
-    output.result(result, lambda r: _render(r, output))
+        on_progress.conclude(result)
+    from ingest.sync import sync_after
+
+    result = sync_after(
+        brain, paths, origin, result, apply=sync, dry_run=dry_run, actor=context.actor(),
+        lock_timeout=context.lock_timeout, on_wait=output.message,
+    )
+    result = SignedIngestResult(**dict(result), signed=signing.sign_new_head(context))
+    output.result(result, lambda r: _render(r, output, verbose=verbose))
     if strict and result.strict_problems:
         raise ProblemsFoundError(
             f"--strict: {result.strict_problems} problem(s) (failed sources or rejected candidates); "
@@ -121,59 +162,18 @@ def ingest(
         )
 
 
-@contextmanager
-def _progress(output: Output) -> Iterator[Callable[[IngestProgress], None]]:
-    """A progress callback that opens one bar (files) on the first event; bytes and blocks ride along."""
-    with ExitStack() as stack:
-        state: dict[str, ProgressSink | int] = {}
+def _license(spdx: str | None, unchecked: str | None) -> str | None:
+    """The license to record: `--license` checked and canonical, or `--license-unchecked` as written."""
+    from ingest.license import spdx_expression, unchecked_license
 
-        def on_progress(event: IngestProgress) -> None:
-            sink = state.get("sink")
-            if sink is None:
-                sink = stack.enter_context(output.progress("ingest", total=event.total))
-                state["sink"], state["done"] = sink, 0
-            assert not isinstance(sink, int)
-            done = state["done"]
-            assert isinstance(done, int)
-            detail = f"{_bytes(event.bytes)}, {event.blocks} blocks, {event.relpath}"
-            sink.advance(event.files - done, item=detail)
-            state["done"] = event.files
-
-        yield on_progress
+    if spdx is not None and unchecked is not None:
+        raise UsageError("--license and --license-unchecked exclude each other", hint="give one of them")
+    if unchecked is not None:
+        return unchecked_license(unchecked)
+    return None if spdx is None else spdx_expression(spdx)
 
 
-def _bytes(count: int) -> str:
-    size = float(count)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1000 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{count} B"
-
-
-def _render(result: IngestResult, output: Output) -> Iterable[RenderableType]:
-    verb = "would register" if result.dry_run else "registered"
-    yield (
-        f"{verb} {result.registered}, "
-        + (f"replaced {result.replaced}, " if result.replaced else "")
-        + f"unchanged {result.unchanged}, duplicate {result.duplicate}, "
-        f"skipped {result.skipped}, failed {result.failed} (of {result.sources} sources, "
-        f"{_bytes(result.bytes_registered)})"
-    )
-    yield (
-        f"proposed {result.proposed}, validated {result.validated}, rejected {result.rejected}"
-        f" (cache hits {result.cache_hits}); {result.blocks_added} blocks "
-        + ("would be added" if result.dry_run else f"added in {result.checkpoints} snapshot(s)")
-    )
-    if result.rejected_by_code:
-        yield "rejected by code: " + ", ".join(f"{code} {n}" for code, n in result.rejected_by_code.items())
-    if result.problems_by_code:
-        yield "problems by code: " + ", ".join(f"{code} {n}" for code, n in result.problems_by_code.items())
-    if result.snapshot and not result.dry_run:
-        yield f"snapshot {result.snapshot}"
-    rows = [(o, p) for o in result.outcomes for p in o.problems]
-    if rows:
-        table = output.table("source", "stage", "kind", "code", "detail")
-        for outcome, problem in rows:
-            table.add_row(outcome.relpath, problem.stage, problem.kind, problem.code, problem.detail)
-        yield table
+def _render(result: SignedIngestResult, output: Output, *, verbose: bool) -> Iterator[RenderableType]:
+    yield from render_ingest(result, output, verbose=verbose)
+    if result.signed is not None:
+        yield f"signed by {result.signed.key} (record {result.signed.record})"

@@ -9,6 +9,7 @@ from rich.console import RenderableType
 
 from brain.blocks.memory_type import MODULE_ORDER
 from brain.identity import OciDigest
+from brain.lifecycle.summary import snapshot_summary
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Output, Result
@@ -23,14 +24,19 @@ class LogEntry(Result):
     parents: list[OciDigest]
     labels: dict[str, str]
     modules: dict[str, int]
+    summary: str
 
 
 def log(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """List the snapshot history, newest first."""
     context = cli_context(ctx)
     entries = []
-    for digest, snapshot in context.open_brain().history():
+    brain = context.open_brain()
+    history = brain.history()
+    for index, (digest, snapshot) in enumerate(history):
         parents = list(snapshot.parent_digests)
+        parent = history[index + 1][1] if index + 1 < len(history) else None
+        summary = snapshot_summary(brain, snapshot, parent) if parent is not None or not parents else "(parent not stored)"
         entries.append(
             LogEntry(
                 snapshot=digest,
@@ -41,6 +47,7 @@ def log(ctx: typer.Context, as_json: JsonFlag = False) -> None:
                 modules={
                     str(t): snapshot.modules[t].block_count for t in MODULE_ORDER if t in snapshot.modules
                 },
+                summary=summary,
             )
         )
     output = context.output(as_json)
@@ -57,11 +64,11 @@ def _render(entries: Sequence[LogEntry], output: Output) -> list[RenderableType]
     if not entries:
         output.message("no snapshots yet: the brain is empty")
         return []
-    table = output.table("snapshot", "created", "parent", *(str(t) for t in MODULE_ORDER))
+    table = output.table("snapshot", "created", "parent", *(str(t) for t in MODULE_ORDER), "changes")
     for entry in entries:
         parent = entry.parent.short if entry.parent is not None else "-"
         if len(entry.parents) > 1:
             parent += f" +{len(entry.parents) - 1}"
         counts = (str(entry.modules.get(str(t), "-")) for t in MODULE_ORDER)
-        table.add_row(entry.snapshot.short, entry.created_at, parent, *counts)
+        table.add_row(entry.snapshot.short, entry.created_at, parent, *counts, entry.summary)
     return [table]

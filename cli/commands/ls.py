@@ -1,7 +1,9 @@
 """`brain ls`: the members of the current snapshot with a one-line title each.
 
 Superseded and demoted blocks stay members (§7.2) but are hidden unless `--all` is given, like the
-protocol's single "include superseded" retrieval switch.
+protocol's single "include superseded" retrieval switch. A listing of nothing (an empty brain, a type the
+snapshot has no module for) is empty, not an error: scripts get `[]` and exit 0. Only a module a
+selective pull left out is an error, since its members exist but cannot be read here.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from brain.blocks.memory_type import MemoryType
 from brain.brain import Brain
 from brain.errors import NotFoundError
 from brain.identity import BlockId, is_digest_string
+from brain.installed import left_out_modules
 from brain.ledger import Ledger
 from brain.module import Module
 from cli.context import cli_context
@@ -43,9 +46,7 @@ def ls(
     context = cli_context(ctx)
     wanted = parse_memory_type(memory_type)
     brain = context.open_brain()
-    modules = brain.modules()
-    if wanted is not None and wanted not in modules:
-        brain.module(wanted)  # raises NotFoundError naming the missing module
+    modules = brain.modules()  # a type the snapshot has no module for lists nothing: `[]`, exit 0
     left_out = not_installed(brain, modules)
     output = context.output(as_json)
     if wanted in left_out:
@@ -59,7 +60,7 @@ def ls(
     # Accessibility and origins come from provenance records alone; skipping the structural edges
     # (which would read every semantic and procedural block a second time) keeps ls to one pass.
     provenance = modules.get(MemoryType.PROVENANCE)
-    ledger = Ledger.of({} if provenance is None else {MemoryType.PROVENANCE: provenance})
+    ledger = Ledger.of({} if provenance is None else {MemoryType.PROVENANCE: provenance}, members=modules)
     members = [
         Member(
             block_id=block.block_id,
@@ -73,7 +74,7 @@ def ls(
         for block in module.blocks()
     ]
     shown = [m for m in members if show_all or m.accessible]
-    output.result(shown, lambda rows: _render(rows, output))
+    output.result(shown, lambda rows: _render(rows, output, wanted))
 
 
 def not_installed(brain: Brain, modules: Mapping[MemoryType, Module]) -> list[MemoryType]:
@@ -81,7 +82,8 @@ def not_installed(brain: Brain, modules: Mapping[MemoryType, Module]) -> list[Me
     head = brain.head()
     if head is None or head.origin is None or not head.origin.partial:
         return []
-    left_out = []
+    snapshot = brain.snapshot()
+    left_out = [] if snapshot is None else list(left_out_modules(brain.blobs, head, snapshot))
     for memory_type, module in modules.items():
         readable = [b for b in module.block_ids if b not in module.tombstones]
         if readable and not any(brain.blobs.has(b) for b in readable):
@@ -114,9 +116,9 @@ def _one_line(text: str, limit: int = 100) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _render(rows: Sequence[Member], output: Output) -> list[RenderableType]:
+def _render(rows: Sequence[Member], output: Output, wanted: MemoryType | None) -> list[RenderableType]:
     if not rows:
-        output.message("no members")
+        output.message(f"no {wanted} members" if wanted is not None else "no members")
         return []
     table = output.table("id", "type", "title", "")
     for row in rows:

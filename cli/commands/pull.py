@@ -18,7 +18,7 @@ ModuleOption = Annotated[
     list[str] | None,
     typer.Option(
         "--module", "-m", metavar="TYPE",
-        help="Install only this module (repeatable); provenance always comes along, canonical with semantic/procedural.",
+        help="Install only this module (repeatable); provenance, which explains it, always comes along.",
     ),
 ]
 
@@ -55,8 +55,13 @@ def render(result) -> Iterable[RenderableType]:  # type: ignore[no-untyped-def]
         yield f"snapshot {result.snapshot}" + ("" if result.head_moved else " (fetched, head not moved)")
     if result.left_out:
         yield "left out: " + ", ".join(str(t) for t in result.left_out)
+    if result.head_moved and result.head != result.snapshot:
+        yield f"head {result.head} (a local snapshot of the installed modules, parent {result.snapshot.short})"
     if result.tag:
         yield f"tagged {result.tag} in index.json"
+    authenticity = getattr(result, "authenticity", None)
+    if authenticity is not None:
+        yield f"authenticity {authenticity.state} ({authenticity.records} signature record(s), {authenticity.stored} new)"
 
 
 def pull(
@@ -66,10 +71,20 @@ def pull(
     force: Annotated[bool, typer.Option("--force", help="Move the head even if the local head is not in the pulled history.")] = False,
     plain_http: PlainHttpFlag = False,
     max_inflate: MaxInflateOption = None,
+    require_signed: Annotated[
+        bool, typer.Option("--require-signed", help="Refuse an unsigned head too (default: only for brains seen signed).")
+    ] = False,
+    allow_unauthorized: Annotated[
+        bool, typer.Option("--allow-unauthorized", help="Install a head that is not authorized (says so): the explicit escape.")
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Pull a brain from a registry into --brain (verified before the head moves)."""
-    run_pull(ctx, reference, plain_http, as_json, modules=parse_modules(module), force=force, max_inflate=max_inflate)
+    """Pull a brain from a registry into --brain (verified and authenticated before the head moves)."""
+    from oci.authenticate import PullPolicy
+
+    authn = PullPolicy(require_signed=require_signed, allow_unauthorized=allow_unauthorized)
+    run_pull(ctx, reference, plain_http, as_json, modules=parse_modules(module), force=force, max_inflate=max_inflate,
+             authn=authn)
 
 
 def run_pull(ctx: typer.Context, reference: str, plain_http: bool, as_json: bool, **options: Any) -> None:
@@ -83,7 +98,8 @@ def run_pull(ctx: typer.Context, reference: str, plain_http: bool, as_json: bool
     output = context.output(as_json)
     with brain_to_pull_into(context.brain_path) as (brain, created), blob_progress(output) as progress:
         result = pull_artifact(
-            brain, ref, progress=progress, lock_timeout=context.lock_timeout, on_wait=context.wait_note(), **options
+            brain, ref, progress=progress, lock_timeout=context.lock_timeout, on_wait=context.wait_note(),
+            on_warning=output.warning, **options
         )
     result = result.model_copy(update={"initialized": created})
     output.message(

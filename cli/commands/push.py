@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from brain.errors import UsageError
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.transfer import PlainHttpFlag, blob_progress
@@ -19,6 +20,9 @@ def push(
         bool,
         typer.Option("--packed", help="Publish the tag exactly as packed, even if it lags the current head."),
     ] = False,
+    immutable: Annotated[
+        bool, typer.Option("--immutable", help="Refuse if the remote tag already names another manifest (release tags).")
+    ] = False,
     plain_http: PlainHttpFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
@@ -27,13 +31,15 @@ def push(
     from oci.reference import parse_reference
 
     context = cli_context(ctx)
+    if immutable and force:
+        raise UsageError("--immutable and --force contradict each other", hint="drop one of them")
     ref = parse_reference(reference, plain_http=plain_http)
     brain = context.open_brain()
     output = context.output(as_json)
     with blob_progress(output) as progress:
         result = push_artifact(
             brain, ref, force=force, progress=progress, lock_timeout=context.lock_timeout, as_packed=as_packed,
-            on_wait=context.wait_note(),
+            on_wait=context.wait_note(), immutable=immutable,
         )
     if result.stale:
         output.warning(

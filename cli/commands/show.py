@@ -1,19 +1,48 @@
-"""`brain show ID`: one block's payload and everything the ledger says about it (§7.1)."""
+"""`brain show ID|ORIGIN`: one block's payload and everything the ledger says about it (§7.1).
+
+The block is named by its id (or a unique prefix), or by the origin its source was registered under (a
+path as recorded, e.g. `docs/guide.md`, or a local file, whose default origin is looked up): that shows
+the source's current canonical block. Evidence is shown as the sources people know: origin, locator, id.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 from rich.console import RenderableType
 
 from brain.blocks.memory_type import MemoryType
+from brain.blocks.provenance import RegistrationRecord
+from brain.brain import Brain
+from brain.errors import InvalidInputError, NotFoundError, UsageError
 from brain.identity import BlockId
+from brain.installed import left_out_evidence_note
 from brain.ledger import Ledger
 from cli.context import cli_context
-from cli.options import BlockIdArgument, JsonFlag, resolve_block_id
+from cli.options import JsonFlag, resolve_block_id
 from cli.output import Output, Result
+
+TargetArgument = Annotated[
+    str,
+    typer.Argument(
+        metavar="ID|ORIGIN",
+        help="A block id or a unique prefix of at least 4 hex digits, or a source's origin (e.g. docs/guide.md).",
+        show_default=False,
+    ),
+]
+_ID_LIKE = re.compile(r"(sha256:)?[0-9a-fA-F]+")
+
+
+class Citation(Result):
+    """One piece of cited evidence, as people know it: the source's origin and where in it."""
+
+    block: BlockId
+    origin: str | None
+    locator: str | None
 
 
 class BlockLedger(Result):
@@ -22,6 +51,7 @@ class BlockLedger(Result):
     accessible: bool
     removed: bool
     evidence: list[BlockId]
+    cited: list[Citation]
     dependents: list[BlockId]
     locator: str | None
     producer: dict[str, Any] | None
@@ -45,11 +75,12 @@ class ShowResult(Result):
     ledger: BlockLedger
 
 
-def show(ctx: typer.Context, block: BlockIdArgument, as_json: JsonFlag = False) -> None:
-    """Show a block's payload and what the ledger says about it."""
+def show(ctx: typer.Context, block: TargetArgument, as_json: JsonFlag = False) -> None:
+    """Show a block (by id, or a source by its origin) and what the ledger says about it."""
     context = cli_context(ctx)
     brain = context.open_brain()
-    block_id = resolve_block_id(brain, block)
+    ledger = brain.ledger()
+    block_id = resolve_target(brain, ledger, block)
     found = brain.resolve(block_id)
     modules = brain.modules()
     result = ShowResult(
@@ -58,10 +89,51 @@ def show(ctx: typer.Context, block: BlockIdArgument, as_json: JsonFlag = False) 
         schema_version=found.schema_version,
         member_of=[t for t, module in modules.items() if block_id in module],
         payload=found.payload(),
-        ledger=ledger_of(block_id, brain.ledger()),
+        ledger=ledger_of(block_id, ledger),
     )
     output = context.output(as_json)
+    note = left_out_evidence_note(brain.blobs, brain.head(), brain.snapshot(), result.ledger.evidence)
+    if note is not None:
+        output.message(note)
     output.result(result, lambda r: _render(r, output))
+
+
+def resolve_target(brain: Brain, ledger: Ledger, text: str) -> BlockId:
+    """The block `text` names: an id or unique prefix, else the current canonical block of an origin."""
+    if _ID_LIKE.fullmatch(text):
+        try:
+            return resolve_block_id(brain, text)
+        except (NotFoundError, UsageError, InvalidInputError):
+            if not _registered_under(ledger, text):
+                raise
+    return source_of(brain, ledger, text)
+
+
+def _registered_under(ledger: Ledger, origin: str) -> list[RegistrationRecord]:
+    return [r for _, r in ledger.records if isinstance(r, RegistrationRecord) and r.origin == origin]
+
+
+def source_of(brain: Brain, ledger: Ledger, origin: str) -> BlockId:
+    """The canonical member registered under `origin` that is current (else its latest registration)."""
+    from ingest.sources.origins import default_origin  # only when a name is not an id
+
+    records = _registered_under(ledger, origin)
+    if not records and Path(origin).is_file():
+        records = _registered_under(ledger, default_origin(Path(origin)))
+    canonical = brain.modules().get(MemoryType.CANONICAL)
+    members = [r for r in records if canonical is not None and r.block in canonical]
+    if not members:
+        raise NotFoundError(
+            f"no block id or source origin {origin!r} in the current snapshot",
+            hint="see `brain ls --type canonical` for the origins, or give a block id",
+        )
+    current = sorted({r.block for r in members if ledger.is_accessible(r.block)})
+    if len(current) > 1:
+        raise UsageError(
+            f"origin {origin!r} names {len(current)} current sources: {', '.join(b.short for b in current)}",
+            hint="give the block id instead",
+        )
+    return current[0] if current else max(members, key=lambda r: r.at).block
 
 
 def ledger_of(block_id: BlockId, ledger: Ledger) -> BlockLedger:
@@ -70,10 +142,18 @@ def ledger_of(block_id: BlockId, ledger: Ledger) -> BlockLedger:
     def wire(record: Any) -> dict[str, Any] | None:
         return None if record is None else record.to_json()
 
+    evidence = list(ledger.evidence.get(block_id, ()))
+    locator = ledger.locators.get(block_id)
+
+    def origin_of(source: BlockId) -> str | None:
+        registration = ledger.registrations.get(source)
+        return None if registration is None else registration.origin
+
     return BlockLedger(
         accessible=ledger.is_accessible(block_id),
         removed=block_id in ledger.removed,
-        evidence=list(ledger.evidence.get(block_id, ())),
+        evidence=evidence,
+        cited=[Citation(block=e, origin=origin_of(e), locator=locator) for e in evidence],
         dependents=sorted({*ledger.dependents.get(block_id, ()), *ledger.structural_dependents.get(block_id, ())}),
         locator=ledger.locators.get(block_id),
         producer=wire(ledger.producer.get(block_id)),
@@ -81,7 +161,7 @@ def ledger_of(block_id: BlockId, ledger: Ledger) -> BlockLedger:
         registration=wire(ledger.registrations.get(block_id)),
         normalization=wire(ledger.normalizations.get(block_id)),
         validation=wire(ledger.validations.get(block_id)),
-        superseded_by=sorted(ledger.superseded_by.get(block_id, ())),
+        superseded_by=list(ledger.winners.get(block_id, ())),
         supersedes=sorted({s.supersedes for s in ledger.supersessions if s.block == block_id}),
         demotion=wire(ledger.demotions.get(block_id)),
     )
@@ -99,7 +179,10 @@ def _render(result: ShowResult, output: Output) -> Iterable[RenderableType]:
         yield "removed     yes (a removal record names it)"
     yield JSON.from_data(result.payload, indent=2, highlight=output.is_terminal)
     table = output.table("ledger", "")
-    for name, value in result.ledger.model_dump(mode="json", exclude={"accessible", "removed"}).items():
+    for citation in result.ledger.cited:
+        where = " ".join(part for part in (citation.origin, citation.locator) if part)
+        table.add_row("evidence", f"{where} ({citation.block.short})" if where else str(citation.block))
+    for name, value in result.ledger.model_dump(mode="json", exclude={"accessible", "removed", "evidence", "cited"}).items():
         if value not in (None, []):
             table.add_row(name.replace("_", " "), _describe(value))
     if table.row_count:

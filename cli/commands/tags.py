@@ -1,8 +1,9 @@
-"""`brain tags`: the tags of `index.json` and the manifests they name."""
+"""`brain tags [REF]`: the local tags of `index.json`, or a registry repository's tags with REF."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Annotated
 
 import typer
 from rich.console import RenderableType
@@ -11,6 +12,7 @@ from brain.identity import OciDigest
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Output, Result
+from cli.transfer import PlainHttpFlag
 
 
 class TagEntry(Result):
@@ -27,14 +29,40 @@ class TagsResult(Result):
     tags: list[TagEntry]
 
 
-def tags(ctx: typer.Context, as_json: JsonFlag = False) -> None:
-    """List the brain's tags and their manifest digests."""
+class RemoteTagsResult(Result):
+    """`{"repository": "host/name", "tags": [...]}` in the registry's order."""
+
+    repository: str
+    tags: list[str]
+
+
+def tags(
+    ctx: typer.Context,
+    reference: Annotated[
+        str | None,
+        typer.Argument(metavar="[REF]", help="A registry repository (HOST[:PORT]/REPOSITORY) to list instead."),
+    ] = None,
+    plain_http: PlainHttpFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """List the brain's tags and their manifest digests, or with REF a registry repository's tags."""
     context = cli_context(ctx)
+    output = context.output(as_json)
+    if reference is not None:
+        from oci.auth import resolve_credentials
+        from oci.reference import parse_reference
+        from oci.remote_tags import list_tags
+        from oci.transport import RegistryClient
+
+        ref = parse_reference(reference, plain_http=plain_http)
+        names = list_tags(RegistryClient(ref, resolve_credentials(ref.registry)))
+        remote = RemoteTagsResult(repository=f"{ref.registry}/{ref.repository}", tags=names)
+        output.result(remote, lambda r: _render_remote(r, output))
+        return
     brain = context.open_brain()
     result = TagsResult(
         tags=[TagEntry(tag=name, digest=d.digest, size=d.size) for name, d in brain.layout.tags()]
     )
-    output = context.output(as_json)
     output.result(result, lambda r: _render(r, output))
 
 
@@ -45,4 +73,14 @@ def _render(result: TagsResult, output: Output) -> Iterable[RenderableType]:
     table = output.table("tag", "manifest", "size")
     for entry in result.tags:
         table.add_row(entry.tag, str(entry.digest), str(entry.size))
+    yield table
+
+
+def _render_remote(result: RemoteTagsResult, output: Output) -> Iterable[RenderableType]:
+    if not result.tags:
+        yield f"no tags in {result.repository}"
+        return
+    table = output.table("tag")
+    for name in result.tags:
+        table.add_row(name)
     yield table

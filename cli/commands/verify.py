@@ -14,9 +14,18 @@ import typer
 from rich.console import RenderableType
 from rich.text import Text
 
-from brain.errors import BrainError, ProblemsFoundError
+from brain.authn.decision import Authentication
+from brain.authn.outcomes import Stance, State
+from brain.errors import BrainError, NotFoundError, ProblemsFoundError
 from brain.identity import OciDigest
-from brain.verify import Counts, ModuleSummary, Problem, Severity, VerifyReport, verify_brain
+from brain.verify import (
+    Counts,
+    ModuleSummary,
+    Problem,
+    Severity,
+    VerifyReport,
+    verify_brain,
+)
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Output, Result
@@ -38,6 +47,7 @@ class VerifyResult(Result):
     partial_history: bool
     snapshots_checked: int
     artifact: str | None = None
+    authenticity: Authentication | None = None
 
 
 class InstalledPipelines:
@@ -74,9 +84,12 @@ def verify(
     jobs: Annotated[
         int | None, typer.Option("--jobs", "-j", min=1, metavar="N", help="Worker processes (default: all cores).")
     ] = None,
+    stance: Annotated[
+        Stance, typer.Option("--stance", help="Judge the snapshot as a head, or as an offered proposal.")
+    ] = Stance.HEAD,
     as_json: JsonFlag = False,
 ) -> None:
-    """Check integrity, ledger consistency and resolvability; exit 1 if problems are found."""
+    """Check integrity, ledger consistency and resolvability, and authenticity; exit 1 if problems are found."""
     context = cli_context(ctx)
     brain = context.open_brain()
     target = None if snapshot is None else brain.resolve_snapshot_prefix(snapshot)
@@ -94,15 +107,38 @@ def verify(
         report = verify_brain(brain, snapshot=target, jobs=jobs, renormalizer=renormalizer)
     report.extend(artifact_problems)
     report.sort_problems()
-    result = VerifyResult(artifact=manifest, **report.model_dump(include=set(VerifyResult.model_fields) - {"artifact"}))
+    authenticity = _authenticity(brain, report, stance)
+    fields = set(VerifyResult.model_fields) - {"artifact", "authenticity"}
+    result = VerifyResult(artifact=manifest, authenticity=authenticity, **report.model_dump(include=fields))
     output = context.output(as_json)
     output.result(result, lambda r: _render(r, output))
+    if authenticity is not None and authenticity.state is State.UNAUTHORIZED and result.ok:
+        codes = ", ".join(f.code for f in authenticity.blocking) or "no valid signature"
+        raise ProblemsFoundError(
+            f"snapshot {authenticity.snapshot.short} is unauthorized ({codes}); integrity is ok",
+            hint="see the authenticity section: `brain signatures` lists each record's verdict",
+        )
     if not result.ok:
         errors = report.count(Severity.ERROR)
         raise ProblemsFoundError(
             f"{errors} problem{'s' if errors != 1 else ''} found in {brain.path}",
             hint="the README's 'Problem codes' section says what each code means and what to do",
         )
+
+
+def _authenticity(brain: Brain, report: VerifyReport, stance: Stance) -> Authentication | None:
+    """§9.7 for the verified snapshot, apart from integrity; None when there is no stored snapshot to judge."""
+    from brain.authenticity import judge
+
+    if report.snapshot is None:
+        return None
+    digest = OciDigest.parse(report.snapshot)
+    if not brain.blobs.has(digest):
+        return None
+    try:
+        return judge(brain, digest, stance=stance)
+    except NotFoundError:
+        return None  # the snapshot is unreadable: integrity already says why
 
 
 def _check_artifact(brain: Brain, tag: str) -> tuple[str, list[Problem], OciDigest | None]:
@@ -147,4 +183,13 @@ def _render(result: VerifyResult, output: Output) -> Iterable[RenderableType]:
         for p in problems:
             yield Text.assemble("  ", (f"{p.severity.value:<7}", _STYLES[p.severity]), f" {p.code}  {p.block or '-'}")
             yield Text(f"           {p.detail}")
-    yield Text("ok" if result.ok else "problems found", style="bold green" if result.ok else "bold red")
+    if result.authenticity is not None:
+        from cli.authenticity import render_authenticity
+
+        yield from render_authenticity(result.authenticity, output)
+    unauthorized = result.authenticity is not None and result.authenticity.state is State.UNAUTHORIZED
+    if not result.ok:
+        yield Text("problems found", style="bold red")
+    else:
+        yield Text("integrity ok, but unauthorized" if unauthorized else "ok",
+                   style="bold red" if unauthorized else "bold green")

@@ -79,6 +79,15 @@ class Pipeline(Protocol):
         """The view of the file at `source_path`; raises `NormalizationError` with a code."""
         ...
 
+    def normalize_bytes(self, data: bytes) -> NormalizedOutput | None:
+        """The same view from source bytes already in memory, or None when this pipeline reads files only.
+
+        The default is None: registration then stores the bytes first and calls `normalize` on the stored
+        blob. A pipeline that parses in-process should override it: a small source is then read once and
+        its blob stored in the background.
+        """
+        return None
+
 
 def read_limited(path: Path, limit: int = MAX_TEXT_BYTES) -> bytes:
     """All bytes of `path`, refusing (before reading) a file larger than `limit`."""

@@ -27,6 +27,7 @@ from ingest.normalize.base import (
     UNICODE_TAG,
     NormalizationError,
     NormalizedOutput,
+    Pipeline,
     read_limited,
     text_view,
 )
@@ -179,7 +180,7 @@ def html_to_text(html: str) -> str:
     return parser.out.result()
 
 
-class HtmlText:
+class HtmlText(Pipeline):
     """The `html-text` pipeline."""
 
     name = "html-text"

@@ -28,6 +28,7 @@ from ingest.normalize.base import (
     VANISHED,
     NormalizationError,
     NormalizedOutput,
+    Pipeline,
 )
 
 WORKER = Path(__file__).with_name("_pdf_worker.py")
@@ -36,7 +37,7 @@ DEFAULT_MEMORY = 1 << 30
 _EXIT_FAILED = 3
 
 
-class PdfText:
+class PdfText(Pipeline):
     """The `pdf-text` pipeline."""
 
     name = "pdf-text"

@@ -20,6 +20,7 @@ from ingest.normalize.base import (
     UNICODE_TAG,
     NormalizationError,
     NormalizedOutput,
+    Pipeline,
     read_limited,
     text_view,
 )
@@ -28,7 +29,7 @@ from ingest.normalize.charset import UTF8, parameterized, read_text
 ACCEPTED = frozenset({"text/plain", "text/markdown", "text/x-rst"})
 
 
-class TextNfc:
+class TextNfc(Pipeline):
     """The `text-nfc` pipeline (`charset`: the recorded codec of a re-run; None detects it)."""
 
     name = "text-nfc"

@@ -92,22 +92,6 @@ class ProposalResult:
     notes: tuple[str, ...] = ()
 
 
-@runtime_checkable
-class Proposer(Protocol):
-    """Anything that turns a task and a source text into candidate blocks."""
-
-    id: str
-    """Namespaced name, e.g. `brain/heuristic`."""
-    version: str
-    model: str | None
-    parameters: dict[str, Any]
-    """Everything besides id/version/model that changes answers; JCS-able (no floats): part of the cache key."""
-
-    def propose(self, task: Task, source: SourceText) -> ProposalResult:
-        """Answer one task; raises `ProposerError` on failure."""
-        ...
-
-
 @dataclass(frozen=True)
 class ProposalOutcome:
     """One job of `propose_many`: the result, or the error that stopped it."""
@@ -140,11 +124,45 @@ def propose_many(
         return list(pool.map(run, jobs))
 
 
+@runtime_checkable
+class ProposerCore(Protocol):
+    """The members every proposer must define (`Proposer` adds those with defaults)."""
+
+    id: str
+    """Namespaced name, e.g. `brain/heuristic`."""
+    version: str
+    model: str | None
+    parameters: dict[str, Any]
+    """Everything besides id/version/model that changes answers; JCS-able (no floats): part of the cache key."""
+
+    def propose(self, task: Task, source: SourceText) -> ProposalResult:
+        """Answer one task; raises `ProposerError` on failure."""
+        ...
+
+
+@runtime_checkable
+class Proposer(ProposerCore, Protocol):
+    """Anything that turns a task and a source text into candidate blocks.
+
+    Subclass it to inherit the defaults of the optional members; a third-party proposer that defines only
+    the `ProposerCore` members gets them from `ingest.proposers.loader`.
+    """
+
+    def propose_many(self, jobs: Sequence[tuple[Task, SourceText]], concurrency: int = 1) -> list[ProposalOutcome]:
+        """Answer many tasks, outcomes in job order, a failure per job rather than raised.
+
+        The default runs `propose` on at most `concurrency` threads; a proposer that bounds its own
+        requests (openai) overrides it.
+        """
+        return propose_many(self.propose, jobs, concurrency)
+
+
 __all__ = [
     "PAGE_BREAK",
     "ProposalOutcome",
     "ProposalResult",
     "Proposer",
+    "ProposerCore",
     "ProposerError",
     "SourceText",
     "TokenUsage",

@@ -26,7 +26,7 @@ from typing import IO, Any
 from blake3 import blake3
 
 from brain.errors import UsageError
-from ingest.proposers.base import ProposalResult, SourceText
+from ingest.proposers.base import ProposalResult, Proposer, SourceText
 from ingest.proposers.candidates import MAX_ANSWER_BYTES, Task, candidates_json_schema, parse_candidate_set
 from ingest.proposers.errors import ProposerError
 
@@ -35,7 +35,7 @@ STDERR_TAIL_BYTES = 2048
 _CHUNK = 65536
 
 
-class ExecProposer:
+class ExecProposer(Proposer):
     """Runs one external command per source (`brain/exec`)."""
 
     id = "brain/exec"

@@ -33,7 +33,7 @@ from typing import Any
 
 from brain.blocks.provenance import Producer, ProducerKind
 from ingest.proposers import rules
-from ingest.proposers.base import PAGE_BREAK, ProposalResult, SourceText
+from ingest.proposers.base import PAGE_BREAK, ProposalResult, Proposer, SourceText
 from ingest.proposers.candidates import Candidate, CandidateSet, Task
 
 PRODUCER = Producer(kind=ProducerKind.PIPELINE, id="brain/heuristic", version="2")
@@ -82,7 +82,7 @@ def atx_heading(line: str) -> tuple[int, str] | None:
     return None if "\n" in title else (len(mark[1]), title)
 
 
-class HeuristicProposer:
+class HeuristicProposer(Proposer):
     """The built-in offline proposer (`brain/heuristic`)."""
 
     id = "brain/heuristic"

@@ -2,7 +2,8 @@
 
 Third parties register a factory in the `brain.proposers` entry-point group; it is called as
 `factory(argument, options)` (argument = the text after the first `:`, or None) and must return an object
-satisfying the `Proposer` protocol. Built-in names cannot be shadowed by an entry point.
+satisfying the `Proposer` protocol; one that defines only the required members (`ProposerCore`) is given
+the protocol's defaults for the rest (`_WithDefaults`). Built-in names cannot be shadowed by an entry point.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from brain.errors import BrainError, UsageError
-from ingest.proposers.base import Proposer
+from ingest.proposers.base import ProposalResult, Proposer, ProposerCore, SourceText
+from ingest.proposers.candidates import Task
 
 ENTRY_POINT_GROUP = "brain.proposers"
 DEFAULT_PROPOSER = "heuristic"
@@ -113,7 +115,19 @@ def load_proposer(spec: str, options: ProposerOptions | None = None) -> Proposer
     problem = _protocol_problem(proposer)
     if problem:
         raise UsageError(f"proposer {name!r} ({found.value}) is not a Proposer: {problem}")
-    return proposer
+    return proposer if isinstance(proposer, Proposer) else _WithDefaults(proposer)
+
+
+class _WithDefaults(Proposer):
+    """A third-party proposer that defines only the required members, with the protocol's defaults for the rest."""
+
+    def __init__(self, plugin: ProposerCore) -> None:
+        self.plugin = plugin
+        self.id, self.version, self.model, self.parameters = plugin.id, plugin.version, plugin.model, plugin.parameters
+
+    def propose(self, task: Task, source: SourceText) -> ProposalResult:
+        """The plugin's own answer."""
+        return self.plugin.propose(task, source)
 
 
 def available_proposers() -> list[ProposerInfo]:
@@ -145,7 +159,7 @@ def _entry_points(include_shadowed: bool = False) -> dict[str, EntryPoint]:
 
 
 def _protocol_problem(proposer: object) -> str | None:
-    if not isinstance(proposer, Proposer):
+    if not isinstance(proposer, ProposerCore):
         return "it needs id, version, model, parameters and propose(task, source)"
     if not isinstance(proposer.id, str) or not proposer.id or not isinstance(proposer.version, str):
         return "id and version must be non-empty strings"

@@ -25,7 +25,15 @@ import openai
 
 from brain.blocks.provenance import Producer, ProducerKind
 from brain.errors import UsageError
-from ingest.proposers.base import ProposalOutcome, ProposalResult, SourceText, TokenUsage, propose_many, sum_usage
+from ingest.proposers.base import (
+    ProposalOutcome,
+    ProposalResult,
+    Proposer,
+    SourceText,
+    TokenUsage,
+    propose_many,
+    sum_usage,
+)
 from ingest.proposers.candidates import CandidateSet, Task, candidates_json_schema, parse_candidate_set
 from ingest.proposers.errors import ProposerError
 
@@ -42,7 +50,7 @@ SYSTEM_PROMPT = (
 )
 
 
-class OpenAIProposer:
+class OpenAIProposer(Proposer):
     """Proposes through a chat-completions endpoint with structured output (`brain/openai`)."""
 
     id = "brain/openai"
@@ -117,8 +125,8 @@ class OpenAIProposer:
         merged = CandidateSet(task_id=task.task_id, producer=producer, candidates=tuple(candidates))
         return ProposalResult(merged, sum_usage(usages))
 
-    def propose_many(self, jobs: Sequence[tuple[Task, SourceText]]) -> list[ProposalOutcome]:
-        """Propose for many sources with at most `concurrency` requests in flight, in job order."""
+    def propose_many(self, jobs: Sequence[tuple[Task, SourceText]], concurrency: int = 1) -> list[ProposalOutcome]:
+        """Propose for many sources with at most this proposer's own `concurrency` requests in flight, in job order."""
         return propose_many(self.propose, jobs, self.concurrency)
 
     def _ask(

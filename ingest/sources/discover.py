@@ -5,8 +5,11 @@ streams. Siblings are sorted by name with a `/` appended to directory names; eve
 directory then falls in the same contiguous range as in a global sort.
 
 Decisions (documented in the README's ingest section):
-- `.git` directories and `.brainignore` files are never sources; directories named in `skip` (the
-  brain directory itself, when it lives under the root) are not entered.
+- What is skipped is `ingest.sources.ignore`'s business (ignore files, globs, caches); `.git` entries and
+  ignore files are never sources; directories named in `skip` (the brain directory itself, when it lives
+  under the root) are not entered, nor are virtualenvs and other brains below the root.
+- Each `SourceFile` carries its default origin (`ingest.sources.origins`): the path relative to the
+  enclosing repository root, else to the current directory.
 - Empty files are reported as `empty` and not registered: they carry nothing to cite, and every empty
   file would collapse into the same canonical block anyway.
 - Symbolic links are followed only when their real target stays inside the real root; a link to one of
@@ -24,16 +27,25 @@ from pathlib import Path
 
 from brain.errors import NotFoundError
 from ingest.sources import problems as p
-from ingest.sources.ignore import IGNORE_FILE, PathFilters
+from ingest.sources.ignore import GIT_DIR, GITIGNORE_FILE, IGNORE_FILE, PathFilters, is_foreign_tree
+from ingest.sources.origins import origin_prefix
 from ingest.sources.problems import SourceFile, SourceProblem
 
-_NEVER_SOURCES = frozenset({".git", IGNORE_FILE})
+_NEVER_SOURCES = frozenset({GIT_DIR, IGNORE_FILE, GITIGNORE_FILE})
 
 
 def discover(
-    root: Path, include: Iterable[str] = (), exclude: Iterable[str] = (), *, skip: Iterable[Path] = ()
+    root: Path,
+    include: Iterable[str] = (),
+    exclude: Iterable[str] = (),
+    *,
+    skip: Iterable[Path] = (),
+    vcs_ignore: bool = True,
 ) -> Iterator[SourceFile | SourceProblem]:
-    """Every source under `root` (a directory or one file), ascending by relpath, with its problems."""
+    """Every source under `root` (a directory or one file), ascending by relpath, with its problems.
+
+    `vcs_ignore=False` (`--no-ignore`) stops reading `.gitignore` and `.git/info/exclude`.
+    """
     root = Path(root)
     try:
         root_stat = root.stat()
@@ -41,12 +53,14 @@ def discover(
         raise NotFoundError(f"source {root} does not exist", hint="check the path you passed") from None
     except OSError as e:
         raise NotFoundError(f"source {root} cannot be read: {e.strerror}") from None
-    filters = PathFilters.from_globs(include, exclude)
+    filters = PathFilters.from_globs(include, exclude, use_git=vcs_ignore)
     if not stat.S_ISDIR(root_stat.st_mode):
         if not filters.skips(root.name, is_dir=False):
-            yield _examine_file(root, root.name, root_stat)
+            yield _examine_file(root, root.name, root_stat, origin_prefix(root.parent))
         return
-    walker = _Walker(os.path.realpath(root), _identities(skip))
+    real_root = os.path.realpath(root)
+    walker = _Walker(real_root, _identities(skip), origin_prefix(root))
+    filters = filters.for_root(Path(real_root))
     yield from walker.walk(root, "", filters, frozenset({(root_stat.st_dev, root_stat.st_ino)}))
 
 
@@ -61,7 +75,7 @@ def _identities(paths: Iterable[Path]) -> frozenset[tuple[int, int]]:
     return frozenset(found)
 
 
-def _examine_file(path: Path, relpath: str, st: os.stat_result) -> SourceFile | SourceProblem:
+def _examine_file(path: Path, relpath: str, st: os.stat_result, origin_prefix: str) -> SourceFile | SourceProblem:
     """A `SourceFile` for a stat'ed path, or the reason it is not one."""
     if not stat.S_ISREG(st.st_mode):
         return SourceProblem(relpath=relpath, code=p.NOT_REGULAR, detail="not a regular file")
@@ -74,15 +88,17 @@ def _examine_file(path: Path, relpath: str, st: os.stat_result) -> SourceFile | 
         return SourceProblem(relpath=relpath, code=p.VANISHED, detail="deleted while ingesting")
     except OSError as e:
         return SourceProblem(relpath=relpath, code=p.UNREADABLE, detail=e.strerror or str(e))
-    return SourceFile(path=path, relpath=relpath, size=st.st_size, mtime_ns=st.st_mtime_ns)
+    origin = origin_prefix + relpath
+    return SourceFile(path=path, relpath=relpath, size=st.st_size, mtime_ns=st.st_mtime_ns, origin=origin)
 
 
 class _Walker:
     """One recursive walk; holds what every level needs to know about the root."""
 
-    def __init__(self, real_root: str, skip: frozenset[tuple[int, int]]) -> None:
+    def __init__(self, real_root: str, skip: frozenset[tuple[int, int]], origin_prefix: str) -> None:
         self.real_root = real_root
         self.skip = skip
+        self.origin_prefix = origin_prefix
 
     def _inside_root(self, real: str) -> bool:
         return real == self.real_root or real.startswith(self.real_root.rstrip(os.sep) + os.sep)
@@ -95,10 +111,12 @@ class _Walker:
         try:
             with os.scandir(directory) as it:
                 entries = list(it)
-            # Only a listed `.brainignore` is read: probing an unreadable directory (or /proc) for one
+            names = {entry.name for entry in entries}
+            if prefix and is_foreign_tree(names) is not None:
+                return  # a virtualenv or another brain: nothing in it is a source (the root is as named)
+            # Only listed ignore files are read: probing an unreadable directory (or /proc) for one
             # fails with EACCES, which must be this directory's problem line, not the end of the run.
-            if any(entry.name == IGNORE_FILE for entry in entries):
-                filters = filters.entering(directory, prefix)
+            filters = filters.entering(directory, prefix, names)
         except FileNotFoundError:
             yield SourceProblem(relpath=dir_rel, code=p.VANISHED, detail="directory deleted while ingesting")
             return
@@ -118,7 +136,7 @@ class _Walker:
             if isinstance(result, SourceProblem):
                 yield result
             elif not is_dir:
-                yield _examine_file(Path(entry.path), relpath, result)
+                yield _examine_file(Path(entry.path), relpath, result, self.origin_prefix)
             elif (result.st_dev, result.st_ino) in ancestors:
                 yield SourceProblem(relpath=relpath, code=p.SYMLINK_LOOP, detail="links to its own ancestor")
             elif (result.st_dev, result.st_ino) not in self.skip:

@@ -39,6 +39,8 @@ class SourceFile(BaseModel):
     relpath: str
     size: int
     mtime_ns: int
+    origin: str | None = None
+    """The default origin (`ingest.sources.origins`); None only where a caller built the file itself."""
 
 
 class SourceProblem(BaseModel):

@@ -97,7 +97,8 @@ def test_ledger_of_modules_builds_structural_and_evidence_edges(tmp_path):
         writer.add(ProvenanceBlock(record=record))
         writer.commit()
     ledger = Ledger.of(brain.modules())
-    assert ledger.closure(source) == {base.block_id, dependent.block_id}
+    assert ledger.closure(source) == {base.block_id}
+    assert ledger.cascade(source) == {base.block_id, dependent.block_id}
     assert ledger.evidence[base.block_id] == (source,)
     assert brain.ledger().dependents[source] == {base.block_id}
 
@@ -243,7 +244,7 @@ def test_ledger_reads_derived_blocks_only_when_structural_edges_are_needed(tmp_p
     ledger = brain.ledger()  # provenance only: the damaged semantic block is not read
     assert ledger.is_accessible(fact("damaged later").block_id)
     with pytest.raises(IntegrityError, match="does not hash"):
-        ledger.closure(canonical("src").block_id)
+        ledger.cascade(canonical("src").block_id)
 
 
 @pytest.mark.parametrize("what", ["snapshot", "composition"])

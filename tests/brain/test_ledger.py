@@ -68,7 +68,8 @@ def test_accessibility_supersession_and_demotion():
             _rec(DemotionRecord(actor=ACTOR, at="2026-01-01T00:00:00Z", block=episode)),
         ]
     )
-    assert ledger.superseded_by[old] == {new, other}  # a precedence conflict keeps both edges
+    assert ledger.superseded_by[old] in (new, other)  # one winner per loser (§7.1)...
+    assert set(ledger.precedence_conflicts[old]) == {new, other}  # ...and a precedence conflict keeps both edges
     assert not ledger.is_accessible(old) and not ledger.is_accessible(episode)
     assert ledger.is_accessible(new) and ledger.is_accessible(_id(9))
     assert ledger.demoted == {episode}
@@ -83,15 +84,16 @@ def test_removals_are_collected():
     assert ledger.removed == {a, b} and ledger.removals[0][1] == removal
 
 
-def test_closure_follows_evidence_and_structural_edges_transitively():
+def test_closure_follows_evidence_only_and_the_cascade_adds_structural_edges():
     source, fact, related, proc, unrelated = (_id(n) for n in range(1, 6))
     ledger = Ledger.from_records(
         [_rec(_derivation(fact, [source])), _rec(_derivation(unrelated, [_id(9)]))],
         structural=[(fact, related), (related, proc), (proc, source)],  # a cycle back to the source
     )
-    assert ledger.closure(source) == {fact, related, proc}
-    assert ledger.closure([fact, related]) == {proc, source}
-    assert ledger.closure(unrelated) == set()
+    assert ledger.closure(source) == {fact}  # evidence edges only (issue 12 item 1)
+    assert ledger.cascade(source) == {fact, related, proc}
+    assert ledger.cascade([fact, related]) == {proc, source}
+    assert ledger.closure(unrelated) == set() == ledger.cascade(unrelated)
 
 
 def test_structural_targets_of_semantic_and_procedural_blocks():

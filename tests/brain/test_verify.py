@@ -14,7 +14,7 @@ from brain.errors import NotFoundError
 from brain.identity import OciDigest
 from brain.verify import PROBLEM_CODES, Problem, Severity, VerifyReport, verify_brain
 from brain.verify.compositions import UNPROVABLE, CompositionFacts, composition_problems, inspect_compositions, usable
-from brain.verify.pool import parallel_map
+from brain.concurrency import parallel_map
 from tests.brain.verify_damage import HEAD, MARKDOWN_BLOB, MARKDOWN_BLOCK, V1_CONFIG, blob_path, copy_brain, reference_source
 
 DOCS = Path(__file__).resolve().parents[2] / "README.md"

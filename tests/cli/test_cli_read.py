@@ -42,7 +42,8 @@ def test_status_for_people_names_every_root(brain: BrainRunner, reference_brain:
 def test_empty_brain(brain: BrainRunner, tmp_path: Path) -> None:
     target = tmp_path / "new"
     created = brain("--brain", str(target), "init", "--json")
-    assert created.code == 0 and created.json() == {"brain": str(target)}
+    assert created.code == 0 and created.json()["brain"] == str(target)
+    assert created.json()["genesis"] is None  # ungoverned: no genesis snapshot is written
     assert brain("--brain", str(target), "status", "--json").json() == {"snapshot": None, "modules": {}}
     assert brain("--brain", str(target), "log", "--json").json() == []
     assert brain("--brain", str(target), "ls", "--json").json() == []
@@ -150,7 +151,8 @@ def test_unknown_and_malformed_ids(brain: BrainRunner, reference_brain: Path) ->
     assert_one_line_error(brain("--brain", str(reference_brain), "show", "sha256:" + "0" * 64), 4)
     assert_one_line_error(brain("--brain", str(reference_brain), "prove", "deadbeef"), 4)
     assert_one_line_error(brain("--brain", str(reference_brain), "show", "4c6"), 3)
-    assert_one_line_error(brain("--brain", str(reference_brain), "show", "zzzz"), 3)
+    assert_one_line_error(brain("--brain", str(reference_brain), "prove", "zzzz"), 3)
+    assert_one_line_error(brain("--brain", str(reference_brain), "show", "zzzz"), 4)  # not an id: no such origin
 
 
 def test_ambiguous_prefix_is_not_found(brain: BrainRunner, twin_brain: tuple[Path, list[BlockId]]) -> None:
@@ -203,5 +205,6 @@ def test_ls_after_a_selective_pull_lists_what_is_installed(brain: BrainRunner, t
     assert_one_line_error(brain("--brain", "partial", "ls", "--type", "episodic"), 4)
     status = brain("--brain", "partial", "status", "--json")
     assert status.code == 0
-    assert set(status.json()["modules"]) == {"canonical", "episodic", "semantic", "procedural", "provenance"}
+    # The head is a local snapshot of exactly the installed modules (§6.8).
+    assert set(status.json()["modules"]) == {"canonical", "semantic", "provenance"}
     assert status.stderr == "not installed (selective pull): episodic, procedural\n"

@@ -120,7 +120,8 @@ def test_hostile_proposers_and_bad_files_are_reported_per_source(
     assert codes["i-relation.md"] == [("relation-target-not-found", "rejection")]
     assert ("evidence-not-in-task", "rejection") in codes["j-evidence.md"]
     assert ("evidence-not-found", "rejection") in codes["j-evidence.md"]
-    assert codes["k-junk.txt"] == codes["l-latin1.txt"] == [("binary-content", "note")]
+    assert ("binary-content", "note") in codes["k-junk.txt"]
+    assert codes["l-latin1.txt"] == []  # undeclared Latin-1 is detected and decoded (the charset is recorded)
     assert codes["m-empty.md"] == [("empty", "skipped")]
     assert codes["loop"] == [("symlink-loop", "failure")]
     assert codes["zz-gone.md"] == [("vanished", "failure")]
@@ -128,7 +129,7 @@ def test_hostile_proposers_and_bad_files_are_reported_per_source(
     data = run.json()
     relpaths = [o["relpath"] for o in data["outcomes"]]
     assert relpaths == sorted(relpaths) and len(relpaths) == 23  # discovery order, problems included
-    assert data["validated"] == 11 and data["failed"] == 2  # a-vanish, b0-b8, the float file's sibling
+    assert data["validated"] == 12 and data["failed"] == 2  # a-vanish, b0-b8, the float file's sibling, l-latin1
     verify = brain("--brain", str(brain_dir), "verify", "--json")
     assert verify.code == 0 and verify.json()["ok"] is True, verify
 

@@ -69,7 +69,7 @@ def test_a_changed_source_supersedes_its_previous_version(brain: BrainRunner, tm
     supersessions = [r for _, r in ledger.records if isinstance(r, SupersessionRecord)]
     assert [(str(r.block), str(r.supersedes), r.reason) for r in supersessions] == [(new, old, None)]
     registration = next(r for _, r in ledger.records if isinstance(r, RegistrationRecord) and str(r.block) == new)
-    assert registration.origin == "notes/glossary.md" and registration.at == supersessions[0].at
+    assert registration.origin == "docs/notes/glossary.md" and registration.at == supersessions[0].at
 
     # Facts read only from the old bytes are demoted (still members); the other source's facts are not.
     demoted = {str(r.block) for _, r in ledger.records if isinstance(r, DemotionRecord)}

@@ -67,8 +67,11 @@ def _records(brain: Brain, record_type: str) -> list:  # type: ignore[type-arg]
     return [r for _, r in brain.ledger().records if r.record_type == record_type]
 
 
-def test_registers_verbatim_bytes_a_normalized_view_and_the_records(tmp_path: Path) -> None:
+def test_registers_verbatim_bytes_a_normalized_view_and_the_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = _corpus(tmp_path / "src", {"notes/a.md": NOTE})
+    monkeypatch.chdir(root)  # the default origin is relative to the current directory outside a repository
     brain = Brain.init(tmp_path / "brain")
     result = _run(brain, root, license="CC-BY-4.0")
     assert (result.registered, result.failed, result.checkpoints) == (1, 0, 1)
@@ -360,8 +363,11 @@ def _lineage_of_brain(brain: Brain) -> Lineage:
     return lineage_of_ledger(brain.ledger(snapshot), brain.modules(snapshot)[MemoryType.SEMANTIC].blocks())[0]
 
 
-def test_the_lineage_log_says_what_the_ledger_and_semantic_module_say_after_every_run(tmp_path: Path) -> None:
+def test_the_lineage_log_says_what_the_ledger_and_semantic_module_say_after_every_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = _corpus(tmp_path / "src", {"a.md": NOTE, "b.md": PLAIN, "c/d.md": NOTE.replace("shard", "node")})
+    monkeypatch.chdir(root)
     brain = Brain.init(tmp_path / "brain")
     versions = [NOTE + f"\nA quorum{i} is a majority of {i} nodes.\n" for i in range(3)]
     for step, text in enumerate(versions):

@@ -233,9 +233,10 @@ def test_a_partial_head_becomes_whole_when_the_same_snapshot_is_installed_whole(
     whole = install_artifact(brain, data, fetch, reference=REF)
     head = brain.head()
     assert partial is not None and partial.origin is not None and partial.origin.partial
-    assert not whole.head_moved and whole.already_head
+    # The partial head is a local snapshot whose parent is the published one: installing that whole moves on.
+    assert whole.head_moved and not whole.already_head
     assert head is not None and head.origin is not None and not head.origin.partial
-    assert head.retained == partial.retained
+    assert str(head.snapshot) == "sha256:" + HEAD and head.retained[1] == partial.snapshot
     # A whole head stays whole when a subset of the same snapshot is installed over it.
     install_artifact(brain, data, fetch, {MemoryType.EPISODIC, MemoryType.PROVENANCE}, reference=REF)
     assert brain.head() == head

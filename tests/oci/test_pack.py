@@ -199,7 +199,7 @@ def test_governed_snapshot_is_protocol_version_two_with_its_trust_root(tmp_path:
     from brain.store import Head, write_head
 
     brain = small_brain(tmp_path / "b")
-    root = TrustRoot(govern_quorum=1, keys=(TrustKey(key="ssh-ed25519 AAAAC3Nza", scopes=("govern",), since=1),), revision=1)
+    root = TrustRoot(govern_quorum=1, keys=(TrustKey(key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAOhB7/zzhC+HXDdGOdLwJln5NYwm6UNXx3chmQSVTG4", scopes=("govern",), since=1),), revision=1)
     current = brain.snapshot()
     assert current is not None
     governed = Snapshot(created_at=current.created_at, modules=current.modules, trust_root=root)

@@ -1,0 +1,142 @@
+"""The one owner of forked processes: when forking is safe, how a worker starts, and the fork-pool map.
+
+Every process this package (and `ingest`) forks goes through here, so the rules are kept in one place:
+- `can_fork()`: only with the `fork` start method and while no other thread runs (a fork copies locks
+  other threads hold, and the child can deadlock on them). Callers that cannot fork do the work in-process.
+- `start_worker(serve, ...)`: a forked child that ignores Ctrl-C (the caller handles it and closes the
+  pipe) and first closes the caller's ends of every other live worker's pipe, which it inherited; else a
+  sibling's pipe never reaches end-of-file when the caller dies, and that sibling never exits.
+- `parallel_map`: per-item work over a fork pool in chunks, results in item order.
+
+Workers are forked, so they inherit the imported code and the caller's data, and need no pickled state
+beyond what they are sent.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+# Below this many items a pool costs more (fork + pickling) than it saves.
+PARALLEL_THRESHOLD = 4000
+
+# The caller's end of every live worker's pipe: each new child closes the ones it inherited.
+_CALLER_ENDS: weakref.WeakSet[Connection] = weakref.WeakSet()
+
+
+def can_fork() -> bool:
+    """Whether this process may fork a worker now: `fork` is available and no other thread runs."""
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
+def default_jobs() -> int:
+    """All cores: the default for `--jobs`."""
+    return os.cpu_count() or 1
+
+
+def close_inherited() -> None:
+    """In a freshly forked child: close the caller's ends of other workers' pipes, ignore Ctrl-C."""
+    for end in list(_CALLER_ENDS):
+        end.close()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's; it closes the pipe
+
+
+@dataclass
+class Worker:
+    """A forked worker process and the caller's end of its pipe."""
+
+    connection: Connection
+    process: BaseProcess
+
+    def close(self, *, terminate: bool = False) -> None:
+        """Close the pipe (the worker exits at end-of-file) and reap it; `terminate` does not wait for it."""
+        self.connection.close()
+        _CALLER_ENDS.discard(self.connection)
+        if terminate:
+            # An idle worker holds nothing; a process forked later may keep its pipe open, so do not wait.
+            self.process.terminate()
+        self.process.join()
+
+
+def _run_worker(serve: Callable[..., None], connection: Connection, args: tuple[Any, ...]) -> None:
+    close_inherited()
+    serve(connection, *args)
+
+
+def start_worker(serve: Callable[..., None], *args: Any) -> Worker:
+    """Fork a daemon child running `serve(connection, *args)`; raises `OSError` when it cannot start.
+
+    Callers check `can_fork()` first. The child's end of the pipe is closed here, so the caller sees
+    end-of-file (`EOFError`) when the child dies.
+    """
+    context = multiprocessing.get_context("fork")
+    ours, theirs = context.Pipe()
+    _CALLER_ENDS.add(ours)  # before the fork: the child closes its copy of our end too
+    try:
+        process = context.Process(target=_run_worker, args=(serve, theirs, args), daemon=True)
+        process.start()
+    except BaseException:
+        _CALLER_ENDS.discard(ours)
+        ours.close()
+        raise
+    finally:
+        theirs.close()
+    return Worker(ours, process)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _run_chunk(task: tuple[Callable[[Path, Sequence[T]], list[R]], Path, Sequence[T], Callable[[R], Any]]) -> list[Any]:
+    function, root, chunk, wire = task
+    return [wire(result) for result in function(root, chunk)]
+
+
+def parallel_map(
+    function: Callable[[Path, Sequence[T]], list[R]],
+    root: Path,
+    items: Sequence[T],
+    jobs: int | None = None,
+    threshold: int = PARALLEL_THRESHOLD,
+    wire: Callable[[R], Any] = _identity,
+    unwire: Callable[[Any], R] = _identity,
+) -> Iterator[R]:
+    """`function(root, chunk)` over chunks of `items`, results in item order; `jobs` workers (default: all cores).
+
+    Small jobs, one job, and callers that cannot fork run in-process. Results cross the process boundary
+    as `wire(result)` and are rebuilt with `unwire`: plain tuples pickle far faster than objects.
+    """
+    jobs = default_jobs() if jobs is None else max(1, jobs)
+    if jobs == 1 or len(items) < threshold or not can_fork():
+        yield from function(root, items)
+        return
+    # A few chunks per worker keeps them all busy to the end without paying per-item IPC.
+    size = max(1, -(-len(items) // (jobs * 4)))
+    chunks = [(function, root, items[i : i + size], wire) for i in range(0, len(items), size)]
+    with multiprocessing.get_context("fork").Pool(jobs, initializer=close_inherited) as pool:
+        for results in pool.imap(_run_chunk, chunks):
+            yield from map(unwire, results)
+
+
+__all__ = [
+    "PARALLEL_THRESHOLD",
+    "Worker",
+    "can_fork",
+    "close_inherited",
+    "default_jobs",
+    "parallel_map",
+    "start_worker",
+]

@@ -1,0 +1,116 @@
+"""The authenticity sidecars (§9.3, §9.5): where they live and how they are read and written.
+
+`boltzmann/signatures.json` indexes the signature records held (the records themselves are blobs),
+`boltzmann/trust.json` is the consumer's pin, `boltzmann/remotes.json` remembers references once pulled
+signed and authorized. All three are JCS without a newline, local state only (never published), and
+written through `brain.store.atomic`. Writers hold the brain's writer lock.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from brain.authn.records import (
+    MAX_RECORDS_PER_SNAPSHOT,
+    RecordDecodeError,
+    SignatureIndex,
+    SignatureRecord,
+)
+from brain.authn.trust import RemoteMemory, TrustPin
+from brain.errors import BrainUnreadableError, CanonicalFormError, RefusedError
+from brain.identity import OciDigest, canonicalize, parse_strict
+from brain.store.atomic import atomic_write
+from brain.store.blobs import BlobStore
+
+SIGNATURES_FILE = ("boltzmann", "signatures.json")
+TRUST_FILE = ("boltzmann", "trust.json")
+REMOTES_FILE = ("boltzmann", "remotes.json")
+AUTHN_SIDECARS = (SIGNATURES_FILE, TRUST_FILE, REMOTES_FILE)
+_FIX = "restore it from a copy of the brain, or delete it to start over (signatures must then be added again)"
+
+
+def _path(root: Path, name: tuple[str, str]) -> Path:
+    return Path(root).joinpath(*name)
+
+
+def _read(root: Path, name: tuple[str, str]) -> bytes | None:
+    where = _path(root, name)
+    try:
+        return where.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise BrainUnreadableError(f"{where} cannot be read: {e.strerror}", hint=_FIX) from None
+
+
+def _write(root: Path, name: tuple[str, str], data: bytes) -> None:
+    where = _path(root, name)
+    where.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(where, data)
+
+
+def read_signature_index(root: Path) -> SignatureIndex:
+    """The signature index (empty when the brain holds no record)."""
+    data = _read(root, SIGNATURES_FILE)
+    if data is None:
+        return SignatureIndex()
+    try:
+        return SignatureIndex.decode(data)
+    except (RecordDecodeError, CanonicalFormError) as e:
+        raise BrainUnreadableError(f"{_path(root, SIGNATURES_FILE)}: {e.message}", hint=_FIX) from None
+
+
+def store_record(root: Path, blobs: BlobStore, record: SignatureRecord) -> tuple[OciDigest, bool]:
+    """Store a record blob, then list it in the index; (its digest, whether it was new). Caller holds the lock."""
+    index = read_signature_index(root)
+    held = index.records_of(record.snapshot)
+    if record.digest in held and blobs.verify_file(record.digest):
+        return record.digest, False
+    if record.digest not in held and len(held) >= MAX_RECORDS_PER_SNAPSHOT:
+        raise RefusedError(
+            f"snapshot {record.snapshot} already holds {len(held)} signature records, the most a snapshot may hold",
+            hint="prune records nobody needs before adding more",
+        )
+    digest = blobs.put(record.to_bytes())
+    _write(root, SIGNATURES_FILE, index.with_record(record.snapshot, digest).to_bytes())
+    return digest, digest not in held
+
+
+def _model(root: Path, name: tuple[str, str], model: type[TrustPin | RemoteMemory]) -> TrustPin | RemoteMemory | None:
+    data = _read(root, name)
+    if data is None:
+        return None
+    try:
+        return model.model_validate(parse_strict(data))
+    except CanonicalFormError as e:
+        raise BrainUnreadableError(f"{_path(root, name)}: {e.message}", hint=_FIX) from None
+    except ValidationError as e:
+        first = e.errors(include_url=False)[0]
+        where = ".".join(map(str, first["loc"])) or "document"
+        raise BrainUnreadableError(f"{_path(root, name)} is invalid: {where}: {first['msg']}", hint=_FIX) from None
+
+
+def read_pin(root: Path) -> TrustPin | None:
+    """The consumer's trust pin, if any."""
+    pin = _model(root, TRUST_FILE, TrustPin)
+    assert pin is None or isinstance(pin, TrustPin)
+    return pin
+
+
+def write_pin(root: Path, pin: TrustPin) -> None:
+    """Replace the trust pin."""
+    _write(root, TRUST_FILE, canonicalize(pin.to_json()))
+
+
+def read_remotes(root: Path) -> RemoteMemory:
+    """What this brain remembers of references pulled signed (empty when none)."""
+    memory = _model(root, REMOTES_FILE, RemoteMemory)
+    assert memory is None or isinstance(memory, RemoteMemory)
+    return memory or RemoteMemory()
+
+
+def write_remotes(root: Path, memory: RemoteMemory) -> None:
+    """Replace the remote memory."""
+    _write(root, REMOTES_FILE, canonicalize(memory.to_json()))

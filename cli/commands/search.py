@@ -1,0 +1,109 @@
+"""`brain search QUERY`: ranked, verified evidence bundles from the local index, with associative expansion.
+
+The index (`boltzmann/search/`) is brought to the head first (incrementally; from scratch with
+`--reindex`). Accessible blocks only unless `--include-superseded` (§7.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Annotated
+
+import typer
+from rich.console import RenderableType
+from rich.text import Text
+
+from cli.context import cli_context
+from cli.options import JsonFlag
+from cli.output import Output
+from retrieval.models import SearchResult
+from retrieval.query import DEFAULT_LIMIT, Searcher, SearchRequest
+from retrieval.tokenize import highlight_spans, query_terms
+
+QueryArgument = Annotated[str, typer.Argument(metavar="QUERY", help="Words to search for.", show_default=False)]
+TypesOption = Annotated[
+    list[str] | None,
+    typer.Option("--type", "-t", metavar="TYPE", help="Only this memory type (repeatable): canonical (passages of "
+                 "sources), semantic, procedural, episodic."),
+]
+
+
+def search(
+    ctx: typer.Context,
+    query: QueryArgument = "",
+    types: TypesOption = None,
+    subject: Annotated[str | None, typer.Option("--subject", metavar="S", help="Only blocks about this subject.")] = None,
+    since: Annotated[str | None, typer.Option("--since", metavar="DATE", help="Only blocks dated on or after DATE.")] = None,
+    until: Annotated[str | None, typer.Option("--until", metavar="DATE", help="Only blocks dated on or before DATE.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-k", metavar="K", help="At most K matches.")] = DEFAULT_LIMIT,
+    include_superseded: Annotated[
+        bool, typer.Option("--include-superseded", help="Let superseded and demoted blocks through.")
+    ] = False,
+    no_expand: Annotated[bool, typer.Option("--no-expand", help="No associative expansion.")] = False,
+    reindex: Annotated[bool, typer.Option("--reindex", help="Rebuild the index from scratch first.")] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Search the brain: verified evidence bundles, with associative expansion."""
+    context = cli_context(ctx)
+    request = SearchRequest(
+        query=query,
+        types=tuple(t.lower() for t in types or ()),
+        subject=subject,
+        since=since,
+        until=until,
+        limit=limit,
+        include_superseded=include_superseded,
+        expand=not no_expand,
+    )
+    output = context.output(as_json)
+    if not (reindex and not query):
+        request.validate()  # before the index is opened: a bad request writes nothing
+    searcher = Searcher(context.open_brain())
+    try:
+        if reindex:
+            stats = searcher.refresh(rebuild=True)
+            output.message(f"search index rebuilt: {stats.added} blocks")
+            if not query:
+                return
+        result = searcher.search(request)
+    finally:
+        searcher.close()
+    if searcher.last_update is not None and searcher.last_update.rebuilt and not reindex:
+        output.message(f"search index built: {searcher.last_update.added} blocks ({searcher.last_update.reason})")
+    for match in result.matches:
+        if not match.verified:
+            output.message(f"warning: {match.block} failed verification (bytes or proof); run `brain verify`")
+    output.result(result, lambda r: _render(r, output))
+
+
+def _render(result: SearchResult, output: Output) -> Iterable[RenderableType]:
+    if not result.matches:
+        output.message("no matches")
+        return []
+    terms = query_terms(result.query)
+    lines: list[RenderableType] = []
+    last_source = None
+    for match in result.matches:
+        source = match.evidence[0] if match.evidence else None
+        key = source.block if source else match.block
+        if key != last_source:
+            lines.append(Text(f"== {source.origin or source.block if source else match.title}", style="bold"))
+            last_source = key
+        flags = "" if match.accessible else " (inaccessible)"
+        flags += "" if match.verified else " (NOT VERIFIED)"
+        via = f"  via {match.via.edge} from {match.via.from_[7:19]}" if match.via else ""
+        lines.append(Text(f"{match.score:.3f}  {match.memory_type:<10} {match.title}{flags}{via}"))
+        for evidence in match.evidence[:2]:
+            where = f"{evidence.origin or evidence.block}:{evidence.locator}" if evidence.locator else evidence.origin
+            lines.append(Text(f"    {where}", style="dim"))
+            if evidence.excerpt:
+                lines.append(_highlighted("    " + evidence.excerpt.replace("\n", "\n    "), terms, output))
+    return lines
+
+
+def _highlighted(text: str, terms: list[str], output: Output) -> Text:
+    rendered = Text(text)
+    if output.is_terminal:
+        for start, end in highlight_spans(text, terms):
+            rendered.stylize("bold yellow", start, end)
+    return rendered

@@ -1,0 +1,65 @@
+"""`brain supersede OLD NEW --reason TEXT`: NEW takes OLD's place (§3.7, §7.2); both stay members.
+
+Writes one `supersession` record in one snapshot. OLD is no longer accessible while NEW is a member (if
+NEW is dropped later, OLD becomes accessible again).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from brain.errors import LifecycleRefusedError, NotFoundError
+from brain.identity import BlockId, OciDigest, utc_timestamp
+from brain.lifecycle.apply import commit_records
+from brain.lifecycle.records import actor_of, supersession_record
+from brain.lifecycle.stance import plan_supersession
+from cli.context import cli_context
+from cli.lifecycle_view import Refusal
+from cli.options import JsonFlag, resolve_block_id
+from cli.output import Result
+from ingest.lineage_graph import graph_of, log_commit
+
+
+class StanceResult(Result):
+    """What a supersession or demotion wrote (snapshot null: nothing needed writing), or why it was refused."""
+
+    snapshot: OciDigest | None
+    blocks: list[BlockId]
+    refused: Refusal | None
+
+
+ReasonOption = Annotated[str | None, typer.Option("--reason", metavar="TEXT", help="Why (recorded in the record).")]
+
+
+def supersede(
+    ctx: typer.Context,
+    old: Annotated[str, typer.Argument(metavar="OLD", help="The block that is superseded.", show_default=False)],
+    new: Annotated[str, typer.Argument(metavar="NEW", help="The block that supersedes it.", show_default=False)],
+    reason: ReasonOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Record that NEW supersedes OLD (both stay members; OLD is no longer accessible)."""
+    context = cli_context(ctx)
+    brain = context.open_brain()
+    output = context.output(as_json)
+    loser, winner = resolve_block_id(brain, old), resolve_block_id(brain, new)
+    with context.writer(brain) as writer:
+        if writer.head is None:
+            raise NotFoundError(f"the brain at {brain.path} is empty: nothing to supersede")
+        parent = writer.head.snapshot
+        members = brain.modules(parent)  # Module answers `in` from its composition, read on first use
+        try:
+            needed = plan_supersession(loser, winner, members, graph_of(brain, parent))
+        except LifecycleRefusedError as e:
+            if as_json:
+                output.result(StanceResult(snapshot=None, blocks=[], refused=Refusal.of(e)), lambda r: [])
+            raise
+        records = [supersession_record(winner, loser, actor=actor_of(writer.actor), at=utc_timestamp(), reason=reason)]
+        digest = commit_records(writer, records) if needed else None
+    if digest is not None:
+        log_commit(brain, parent, digest, records)
+    result = StanceResult(snapshot=digest, blocks=[loser, winner], refused=None)
+    said = f"{winner.short} supersedes {loser.short}"
+    output.result(result, lambda r: [f"{said} (snapshot {digest.short})" if digest else f"already recorded: {said}"])

@@ -1,0 +1,263 @@
+"""Pull authorization (§9.8, and what §9.10 says the reference gets wrong): decide before the head moves.
+
+`authenticate_pull` runs after the manifest is read and before any module layer is downloaded: it reads
+the config and the history layer, discovers the signature records (`oci.referrers`), and refuses what
+can already be refused — a pin that does not match, a rejected revision, a head that does not descend
+from the snapshot this brain last pulled signed from the same repository, an unsigned head where a
+signed one is expected. Its `guard` runs once every layer is verified, just before the head moves,
+with the full §9.7 decision: any state but `authorized` is refused (exit 6, nothing installed) unless
+`allow_unauthorized`, which says so. `commit` then stores the records and remembers an authorized pull
+in `boltzmann/remotes.json`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from brain.authn.chain import ChainStore, StoreChain, descends_from, first_parent_walk
+from brain.authn.decision import Authentication, authenticate
+from brain.authn.outcomes import FindingCode, Outcome, State
+from brain.authn.records import SignatureRecord
+from brain.brain import Brain
+from brain.errors import BrainError, UntrustedArtifactError
+from brain.identity import OciDigest
+from brain.snapshot import Projection, Snapshot, TrustRoot
+from brain.store import Head
+from brain.store.authn_files import (
+    read_pin,
+    read_remotes,
+    read_signature_index,
+    store_record,
+    write_remotes,
+)
+from brain.store.lock import WriterLock
+from oci import media_types as mt
+from oci.manifest import Manifest
+from oci.referrers import fetch_signature_records
+from oci.transport import RegistryClient
+from oci.unpack import Staging, unpack_history
+
+# Refused before any module layer: what the config, the history and the records already decide (§9.8 step 1).
+EARLY_REFUSALS = frozenset({
+    FindingCode.PIN_BRAIN_MISMATCH, FindingCode.TRUST_ROOT_MISMATCH, FindingCode.QUORUM_FAILURE,
+    FindingCode.REVISION_CHANGED_CONTENT, FindingCode.REVISION_REGRESSED, FindingCode.SINCE_REFUTED,
+    FindingCode.CHAIN_TRUNCATED,
+})
+# Outcomes that the provenance still to be downloaded may settle either way.
+_MAY_BECOME_VALID = frozenset({Outcome.VALID, Outcome.VALID_AS_PROPOSAL, Outcome.INSUFFICIENT_EVIDENCE})
+_ESCAPE = "--allow-unauthorized installs it anyway (and says so)"
+
+
+class PullPolicy(BaseModel):
+    """What a pull accepts besides an `authorized` head."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    require_signed: bool = False
+    allow_unauthorized: bool = False
+
+
+class PullAuthentication(BaseModel):
+    """What the pull decided about authenticity (reported with the pull result)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    snapshot: OciDigest
+    state: State
+    records: int
+    stored: int = 0
+    remembered: bool = False
+    warnings: list[str] = Field(default_factory=list)
+
+
+class _PulledChain:
+    """The local store plus records that arrived with the pull (not stored yet)."""
+
+    def __init__(self, local: StoreChain, pulled: Sequence[SignatureRecord]) -> None:
+        self.local = local
+        self.pulled = pulled
+        self.snapshot = local.snapshot
+        self.composition = local.composition
+        self.ledger_record = local.ledger_record
+
+    def records(self, snapshot: OciDigest) -> list[SignatureRecord]:
+        held = {r.digest: r for r in self.local.records(snapshot)}
+        for record in self.pulled:
+            if record.snapshot == snapshot:
+                held.setdefault(record.digest, record)
+        return list(held.values())
+
+
+def repository_key(client: RegistryClient) -> str:
+    """How `remotes.json` names a remote: registry and repository (every tag of it shares the memory)."""
+    return f"{client.reference.registry}/{client.reference.repository}"
+
+
+@dataclass
+class PullGate:
+    """The decision of one pull, before and after its module layers arrive."""
+
+    brain: Brain
+    repository: str
+    source: OciDigest
+    records: list[SignatureRecord]
+    policy: PullPolicy
+    newest: TrustRoot | None
+    warnings: list[str] = field(default_factory=list)
+    state: State = State.UNSIGNED
+    # Blobs `authenticate_pull` downloaded (config, history): the pull does not fetch them again.
+    prefetched: set[OciDigest] = field(default_factory=set)
+    on_warning: Callable[[str], None] | None = None
+
+    def _warn(self, text: str) -> None:
+        self.warnings.append(text)
+        if self.on_warning is not None:
+            self.on_warning(text)
+
+    def _refuse(self, text: str) -> None:
+        if self.policy.allow_unauthorized:
+            self._warn(f"--allow-unauthorized: installing although {text}")
+            return
+        raise UntrustedArtifactError(f"refused {self.source.short}: {text}", hint=_ESCAPE)
+
+    def chain(self) -> _PulledChain:
+        return _PulledChain(StoreChain(self.brain.blobs, read_signature_index(self.brain.path).entries), self.records)
+
+    def decide(self) -> Authentication:
+        return authenticate(self.chain(), self.source, pin=read_pin(self.brain.path), newest=self.newest)
+
+    def guard(self, current: Head | None, incoming: OciDigest) -> None:
+        """The full §9.7 decision with every layer stored, under the writer lock, before the head moves."""
+        if incoming != self.source:
+            return
+        auth = self.decide()
+        self.state = auth.state
+        if auth.state is State.UNSIGNED:
+            return  # decided before the download (`authenticate_pull`)
+        if auth.state is not State.AUTHORIZED:
+            self._refuse(_describe(auth))
+
+    def commit(self, brain: Brain, lock_timeout: float | None = None, on_wait: Callable[[str], None] | None = None,
+               head_moved: bool = True) -> PullAuthentication:
+        """Store the pulled records; remember an authorized pull. Call after a successful install."""
+        stored = 0
+        remembered = False
+        with WriterLock(brain.path, timeout=lock_timeout, on_wait=on_wait):
+            for record in self.records:
+                if brain.blobs.has(record.snapshot):
+                    stored += store_record(brain.path, brain.blobs, record)[1]
+            if head_moved and self.state is State.AUTHORIZED:
+                memory = read_remotes(brain.path)
+                write_remotes(brain.path, memory.model_copy(update={"seen_signed": {**memory.seen_signed, self.repository: self.source}}))
+                remembered = True
+        return PullAuthentication(snapshot=self.source, state=self.state, records=len(self.records), stored=stored,
+                                  remembered=remembered, warnings=list(self.warnings))
+
+
+def _describe(auth: Authentication) -> str:
+    blocking = ", ".join(f"{f.code} ({f.detail})" for f in auth.blocking)
+    outcomes = ", ".join(f"{v.embedded_key or v.key}: {v.outcome}" for v in auth.signatures)
+    return f"its head is {auth.state}" + (f": {blocking}" if blocking else "") + (f"; signatures: {outcomes}" if outcomes else "")
+
+
+def _source(config: bytes, manifest: Manifest) -> OciDigest:
+    try:
+        if manifest.is_projection:
+            return Projection.decode(config, manifest.config.digest).source
+        return Snapshot.decode(config, manifest.config.digest).digest
+    except BrainError as e:
+        raise UntrustedArtifactError(f"the artifact's config is not a valid {mt.SNAPSHOT_CONFIG}: {e.message}") from None
+
+
+def authenticate_pull(
+    brain: Brain,
+    client: RegistryClient,
+    manifest_digest: OciDigest,
+    manifest: Manifest,
+    policy: PullPolicy | None = None,
+    *,
+    on_warning: Callable[[str], None] | None = None,
+    fetch_only: bool = False,
+) -> PullGate:
+    """Read config, history and records of a remote artifact and refuse early what §9.8 refuses (see module doc)."""
+    policy = policy or PullPolicy()
+    history = manifest.history_layer()
+    if history is None:
+        raise UntrustedArtifactError(f"manifest {manifest_digest} has no history layer")
+    prefetched: list[OciDigest] = []
+    for blob in (manifest.config, history):
+        if not (brain.blobs.has(blob.digest) and brain.blobs.verify_file(blob.digest)):
+            client.fetch_blob(blob.digest, blob.size, brain.blobs)
+            prefetched.append(blob.digest)
+    staging = Staging(brain.blobs)
+    try:
+        source = _source(brain.blobs.get(manifest.config.digest), manifest)
+        with open(brain.blobs.path(history.digest), "rb") as stream:
+            snapshots = unpack_history(stream, history, staging)
+        snapshot = snapshots.get(source)
+        if snapshot is None:
+            raise UntrustedArtifactError(f"history layer {history.digest} lacks the published snapshot {source}")
+        local = StoreChain(brain.blobs, read_signature_index(brain.path).entries)
+        walk, _ = first_parent_walk(local, source, snapshot)
+        discovered = fetch_signature_records(client, manifest_digest, {d for d, _ in walk})
+        head = brain.snapshot()
+        newest = snapshot.trust_root
+        if head is not None and head.trust_root is not None and (newest is None or head.trust_root.revision > newest.revision):
+            newest = head.trust_root
+        gate = PullGate(brain, repository_key(client), source, discovered.records, policy, newest,
+                        prefetched=set(prefetched), on_warning=on_warning)
+        for reason in discovered.skipped:
+            gate._warn(f"skipped a referrer: {reason}")
+        if not fetch_only:
+            _early(gate, local, snapshot)
+    except BaseException:
+        staging.rollback()
+        for digest in prefetched:
+            with contextlib.suppress(FileNotFoundError):
+                brain.blobs.path(digest).unlink()
+        raise
+    staging.rollback()  # the install adopts them again, under the writer lock
+    return gate
+
+
+def _early(gate: PullGate, local: ChainStore, snapshot: Snapshot) -> None:
+    remembered = read_remotes(gate.brain.path).seen_signed.get(gate.repository)
+    pinned = read_pin(gate.brain.path) is not None
+    if remembered is not None:
+        descends = descends_from(gate.chain(), gate.source, snapshot, remembered)
+        if not descends:
+            gate._refuse(f"this brain last pulled {gate.repository} signed at {remembered.short}, and the served head "
+                         "does not descend from it (a different or rewritten history)")
+    over_head = [r for r in gate.records if r.snapshot == gate.source]
+    if not over_head:
+        if gate.policy.require_signed:
+            gate._refuse("its head is unsigned and --require-signed was given")
+        elif remembered is not None:
+            gate._refuse(f"its head is unsigned, but {gate.repository} was pulled signed before (signatures stripped?)")
+        elif pinned:
+            gate._refuse("its head is unsigned, but this brain pins a trust root")
+        else:
+            gate._warn(f"installing an unsigned head {gate.source.short}: nothing vouches for who published it")
+        return
+    auth = gate.decide()
+    early = [f for f in auth.blocking if f.code in EARLY_REFUSALS]
+    if early:
+        gate._refuse(_describe(auth.model_copy(update={"findings": early})))
+    elif not any(v.outcome in _MAY_BECOME_VALID for v in auth.signatures):
+        # No record can turn valid once the module layers arrive (a stranger's key, a bad signature...).
+        gate._refuse(_describe(auth))
+
+
+def both(first: Callable[[Head | None, OciDigest], None] | None, second: Callable[[Head | None, OciDigest], None]):  # type: ignore[no-untyped-def]
+    """A head guard running `first` (if any), then `second`."""
+
+    def guard(current: Head | None, incoming: OciDigest) -> None:
+        if first is not None:
+            first(current, incoming)
+        second(current, incoming)
+
+    return guard

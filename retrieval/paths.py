@@ -1,0 +1,22 @@
+"""Where the search index lives: one sidecar directory under `boltzmann/`, safe to delete at any time.
+
+Nothing here is packed, pushed or needed for interchange; `brain search` rebuilds it when it is missing,
+stale, torn or corrupt.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SEARCH_DIR = ("boltzmann", "search")
+INDEX_FILE = "index.sqlite"
+
+
+def search_dir(brain_root: Path) -> Path:
+    """The sidecar directory of the search index of the brain at `brain_root`."""
+    return Path(brain_root).joinpath(*SEARCH_DIR)
+
+
+def index_path(brain_root: Path) -> Path:
+    """The SQLite file of the search index (plus its `-wal`/`-shm` companions while open)."""
+    return search_dir(brain_root) / INDEX_FILE

@@ -1,0 +1,415 @@
+"""`search`: ranked hits from the index, associative expansion, per-source grouping, and evidence bundles
+whose block bytes and inclusion proofs this process checked against the snapshot the answer names.
+
+Order of work: the request is validated before the index is touched (a bad query writes nothing); the
+index is brought to the head; then one read transaction gives the snapshot and every row, so an answer
+never mixes two snapshots even while another process updates the index.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from brain.blocks.base import Block
+from brain.brain import Brain
+from brain.errors import BrainError, ConflictError, NotFoundError, UsageError
+from brain.identity import BlockId, OciDigest
+from brain.snapshot import Snapshot
+from retrieval.documents import SEARCHABLE, title_of
+from retrieval.expand import Expansion, Neighbour, spread
+from retrieval.index import SearchIndex, UpdateStats
+from retrieval.models import Evidence, Match, Proof, SearchResult, Via
+from retrieval.passages import excerpt
+from retrieval.proofs import Prover
+from retrieval.tokenize import fts_query, query_terms
+
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 200
+MAX_QUERY_CHARS = 100_000
+PER_SOURCE = 3  # at most this many matches from one source, so one long document cannot fill the page
+CANDIDATES_PER_SLOT = 4
+BM25_WEIGHTS = (4.0, 1.0, 0.5)  # title, body, identifier parts
+_VIEW_CACHE_BYTES = 32 << 20
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}Z)?$")
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """What `brain search` was asked (already parsed; `validate` checks the values)."""
+
+    query: str
+    types: tuple[str, ...] = ()
+    subject: str | None = None
+    since: str | None = None
+    until: str | None = None
+    limit: int = DEFAULT_LIMIT
+    include_superseded: bool = False
+    expand: bool = True
+
+    def validate(self) -> list[str]:
+        """The query terms; raises `UsageError` for a request that cannot be run."""
+        if not isinstance(self.query, str) or not self.query.strip():
+            raise UsageError("the query is empty", hint="give one or more words to search for")
+        if len(self.query) > MAX_QUERY_CHARS:
+            raise UsageError(f"the query is {len(self.query)} characters long; the limit is {MAX_QUERY_CHARS}")
+        for name in self.types:
+            if name not in SEARCHABLE:
+                extra = " (provenance records are not indexed: see `brain log` and `brain show`)" if name == "provenance" else ""
+                raise UsageError(
+                    f"unknown or unsearchable type {name!r}{extra}", hint=f"use one of {', '.join(SEARCHABLE)}"
+                )
+        if not 1 <= self.limit <= MAX_LIMIT:
+            raise UsageError(f"--limit must be between 1 and {MAX_LIMIT}, got {self.limit}")
+        for label, value in (("--since", self.since), ("--until", self.until)):
+            if value is not None and not _DATE.match(value):
+                raise UsageError(f"{label} {value!r} is not a date", hint="use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ")
+        terms = query_terms(self.query)
+        if not terms:
+            raise UsageError(f"the query {_short(self.query)!r} has no words to search for",
+                             hint="punctuation and symbols alone are not searchable")
+        return terms
+
+
+@dataclass
+class _Row:
+    block: str
+    memory_type: str
+    accessible: bool
+    source: str
+    locator: str | None
+    score: float
+    via: Via | None = None
+
+
+@dataclass
+class _Block:
+    """What the index holds about one block, for evidence and expansion."""
+
+    block: str
+    memory_type: str
+    accessible: bool
+    source: str
+    origin: str | None
+    media_type: str | None
+    view: str | None
+    locator: str | None
+    subject: str | None
+    at: str | None
+
+
+@dataclass
+class Views:
+    """Normalized views read (and re-hashed) from the store, the most recent kept up to a byte budget."""
+
+    brain: Brain
+    cache: OrderedDict[str, str] = field(default_factory=OrderedDict)
+    size: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def text(self, view_hex: str) -> str | None:
+        """The view's text, or None when its bytes are missing or do not hash to its name."""
+        with self.lock:
+            found = self.cache.get(view_hex)
+            if found is not None:
+                self.cache.move_to_end(view_hex)
+                return found
+        try:
+            data = self.brain.blobs.get(OciDigest(view_hex))
+        except BrainError:
+            return None
+        text = data.decode("utf-8", errors="replace")
+        with self.lock:
+            self.cache[view_hex] = text
+            self.size += len(text)
+            while self.size > _VIEW_CACHE_BYTES and len(self.cache) > 1:
+                _, dropped = self.cache.popitem(last=False)
+                self.size -= len(dropped)
+        return text
+
+
+class Searcher:
+    """Search over one brain; keeps its index connection, proof trees and views warm between queries."""
+
+    def __init__(
+        self, brain: Brain, index: SearchIndex | None = None, *, prover: Prover | None = None,
+        views: Views | None = None,
+    ) -> None:
+        self.brain = brain
+        self._index = index
+        self.prover = prover if prover is not None else Prover(brain)
+        self.views = views if views is not None else Views(brain)
+        self.last_update: UpdateStats | None = None
+
+    @property
+    def index(self) -> SearchIndex:
+        """The index, opened (and created) on first use: a request refused earlier writes nothing."""
+        if self._index is None:
+            self._index = SearchIndex.open(self.brain)
+        return self._index
+
+    def close(self) -> None:
+        """Close the index."""
+        if self._index is not None:
+            self._index.close()
+
+    def refresh(self, *, rebuild: bool = False) -> UpdateStats:
+        """Bring the index to the brain's head (`rebuild`: from scratch)."""
+        if self.brain.snapshot_digest() is None:
+            raise NotFoundError(
+                f"the brain at {self.brain.path} is empty: it has no snapshot to search",
+                hint="ingest sources first (`brain ingest PATH`) or pull a brain",
+            )
+        try:
+            self.last_update = self.index.ensure_current(rebuild=rebuild)
+        except sqlite3.OperationalError as e:
+            raise ConflictError(f"the search index is busy or unwritable: {e}",
+                                hint="another process is updating it; try again") from None
+        return self.last_update
+
+    def search(self, request: SearchRequest) -> SearchResult:
+        """Run one query: validate, bring the index current, rank, expand, group, bundle and verify."""
+        terms = request.validate()
+        self.refresh()
+        with self.index.read_transaction():
+            digest = self.index.snapshot_digest()
+            if digest is None:
+                raise NotFoundError(f"the brain at {self.brain.path} has no snapshot to search")
+            snapshot = self.brain.snapshot(digest)
+            assert snapshot is not None
+            rows = self._ranked(terms, request)
+            if request.expand and rows:
+                rows = self._expand(rows, request)
+            page = _group(rows, request.limit)
+            matches = [m for m in (self._bundle(row, snapshot) for row in page) if m is not None]
+        return SearchResult(query=request.query, snapshot=str(digest), matches=matches)
+
+    # --- ranking ---------------------------------------------------------------------------------
+
+    def _ranked(self, terms: list[str], request: SearchRequest) -> list[_Row]:
+        where, params = _filters(request)
+        sql = (
+            "SELECT k.digest, b.memory_type, b.accessible, s.digest, d.locator, "
+            f"bm25(fts, {', '.join(map(str, BM25_WEIGHTS))}) AS rank "
+            "FROM fts JOIN docs d ON d.rowid = fts.rowid JOIN blocks b ON b.id = d.block "
+            "JOIN keys k ON k.id = b.id LEFT JOIN keys s ON s.id = b.source "
+            f"WHERE fts MATCH ? {where} ORDER BY rank, k.digest, d.locator LIMIT ?"
+        )
+        wanted = request.limit * CANDIDATES_PER_SLOT
+        found = self.index.db.execute(sql, (fts_query(terms), *params, wanted)).fetchall()
+        rows = [
+            _Row(bytes(b).hex(), t, bool(a), bytes(s or b).hex(), loc, -rank) for b, t, a, s, loc, rank in found
+        ]
+        top = max((r.score for r in rows), default=0.0)
+        for row in rows:
+            row.score = round(row.score / top, 6) if top > 0 else 0.0
+        return rows
+
+    def _block(self, hex_id: str) -> _Block | None:
+        key = self.index.key(hex_id)
+        row = None if key is None else self.index.db.execute(
+            "SELECT b.memory_type, b.accessible, s.digest, b.origin, b.media_type, b.view, b.locator, b.subject, b.at "
+            "FROM blocks b LEFT JOIN keys s ON s.id = b.source WHERE b.id=?",
+            (key,),
+        ).fetchone()
+        if row is None:
+            return None
+        t, accessible, source, origin, media, view, locator, subject, at = row
+        return _Block(hex_id, t, bool(accessible), bytes(source).hex() if source else hex_id, origin, media,
+                      bytes(view).hex() if view else None, locator, subject, at)
+
+    # --- expansion ---------------------------------------------------------------------------------
+
+    def _expand(self, rows: list[_Row], request: SearchRequest) -> list[_Row]:
+        seeds: dict[str, float] = {}
+        for row in rows:
+            seeds.setdefault(row.block, row.score)
+        def passable(hex_id: str) -> Iterator[Neighbour]:
+            # Activation never flows through a block the answer could not show (§7.2).
+            for neighbour in self._neighbours(hex_id):
+                if request.include_superseded or self._accessible(neighbour.block):
+                    yield neighbour
+
+        reached = spread(seeds, passable)
+        present = {r.block for r in rows}
+        added = []
+        for found in reached:
+            if found.block in present:
+                continue
+            info = self._block(found.block)
+            if info is None or not _passes(info, request):
+                continue
+            locator = None
+            if info.memory_type == "canonical" and found.edge == "evidence":
+                parent = self._block(found.parent)
+                locator = parent.locator if parent is not None else None
+            added.append(_Row(info.block, info.memory_type, info.accessible, info.source, locator,
+                              round(found.activation, 6), Via.of(found.edge, f"sha256:{found.parent}")))
+            present.add(info.block)
+        return sorted([*rows, *added], key=lambda r: -r.score)
+
+    def _accessible(self, hex_id: str) -> bool:
+        key = self.index.key(hex_id)
+        row = None if key is None else self.index.db.execute("SELECT accessible FROM blocks WHERE id=?", (key,)).fetchone()
+        return bool(row and row[0])
+
+    def _neighbours(self, hex_id: str) -> Iterator[Neighbour]:
+        key = self.index.key(hex_id)
+        if key is None:
+            return
+        db = self.index.db
+        kinds = self.index.kind_names()
+        for kind, dst in db.execute("SELECT e.kind, k.digest FROM edges e JOIN keys k ON k.id = e.dst WHERE e.src=?",
+                                    (key,)):
+            yield Neighbour(bytes(dst).hex(), kinds[kind])
+        for kind, src in db.execute("SELECT e.kind, k.digest FROM edges e JOIN keys k ON k.id = e.src WHERE e.dst=?",
+                                    (key,)):
+            yield Neighbour(bytes(src).hex(), _inverse(kinds[kind]))
+        evidence = next((i for i, name in kinds.items() if name == "evidence"), None)
+        if evidence is None:
+            return
+        for (sibling,) in db.execute(
+            "SELECT DISTINCT k.digest FROM edges e JOIN edges o ON o.dst = e.dst AND o.kind = e.kind "
+            "JOIN keys k ON k.id = o.src WHERE e.src=? AND e.kind=? AND o.src != e.src",
+            (key, evidence),
+        ):
+            yield Neighbour(bytes(sibling).hex(), "shared-evidence")
+
+    # --- bundles -----------------------------------------------------------------------------------
+
+    def _bundle(self, row: _Row, snapshot: Snapshot) -> Match | None:
+        ref = snapshot.modules.get(row.memory_type)
+        if ref is None:
+            return None
+        block_id = BlockId(row.block)
+        proof = self.prover.prove(ref, block_id)
+        if proof is None:
+            return None  # not a member of the snapshot the answer names: never shown
+        info = self._block(row.block)
+        evidence, quoted_ok = self._evidence(row, info)
+        block = self._verified_block(block_id, row.memory_type)
+        verified = block is not None and proof.verify(ref.root) and quoted_ok
+        title = "" if block is None else title_of(row.memory_type, block.payload(), info.origin if info else None)
+        return Match(
+            block=str(block_id),
+            memory_type=row.memory_type,
+            title=title,
+            score=row.score,
+            accessible=row.accessible,
+            via=row.via,
+            evidence=evidence,
+            proof=Proof(root=str(ref.root), leaf_index=proof.leaf_index, tree_size=proof.tree_size,
+                        audit_path=list(proof.audit_path)),
+            verified=verified,
+        )
+
+    def _verified_block(self, block_id: BlockId, memory_type: str) -> Block | None:
+        """The block re-read, re-hashed and decoded (§1.5), or None when its bytes are not what the id names."""
+        try:
+            block = Block.decode(self.brain.blobs.get(block_id), block_id)
+        except BrainError:
+            return None
+        return block if block.memory_type.value == memory_type else None
+
+    def _evidence(self, row: _Row, info: _Block | None) -> tuple[list[Evidence], bool]:
+        if info is None:
+            return [], False
+        if row.memory_type == "canonical":
+            sources = [(info, row.locator)]
+        else:
+            key = self.index.key(row.block)
+            cited = [bytes(d).hex() for (d,) in self.index.db.execute(
+                "SELECT k.digest FROM edges e JOIN kinds n ON n.id = e.kind JOIN keys k ON k.id = e.dst "
+                "WHERE e.src=? AND n.name='evidence'", (key,))]
+            sources = [(self._block(h) or _unknown(h), info.locator) for h in cited]
+        out = []
+        all_ok = True
+        for source, locator in sources:
+            text = self.views.text(source.view) if source.view else None
+            if source.view and text is None:
+                all_ok = False
+            out.append(Evidence(
+                block=f"sha256:{source.block}",
+                origin=source.origin or "",
+                media_type=source.media_type or "",
+                locator=locator,
+                excerpt=excerpt(text, source.media_type or "", locator) if text is not None else "",
+            ))
+        return out, all_ok
+
+
+def _unknown(hex_id: str) -> _Block:
+    return _Block(hex_id, "canonical", False, hex_id, None, None, None, None, None, None)
+
+
+def _inverse(kind: str) -> str:
+    if kind.startswith("relation:"):
+        return "relation-from:" + kind.removeprefix("relation:")
+    return {"uses": "used-by", "evidence": "derived"}.get(kind, f"{kind}-from")
+
+
+def _filters(request: SearchRequest) -> tuple[str, list[object]]:
+    clauses: list[str] = []
+    params: list[object] = []
+    if not request.include_superseded:
+        clauses.append("b.accessible = 1")
+    if request.types:
+        clauses.append(f"b.memory_type IN ({', '.join('?' * len(request.types))})")
+        params.extend(request.types)
+    if request.subject is not None:
+        clauses.append("b.subject = ?")
+        params.append(request.subject.casefold())
+    if request.since is not None:
+        clauses.append("b.at >= ?")
+        params.append(request.since)
+    if request.until is not None:
+        clauses.append("b.at <= ?")
+        params.append(_end_of(request.until))
+    return "".join(f" AND {c}" for c in clauses), params
+
+
+def _end_of(value: str) -> str:
+    return value if "T" in value else f"{value}T23:59:59Z"
+
+
+def _passes(info: _Block, request: SearchRequest) -> bool:
+    if not request.include_superseded and not info.accessible:
+        return False
+    if request.types and info.memory_type not in request.types:
+        return False
+    if request.subject is not None and info.subject != request.subject.casefold():
+        return False
+    if request.since is not None and (info.at is None or info.at < request.since):
+        return False
+    return not (request.until is not None and (info.at is None or info.at > _end_of(request.until)))
+
+
+def _group(rows: Sequence[_Row], limit: int) -> list[_Row]:
+    """At most `PER_SOURCE` rows per source and `limit` in all; groups ordered by their best row."""
+    groups: OrderedDict[str, list[_Row]] = OrderedDict()
+    seen: set[tuple[str, str | None]] = set()
+    taken = 0
+    for row in rows:  # already by descending score
+        key = (row.block, row.locator)
+        if key in seen:
+            continue
+        group = groups.setdefault(row.source, [])
+        if len(group) >= PER_SOURCE:
+            continue
+        seen.add(key)
+        group.append(row)
+        taken += 1
+        if taken >= limit:
+            break
+    return [row for group in groups.values() for row in group]
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+__all__ = ["Expansion", "SearchRequest", "Searcher"]

@@ -1,0 +1,91 @@
+"""Terms: how text is cut into searchable words, on the index side and the query side alike.
+
+SQLite's `unicode61` tokenizer does the Unicode work (case folding, diacritics removed, every
+non-alphanumeric character a separator except `_`) and `porter` stems English words (`mapped`, `maps` →
+`map`), the same for documents and for the quoted query terms, so both sides always agree. What it cannot do is see code identifiers, so this module adds their parts:
+`read_block` is indexed as the token `read_block` and as `read`, `block`; `CamelCase` as `camelcase` and
+`camel`, `case`; a dotted name `brain.store.atomic` as its parts (the tokenizer splits on `.`) and as the
+joined token `brain_store_atomic`, so a query naming the whole identifier ranks it first.
+
+Queries become an OR of quoted terms, never FTS syntax: `"`, `*`, `NEAR`, `-` or `AND` typed by a user or
+an agent are just words or separators, and a 100 kB query is cut to its first `MAX_QUERY_TERMS` terms.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2 tokenchars '_'"
+MAX_QUERY_TERMS = 32
+MAX_TERM_LENGTH = 64  # longer runs (hashes, base64) are not words anyone types
+
+# A word possibly joined to others by `.`, `_`, `::` or `/` (identifiers, module paths).
+_COMPOUND = re.compile(r"\w+(?:(?:\.|::|/)\w+)*")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# Case boundaries: "HTTPServer" -> HTTP, Server; "readBlock2" -> read, Block2.
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+\d*|[A-Z]+\d*|\d+")
+_SEPARATORS = re.compile(r"\.|::|/")
+
+# Function words that would make an OR query match nearly every document; dropped from queries only
+# (never from the index), and only when the query has other terms.
+STOPWORDS = frozenset(
+    ["a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how", "i", "in", "into", "is", "it", "its", "of", "on", "or", "our", "that", "the", "their", "then", "there", "these", "this", "to", "was", "we", "what", "when", "where", "which", "who", "why", "will", "with", "you", "your"]
+)
+
+
+def identifier_parts(token: str) -> list[str]:
+    """The parts of a compound token (`snake_case`, `CamelCase`, `dotted.name`), lower case; [] if simple."""
+    words = [w for w in _WORD.findall(token)]
+    parts: list[str] = []
+    for word in words:
+        pieces = _CAMEL.findall(word) if word.isascii() and not word.islower() and not word.isupper() else [word]
+        parts.extend(pieces if pieces else [word])
+    parts = [p.lower() for p in parts]
+    return parts if len(parts) > 1 else []
+
+
+def expansion_terms(text: str) -> str:
+    """The extra terms that make identifiers in `text` findable by their parts and their joined form."""
+    out: list[str] = []
+    for match in _COMPOUND.finditer(text):
+        token = match.group()
+        if len(token) > MAX_TERM_LENGTH * 4:
+            continue
+        parts = identifier_parts(token)
+        if not parts:
+            continue
+        if _SEPARATORS.search(token):
+            out.append("_".join(_WORD.findall(token)).lower())
+        out.extend(parts)
+    return " ".join(out)
+
+
+def query_terms(query: str) -> list[str]:
+    """The distinct terms of a query, in order: each token, its joined form and its parts; stopwords out."""
+    found: dict[str, None] = {}
+    for match in _COMPOUND.finditer(query):
+        token = match.group()
+        joined = "_".join(_WORD.findall(token)) if _SEPARATORS.search(token) else token
+        for term in (joined, *identifier_parts(token)):
+            term = term.lower().strip("_")
+            if term and len(term) <= MAX_TERM_LENGTH and _WORD.search(term):
+                found.setdefault(term, None)
+        if len(found) >= MAX_QUERY_TERMS * 4:
+            break
+    terms = list(found)
+    content = [t for t in terms if t not in STOPWORDS]
+    return (content or terms)[:MAX_QUERY_TERMS]
+
+
+def fts_query(terms: Iterable[str]) -> str:
+    """An FTS5 MATCH expression: the terms quoted (so no FTS operator survives) and OR-ed."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def highlight_spans(text: str, terms: Iterable[str]) -> Iterator[tuple[int, int]]:
+    """Character spans of `text` whose words (or identifier parts) are among `terms` (lower case)."""
+    wanted = {t.lower() for t in terms}
+    for match in _WORD.finditer(text):
+        if match.group().lower() in wanted:
+            yield match.span()

@@ -1,0 +1,74 @@
+"""`brain serve --mcp`: the brain's read-only face as Model Context Protocol tools over stdio (official SDK).
+
+Tools: `search`, `show`, `cat`, `prove`, `status`, `ls`; each returns the JSON of the matching CLI command's
+`--json` as structured content (and as text for clients that read only text). A `BrainError` becomes a
+tool error whose message is the CLI's one-line error and hint; stdout carries nothing but protocol.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from brain.errors import BrainError
+from serve.face import BrainFace
+
+T = TypeVar("T")
+
+INSTRUCTIONS = (
+    "A verified, read-only knowledge brain. Use `search` to find knowledge: every match carries its evidence "
+    "(source origin, locator, excerpt) and an inclusion proof; trust a match only when `verified` is true. "
+    "Use `cat` to read a source's text at a locator, `show` for a block's payload and ledger."
+)
+
+
+def build_server(face: BrainFace) -> MCPServer:
+    """The MCP server with the six read-only tools bound to `face`."""
+    server: MCPServer = MCPServer(name="brain", instructions=INSTRUCTIONS, log_level="WARNING")
+    lock = threading.Lock()  # tools run in worker threads; one answer at a time keeps the index simple
+
+    def answer(work: Callable[[], T]) -> T:
+        with lock:
+            try:
+                return work()
+            except BrainError as e:
+                raise ToolError(str(e)) from None
+
+    @server.tool(description="Search the brain. Returns ranked matches, each an evidence bundle with an "
+                 "inclusion proof and `verified` (checked by the server). `types`: canonical, semantic, "
+                 "procedural, episodic.")
+    def search(
+        query: str, limit: int = 10, types: list[str] | None = None, include_superseded: bool = False
+    ) -> dict[str, Any]:
+        return answer(lambda: face.search(query, limit=limit, types=types or (), include_superseded=include_superseded))
+
+    @server.tool(description="A block's payload and what the provenance ledger says about it (`brain show`).")
+    def show(id: str) -> dict[str, Any]:
+        return answer(lambda: face.show(id))
+
+    @server.tool(description="A source's normalized text, or the part a locator (L5-L9, p.3, p.3 L2-L4) names.")
+    def cat(id: str, locator: str | None = None) -> dict[str, Any]:
+        return answer(lambda: face.cat(id, locator))
+
+    @server.tool(description="An inclusion proof of a member in its module's Merkle root, checked (`brain prove`).")
+    def prove(id: str) -> dict[str, Any]:
+        return answer(lambda: face.prove(id))
+
+    @server.tool(description="The current snapshot and each module's Merkle root and block count.")
+    def status() -> dict[str, Any]:
+        return answer(face.status)
+
+    @server.tool(description="The accessible members, optionally of one memory type (`brain ls`).")
+    def ls(type: str | None = None) -> dict[str, Any]:
+        return answer(lambda: {"members": face.ls(type)})
+
+    return server
+
+
+def run_stdio(face: BrainFace) -> None:
+    """Serve MCP on stdin/stdout until the client closes the stream."""
+    build_server(face).run("stdio")

@@ -1,0 +1,143 @@
+"""The §9.7 decision against every case of `protocol/vectors/signatures.json`, plus the cases §9.10 fixes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from brain.authn.decision import authenticate
+from brain.authn.keys import PublicKey
+from brain.authn.outcomes import Outcome, Role, Stance, State
+from brain.authn.records import SignatureRecord
+from brain.authn.signer import make_record
+from brain.authn.trust import PinSource, TrustPin
+from brain.blocks.provenance import Record
+from brain.composition import Composition, ModuleRef
+from brain.identity import BlockId, OciDigest, canonicalize
+from brain.snapshot import Snapshot, TrustKey, TrustRoot, TrustScope
+from tests.authn.keys import load_vectors
+
+DATA = load_vectors("signatures")
+SNAPSHOTS = {OciDigest.parse(s["digest"]): Snapshot.decode(s["canonical"].encode()) for s in DATA["snapshots"].values()}
+RECORDS = {name: SignatureRecord.decode(canonicalize(r)) for name, r in DATA["signatures"].items()}
+KEY_NAMES = {k["fingerprint"]: k["name"] for k in DATA["keys"]}
+
+
+class MemoryChain:
+    """A `ChainStore` over in-memory documents: the vectors' snapshots and every record they publish."""
+
+    def __init__(self, snapshots: dict[OciDigest, Snapshot], records: Sequence[SignatureRecord]) -> None:
+        self.snapshots = snapshots
+        self.all_records = list(records)
+
+    def snapshot(self, digest: OciDigest) -> Snapshot | None:
+        return self.snapshots.get(digest)
+
+    def composition(self, ref: ModuleRef) -> Composition | None:
+        return None
+
+    def ledger_record(self, block_id: BlockId) -> Record | None:
+        return None
+
+    def records(self, snapshot: OciDigest) -> list[SignatureRecord]:
+        return [r for r in self.all_records if r.snapshot == snapshot]
+
+
+def _digest(name: str) -> OciDigest:
+    return OciDigest.parse(DATA["snapshots"][name]["digest"])
+
+
+@pytest.mark.parametrize("case", DATA["cases"], ids=lambda c: c["name"])
+def test_vector_case(case: dict) -> None:
+    pin = None
+    if "pin" in case:
+        pin = TrustPin(pinned_at="2026-12-01T00:00:00Z", source=PinSource.OUT_OF_BAND,
+                       trust_root=OciDigest.parse(DATA["trust_roots"][case["pin"]]["digest"]))
+    newest = None
+    if "current_trust_root" in case:
+        newest = TrustRoot.model_validate(DATA["trust_roots"][case["current_trust_root"]]["document"])
+    chain = MemoryChain(SNAPSHOTS, list(RECORDS.values()))
+    result = authenticate(chain, _digest(case["snapshot"]), records=[RECORDS[n] for n in case["signatures"]],
+                          pin=pin, newest=newest)
+    expect = case["expect"]
+    assert result.state == expect["state"]
+    for field in ("role", "required_scopes", "quorum_met", "quorum_required", "pinned"):
+        if field in expect:
+            assert getattr(result, field) == expect[field], field
+    for code in expect.get("findings_include", ()):
+        assert code in result.codes
+    outcomes = {KEY_NAMES[v.key]: v.outcome for v in result.signatures}
+    for name, outcome in expect.get("outcomes", {}).items():
+        assert outcomes[name] == outcome
+    if "withdrawn" in expect:
+        assert [KEY_NAMES[v.key] for v in result.withdrawn] == expect["withdrawn"]
+    # Every finding carries the blocking flag §9.7 gives its code, and the state follows from them.
+    if any(f.blocking for f in result.findings) and result.signatures:
+        assert result.state is State.UNAUTHORIZED
+
+
+# --- beyond the vectors: the decisions §9.10 says the reference gets wrong --------------------------
+
+
+class Key:
+    def __init__(self, seed: int) -> None:
+        self.private = Ed25519PrivateKey.from_private_bytes(bytes([seed]) * 32)
+        self.public_key = PublicKey.ed25519(self.private.public_key().public_bytes_raw())
+
+    def sign(self, data: bytes) -> bytes:
+        return self.private.sign(data)
+
+
+GOVERNOR, PROPOSER, STRANGER = Key(1), Key(2), Key(3)
+ROOT = TrustRoot(govern_quorum=1, revision=1, keys=(
+    TrustKey(key=GOVERNOR.public_key.text, scopes=(TrustScope.INGEST, TrustScope.COMMIT, TrustScope.GOVERN), since=1),
+    TrustKey(key=PROPOSER.public_key.text, scopes=(TrustScope.PROPOSE,), since=1),
+))
+GENESIS = Snapshot(created_at="2026-12-01T00:00:00Z", modules={}, trust_root=ROOT)
+SEMANTIC = Composition.of("semantic", [BlockId.of(b"x")])
+CHILD = Snapshot(created_at="2026-12-01T00:00:01Z", modules={"semantic": SEMANTIC.module_ref()}, parent=GENESIS.digest,
+                 trust_root=ROOT)
+
+
+def _judge(signers: list[Key], stance: Stance = Stance.HEAD, snapshot: Snapshot = CHILD) -> object:
+    records = [make_record(s, snapshot.to_bytes(), {TrustScope.COMMIT}) for s in signers]
+    chain = MemoryChain({GENESIS.digest: GENESIS, CHILD.digest: CHILD}, records)
+    return authenticate(chain, snapshot.digest, stance=stance)
+
+
+def test_a_propose_only_signature_is_a_proposal_never_authorized() -> None:
+    head = _judge([PROPOSER])
+    assert head.state is State.UNAUTHORIZED and "proposed_head" in head.codes
+    offered = _judge([PROPOSER], Stance.OFFERED)
+    assert offered.signatures[0].outcome is Outcome.VALID_AS_PROPOSAL
+    assert offered.state is State.ATTRIBUTABLE  # §9.10 item 4: the reference says authorized here
+
+
+def test_a_stranger_is_unauthorized_as_head_and_attributable_when_offered() -> None:
+    head = _judge([STRANGER])
+    assert head.state is State.UNAUTHORIZED and head.signatures[0].outcome is Outcome.UNAUTHORIZED_KEY
+    offered = _judge([STRANGER], Stance.OFFERED)
+    assert offered.state is State.ATTRIBUTABLE and offered.signatures[0].outcome is Outcome.ATTRIBUTABLE_KEY
+
+
+def test_the_governor_authorizes_and_a_truncated_chain_does_not() -> None:
+    assert _judge([GOVERNOR]).state is State.AUTHORIZED
+    record = make_record(GOVERNOR, CHILD.to_bytes(), {TrustScope.COMMIT})
+    truncated = authenticate(MemoryChain({CHILD.digest: CHILD}, [record]), CHILD.digest)
+    assert truncated.role is Role.TRUNCATED and truncated.state is State.UNAUTHORIZED
+    assert {"chain_truncated", "evidence_incomplete"} <= set(truncated.codes)
+    assert truncated.signatures[0].outcome is Outcome.UNAUTHORIZED_KEY
+
+
+def test_tampered_records_name_their_outcome() -> None:
+    good = make_record(GOVERNOR, CHILD.to_bytes(), {TrustScope.COMMIT})
+    chain = MemoryChain({GENESIS.digest: GENESIS, CHILD.digest: CHILD}, [])
+    wrong_key = good.model_copy(update={"key": STRANGER.public_key.fingerprint})
+    wrong_ns = good.model_copy(update={"namespace": "git"})
+    broken = good.model_copy(update={"signature": good.signature.replace("U1NIU0lH", "U1NIU0lI", 1)})
+    other = make_record(GOVERNOR, GENESIS.to_bytes(), {TrustScope.COMMIT}).signature
+    swapped = good.model_copy(update={"signature": other})
+    outcomes = [authenticate(chain, CHILD.digest, records=[r]).signatures[0].outcome for r in (wrong_key, wrong_ns, broken, swapped)]
+    assert outcomes == [Outcome.FINGERPRINT_MISMATCH, Outcome.WRONG_NAMESPACE, Outcome.INVALID_SIGNATURE, Outcome.INVALID_SIGNATURE]

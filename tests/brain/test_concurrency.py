@@ -1,0 +1,86 @@
+"""`brain.concurrency`: when forking is allowed, and workers that never keep a sibling's pipe open."""
+
+from __future__ import annotations
+
+import threading
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+import pytest
+
+from brain.concurrency import can_fork, parallel_map, start_worker
+from brain.identity import OciDigest
+from brain.store.background import START_AFTER, BackgroundPuts
+from brain.store.blobs import BlobStore
+
+
+def _echo(connection: Connection) -> None:
+    while True:
+        try:
+            connection.send(connection.recv())
+        except EOFError:
+            return
+
+
+def _alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Other tests of the session may leave idle threads behind; the thread guard is tested on its own."""
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+
+
+def test_no_fork_while_another_thread_runs() -> None:
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait)
+    thread.start()
+    try:
+        assert not can_fork()
+    finally:
+        release.set()
+        thread.join()
+
+
+def test_a_worker_exits_when_its_pipe_closes_even_while_a_later_sibling_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    _alone(monkeypatch)
+    first = start_worker(_echo)
+    second = start_worker(_echo)  # forked after `first`: it inherited our end of first's pipe, and closed it
+    try:
+        first.connection.send("ping")
+        assert first.connection.recv() == "ping"
+        first.connection.close()
+        first.process.join(timeout=20)
+        assert first.process.exitcode == 0
+        second.connection.send("still here")
+        assert second.connection.recv() == "still here"
+    finally:
+        first.close()
+        second.close()
+    assert second.process.exitcode == 0
+
+
+def _squares(root: Path, items: list[int]) -> list[int]:
+    return [i * i for i in items]
+
+
+def test_parallel_map_keeps_item_order_forked_or_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    items = list(range(1000))
+    assert list(parallel_map(_squares, Path("."), items, jobs=2, threshold=1)) == [i * i for i in items]
+    _alone(monkeypatch)
+    assert list(parallel_map(_squares, Path("."), items, jobs=2, threshold=1)) == [i * i for i in items]
+
+
+def test_background_puts_store_inline_while_another_thread_runs(tmp_path: Path) -> None:
+    store = BlobStore(tmp_path)
+    puts = BackgroundPuts(store)
+    data = [f"blob {i}".encode() for i in range(START_AFTER + 300)]
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait)
+    thread.start()
+    try:
+        for item in data:
+            puts.put(item)
+        assert puts._process is None  # no helper was forked next to a running thread
+        puts.drain()
+    finally:
+        release.set()
+        thread.join()
+        puts.close()
+    assert all(store.get(OciDigest.of(item)) == item for item in data)

@@ -1,0 +1,92 @@
+"""`brain doctor` against real things: the test registry (anonymous and authenticated), a loopback
+OpenAI-compatible endpoint through the real `openai` client, ssh-keygen keys, the real file system."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.conftest import BrainRunner
+from tests.registry import RegistryServer
+
+
+def _statuses(done: Any) -> dict[str, str]:
+    return {c["check"]: c["status"] for c in done.json()["checks"]}
+
+
+@pytest.fixture
+def models_endpoint() -> Iterator[str]:
+    """`GET /v1/models` on 127.0.0.1 listing one model; 401 without the right key."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.headers.get("Authorization") != "Bearer sk-doctor":
+                status, body = 401, {"error": {"message": "bad key"}}
+            else:
+                status, body = 200, {"object": "list", "data": [{"id": "tiny", "object": "model", "created": 0, "owned_by": "x"}]}
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.registry
+def test_doctor_all_green_from_the_config_file(
+    brain: BrainRunner, tmp_path: Path, registry: RegistryServer, models_endpoint: str
+) -> None:
+    key = tmp_path / "signing"
+    subprocess.run([shutil.which("ssh-keygen") or "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    (tmp_path / "brain.toml").write_text(
+        f'actor = "ci@example.org"\n[push]\nreference = "{registry.ref("doctor/brain:v1")}"\n'
+        f'[ingest]\nproposer = "openai"\nmodel = "tiny"\nbase-url = "{models_endpoint}"\napi-key-env = "DOCTOR_KEY"\n'
+    )
+    assert brain("init").code == 0
+    env = {"DOCTOR_KEY": "sk-doctor", "DOCKER_CONFIG": str(tmp_path / "docker")}
+    done = brain("doctor", "--signing-key", str(key), "--json", env=env)
+    assert done.code == 0, done
+    assert _statuses(done) == {
+        "brain": "ok", "disk": "ok", "actor": "ok", "registry": "ok", "proposer": "ok", "signing key": "ok",
+    }  # fmt: skip
+    assert "sk-doctor" not in done.stdout + done.stderr
+
+
+@pytest.mark.registry
+def test_doctor_says_what_to_fix(
+    brain: BrainRunner, tmp_path: Path, auth_registry: RegistryServer, models_endpoint: str
+) -> None:
+    bad_key = tmp_path / "not-a-key"
+    bad_key.write_text("hello\n")
+    bad_key.chmod(0o600)
+    env = {"DOCTOR_KEY": "sk-wrong", "DOCKER_CONFIG": str(tmp_path / "docker")}
+    (tmp_path / "brain.toml").write_text(
+        f'[ingest]\nproposer = "openai"\nbase-url = "{models_endpoint}"\napi-key-env = "DOCTOR_KEY"\n'
+    )
+    done = brain("doctor", "--registry", auth_registry.ref("doctor/brain"), "--signing-key", str(bad_key), "--json", env=env)
+    assert done.code == 1, done
+    statuses = _statuses(done)
+    assert statuses["registry"] == "fail" and statuses["proposer"] == "fail" and statuses["signing key"] == "fail"
+    assert statuses["brain"] == "warn"  # no brain yet: a warning with the command that makes one
+    fixes = {c["check"]: c["fix"] for c in done.json()["checks"]}
+    assert "brain login" in fixes["registry"]
+    assert fixes["proposer"] and fixes["signing key"]
+    unset = brain("doctor", "--json", env={"DOCKER_CONFIG": str(tmp_path / "docker")})
+    assert {c["check"]: c["detail"] for c in unset.json()["checks"]}["proposer"] == "DOCTOR_KEY is not set"
