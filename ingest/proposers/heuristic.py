@@ -340,6 +340,8 @@ class _Scan:
             at += len(line_text) + 1
         for start, end in rules.whole_sentences(text):
             sentence = text[start:end]
+            if sentence[-1] not in ".!" and not sentence.endswith((".)", '."', ".'")):
+                continue  # not a whole sentence: cut by a line that looked like a title, or by a link
             found = rules.definition(sentence)
             if found is None or rules.is_link_line(sentence) or rules.is_licence_text(sentence):
                 continue
@@ -361,12 +363,14 @@ class _Scan:
                 self.change(item.text)
             return
         changelog = self.changelog
+        # Under "Parameters"/"Arguments" the items are a function's parameters, not terms.
+        parameters = bool(self.headings) and rules.is_parameter_heading(self.headings[-1][1])
         claimed = False
         ordered = any(item.ordered for item in items)
         for item in items:
             if self.episode(item.text, item.first):
                 claimed = True
-            elif not item.ordered and not changelog and (term := self.term(item.text)) is not None:
+            elif not item.ordered and not changelog and not parameters and (term := self.term(item.text)) is not None:
                 claimed = True
                 self.semantic("concept", term[0], term[1], (item.first, item.last))
         if pending is not None and not claimed and len(items) <= MAX_LEAD_IN_ITEMS:
@@ -381,8 +385,12 @@ class _Scan:
             return
         # A long lead-in is a sentence about the list ("Many distributions do this for these reasons:"):
         # even a numbered list after it is steps only when it announces them.
-        cue_needed = not ordered or (lead_in is not None and len(lead_in.split()) > 6)
-        if (cue_needed and not rules.looks_procedural(announced)) or not self.steps_like(items, announced):
+        if lead_in is not None and len(lead_in.split()) > 6:
+            if not rules.announces_steps(lead_in):
+                return
+        elif not (ordered or rules.looks_procedural(announced)):
+            return
+        if not self.steps_like(items, announced):
             return
         # "## Steps" under "# Deploying Lumen" is the procedure "Deploying Lumen".
         titles = [title for title in self.path() if not rules.is_generic_title(title)]
@@ -417,10 +425,12 @@ class _Scan:
         if rules.is_licence_text(" ".join([announced, *texts])):
             return False
         half = len(texts) / 2
-        if sum(t[:1] in "-[<" or rules.is_link_line(t) for t in texts) >= half:
+        if sum(t.lstrip("`*")[:1] in "-[<" or rules.is_link_line(t) for t in texts) >= half:
             return False
         if sum(rules.is_menu_item(t) for t in texts) >= 0.75 * len(texts):
             return False  # "Home", "Introduction", "Documentation": navigation, not steps
+        if sum(rules.has_words(t) for t in texts) < half:
+            return False  # symbols or code, not actions
         return sum(rules.is_parameter_item(t) for t in texts) < half
 
     # --- headings and lines ------------------------------------------------------------------------------
@@ -483,8 +493,9 @@ class _Scan:
         stripped = raw.strip()
         if not stripped:
             self.flush_paragraph()
-            if self.literal_next:
+            if self.literal_next:  # "Example::" introduced the literal block, not what follows it
                 self.literal, self.literal_next = True, False
+                self.lead_in, self.pending_definition = None, None
             return
         if self.rst and self.rst_line(stripped, raw):
             return
@@ -736,6 +747,8 @@ def _extract_into(source: SourceText, allowed: frozenset[str], out: list[Candida
     markdown = source.media_type in ("text/markdown", "text/html") or source.media_type.endswith("+markdown")
     rst = source.media_type == "text/x-rst"
     title = document_title(source.text, markdown)
+    if title is not None and rules.is_licence_title(title):
+        return  # a licence's text is terms and conditions, not knowledge about the project
     pages = source.text.split(PAGE_BREAK) if source.page_starts is not None else [source.text]
     for index, page_text in enumerate(pages):
         page = index + 1 if source.page_starts is not None else None

@@ -26,7 +26,7 @@ _DEFINITION = re.compile(
 )
 # Words that start a clause, not a name: "If there is ...", "When the path is ...", "Returns true if ...".
 _NOT_A_LABEL_START = frozenset(
-    ["if", "when", "whenever", "while", "where", "because", "since", "although", "though", "unless", "until", "once", "after", "before", "hence", "thus", "so", "then", "and", "or", "but", "nor", "also", "only", "even", "just", "not", "no", "yes", "however", "therefore", "otherwise", "instead", "usually", "often", "returns", "return", "creates", "gets", "sets", "checks", "adds", "removes", "makes", "uses", "allows", "provides", "contains", "following", "above", "below", "e.g", "i.e", "etc"]
+    ["if", "when", "whenever", "while", "where", "because", "since", "although", "though", "unless", "until", "once", "after", "before", "hence", "thus", "so", "then", "and", "or", "but", "nor", "also", "only", "even", "just", "not", "no", "yes", "however", "therefore", "otherwise", "instead", "usually", "often", "returns", "return", "creates", "gets", "sets", "checks", "adds", "removes", "makes", "uses", "allows", "provides", "contains", "following", "above", "below", "be", "please", "consider", "remember", "ensure", "try", "don't", "e.g", "i.e", "etc"]
 )
 # Words that end a clause fragment rather than a name ("are met", "part of", "the same as").
 _NOT_A_LABEL_END = frozenset(["of", "to", "in", "on", "for", "with", "as", "at", "by", "from", "and", "or", "the", "a", "an", "than", "that", "which"])
@@ -187,8 +187,8 @@ def definition(sentence: str) -> tuple[str, str] | None:
     if match["article"] is not None and rest[0].isdigit():
         return "fact", label  # "A nautical mile is 1852 metres."
     if match["article"] == "The":
-        if " " not in label and label.islower():
-            return None  # "The format is the same as ...": which format?
+        if (" " not in label and label.islower()) or _VAGUE.issuperset(label.lower().split()):
+            return None  # "The format is the same as ...", "The next two are ...": which?
         return "fact", label
     return None
 
@@ -414,10 +414,47 @@ def is_menu_item(text: str) -> bool:
     return 0 < len(words) <= 3 and text[-1] not in ".:;!?" and all(w[0].isupper() for w in words if len(w) > 3)
 
 
+_STEPS_CUE = re.compile(
+    r"^(?:to|how to)\s|\b(?:steps?|as follows|the following (?:commands?|steps?|procedure)|procedure|instructions?)\b",
+    re.IGNORECASE,
+)
+_PARAMETER_HEADINGS = frozenset(["parameters", "arguments", "args", "params", "return value", "return values",
+                                 "returns", "fields", "members", "attributes"])  # fmt: skip
+_WORD = re.compile(r"[^\W\d_]{2,}")
+_VAGUE = frozenset(["next", "previous", "same", "other", "former", "latter", "rest", "one", "two", "three", "first",
+                    "second", "third", "last", "following", "above", "below", "former", "latter", "whole"])  # fmt: skip
+
+
+def announces_steps(lead_in: str) -> bool:
+    """A long lead-in that announces steps ("To build it, run:", "The following steps are needed ..."), not
+    a sentence about the list ("Node.js requires some per-process state in order to run:")."""
+    return _STEPS_CUE.search(lead_in) is not None
+
+
+def is_parameter_heading(title: str) -> bool:
+    """A heading over a function's parameters or return values."""
+    return title.strip().rstrip(":").lower() in _PARAMETER_HEADINGS
+
+
+def has_words(text: str) -> bool:
+    """Text with at least one word of two letters or more (an action, not `=` or `-`)."""
+    return _WORD.search(text) is not None
+
+
 def is_toc_title(title: str) -> bool:
     """Headings of a table of contents or an index: lists under them are links, not steps."""
     return title.strip().rstrip(":").lower() in ("contents", "table of contents", "toc", "index", "on this page",
                                                  "in this article", "navigation", "links", "see also", "resources")
+
+
+_LICENCE_TITLE = re.compile(
+    r"\b(?:licen[cs]e|copying|copyright|terms and conditions|eula)\b", re.IGNORECASE
+)
+
+
+def is_licence_title(title: str) -> bool:
+    """The title of a licence text ("GNU General Public License", "COPYING", "Apache License 2.0")."""
+    return _LICENCE_TITLE.search(title) is not None and len(title.split()) <= 10
 
 
 def is_licence_text(text: str) -> bool:
