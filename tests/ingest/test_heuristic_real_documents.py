@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from brain.blocks.memory_type import MemoryType
 from brain.identity import BlockId
 from ingest.normalize.man_text import man_to_text
 from ingest.proposers.base import SourceText
@@ -100,7 +101,7 @@ def test_man_page_name_section_and_options() -> None:
 
 
 def test_an_empty_view_and_an_unrecognized_one_say_why() -> None:
-    task = Task(source=SOURCE, allowed_memory_types=tuple(sorted(ALL)), task_id="t")
+    task = Task(source=SOURCE, allowed_memory_types=(MemoryType.EPISODIC,), task_id="t")
     empty = HeuristicProposer().propose(task, SourceText.of(SOURCE, "text/plain", "\n\n"))
     assert empty.notes == ("no-candidates: the normalized view is empty",)
     prose = HeuristicProposer().propose(task, SourceText.of(SOURCE, "text/plain", "just words\nmore words\n"))
