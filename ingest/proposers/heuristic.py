@@ -171,6 +171,7 @@ class _Scan:
     changelog_doc: bool = False  # the document's title names a change log: plain lines may be releases
     changelog_section: bool = False  # a heading on the current path names one
     changelog_levels: list[int] = field(default_factory=list)
+    names: frozenset[str] = frozenset()  # lowercased title words: "tmux is ..." may define tmux
 
     def path(self, without: str | None = None) -> list[str]:
         names = [title for _, title in self.headings if title != without]
@@ -316,7 +317,7 @@ class _Scan:
         for start, end in rules.whole_sentences(text):  # the last sentence is the lead-in
             pass
         sentence = text[start:end]
-        found = rules.definition(sentence[:-1].rstrip() + ".") if len(sentence.split()) > 2 else None
+        found = rules.definition(sentence[:-1].rstrip() + ".", self.names) if len(sentence.split()) > 2 else None
         if found is not None:
             kind, label = found
             self.pending_definition = (kind, label, rules.clean(sentence), lines[0][0], lines[-1][0])
@@ -342,7 +343,7 @@ class _Scan:
             sentence = text[start:end]
             if sentence[-1] not in ".!" and not sentence.endswith((".)", '."', ".'")):
                 continue  # not a whole sentence: cut by a line that looked like a title, or by a link
-            found = rules.definition(sentence)
+            found = rules.definition(sentence, self.names)
             if found is None or rules.is_link_line(sentence) or rules.is_licence_text(sentence):
                 continue
             kind, label = found
@@ -749,11 +750,13 @@ def _extract_into(source: SourceText, allowed: frozenset[str], out: list[Candida
     title = document_title(source.text, markdown)
     if title is not None and rules.is_licence_title(title):
         return  # a licence's text is terms and conditions, not knowledge about the project
+    names = frozenset(word.strip("!?.,:;()'\"").lower() for word in title.split()) if title else frozenset()
     pages = source.text.split(PAGE_BREAK) if source.page_starts is not None else [source.text]
     for index, page_text in enumerate(pages):
         page = index + 1 if source.page_starts is not None else None
         scan = _Scan(source, allowed, page, out, seen, title=title, markdown=markdown, rst=rst)
         scan.changelog_doc = title is not None and rules.is_changelog_title(title)
+        scan.names = names
         in_fence = False
         # reST has no fences (and `~~~~` underlines titles); plain text may quote Markdown's backtick fences.
         fences = ("```", "~~~") if markdown else () if rst else ("```",)

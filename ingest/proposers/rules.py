@@ -162,9 +162,13 @@ def is_fragment_label(label: str) -> bool:
     return not _SYMBOLS.isdisjoint(label) or label[0] in "[(-" or _LETTER.search(label) is None
 
 
-def definition(sentence: str) -> tuple[str, str] | None:
+def definition(sentence: str, names: frozenset[str] = frozenset()) -> tuple[str, str] | None:
     """`(kind, label)` when the sentence defines something ("X is a ...", "X means ...", "The X is <value>",
-    "X is defined as ...", "X occurs when ..."); None for lead-ins (`...:`) and fragments."""
+    "X is defined as ...", "X occurs when ..."); None for lead-ins (`...:`) and fragments.
+
+    Without an article the label must be capitalized ("Kubernetes is ...", not "running is a verb"), unless
+    it is one of `names`: the lowercased words of the document's title ("tmux is a terminal multiplexer").
+    """
     if len(sentence) > MAX_STATEMENT_CHARS or sentence.endswith(("?", ":", ",", ";")):
         return None
     match = _DEFINITION.fullmatch(sentence)
@@ -173,7 +177,7 @@ def definition(sentence: str) -> tuple[str, str] | None:
     label = clean(match["label"])
     if is_fragment_label(label):
         return None
-    if match["article"] is None and not (label[0].isupper() or label[0].isdigit()):
+    if match["article"] is None and not (label[0].isupper() or label[0].isdigit() or label in names):
         return None
     verb, rest = match["verb"], match["rest"]
     if rest.rstrip().endswith(":"):

@@ -106,3 +106,9 @@ def test_an_empty_view_and_an_unrecognized_one_say_why() -> None:
     assert empty.notes == ("no-candidates: the normalized view is empty",)
     prose = HeuristicProposer().propose(task, SourceText.of(SOURCE, "text/plain", "just words\nmore words\n"))
     assert prose.notes == ("no-candidates: nothing recognized in 3 lines (text/plain)",)
+
+
+def test_a_lowercase_name_from_the_title_can_be_defined() -> None:
+    found = _found("Welcome to tmux!\n\ntmux is a terminal multiplexer.\nrunning is a verb.\n", "text/plain")
+    assert found == [("semantic", {"kind": "concept", "label": "tmux", "statement": "tmux is a terminal multiplexer.",
+                                   "subject": "Welcome to tmux!"})]
