@@ -588,7 +588,7 @@ def document_title(text: str, markdown: bool) -> str | None:
         lines = lines[end + 1 :]
     for index, raw in enumerate(lines[:40]):
         stripped = raw.strip()
-        if not stripped or stripped.startswith(("<!--", "[![", "![", ".. ")) or rules.is_link_line(stripped):
+        if not stripped or stripped.startswith(("<!--", "<?", "<!", "[![", "![", ".. ")) or rules.is_link_line(stripped):
             continue
         if not any(c.isalpha() for c in stripped) or stripped.lower().startswith(("copyright", "(c)", "©")):
             continue  # rules and separators ("_ _ _", "* * *"), licence headers
