@@ -78,6 +78,10 @@ class Text:
     def rare(self) -> str:
         return self.rnd.choice(self.words[len(self.words) // 3 :])
 
+    def medium(self) -> str:
+        """A word of middling frequency (in hundreds of documents of a large brain)."""
+        return self.rnd.choice(self.words[40:1500])
+
 
 def source_blocks(i: int, text: Text, previous: Block | None) -> tuple[bytes, list[Block], Block]:
     """The view bytes and the nine blocks of synthetic source `i` (the semantic one is handed on)."""
@@ -200,16 +204,18 @@ def build_index(path: Path) -> Any:
 
 
 def query_set(path: Path, count: int) -> list[str]:
-    """Queries an agent might send: 1-4 words drawn from the generated vocabulary, some as questions."""
+    """Queries an agent might send: 1-4 words of the generated vocabulary (rare and middling), some as questions."""
     text = Text(7)
     queries = []
     for n in range(count):
-        words = [text.rare() for _ in range(1 + n % 3)] + ([text.line(1)] if n % 4 == 0 else [])
+        words = [text.rare() if i % 2 else text.medium() for i in range(1 + n % 3)]
+        words += [text.line(1)] if n % 4 == 0 else []
         queries.append(("how do I " if n % 5 == 0 else "") + " ".join(words))
     return queries
 
 
 def bench_size(blocks: int, queries: int, http: bool) -> None:
+    big = blocks >= 100_000  # the targets are stated for 100,000 blocks
     path = cached_brain(blocks)
     restore_head(path)
     total = sum(m.ref.block_count for m in Brain.open(path).modules().values())
@@ -225,7 +231,7 @@ def bench_size(blocks: int, queries: int, http: bool) -> None:
          f"{size / max(stats.text_bytes, 1):.2f}x", "≤ 2x", size <= 2 * stats.text_bytes)
 
     sources = total // BLOCKS_PER_SOURCE
-    if total >= 50_000:
+    if big:
         brain = Brain.open(path)
 
         def prepare() -> None:
@@ -253,39 +259,55 @@ def bench_size(blocks: int, queries: int, http: bool) -> None:
     searcher = Searcher(Brain.open(path))
     for query in asked[:20]:
         searcher.search(SearchRequest(query))
-    latencies = []
-    start_cpu = _cpu()
+    latencies, cpu_times = [], []
     for query in asked:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         searcher.search(SearchRequest(query))
         latencies.append(time.perf_counter() - start)
-    cpu = (_cpu() - start_cpu) / len(asked)
+        cpu_times.append(time.process_time() - start_cpu)
     searcher.close()
     p50, p95 = percentile(latencies, 0.5) * 1000, percentile(latencies, 0.95) * 1000
-    line("query in process (warm, expansion on)", f"p50 {p50:.1f} ms, p95 {p95:.1f} ms, {cpu * 1000:.1f} ms CPU",
-         "p50 ≤ 20, p95 ≤ 60", total < 100_000 or (p50 <= 20 and p95 <= 60))
+    c50, c95 = percentile(cpu_times, 0.5) * 1000, percentile(cpu_times, 0.95) * 1000
+    line("query in process (warm, expansion on)", f"p50 {p50:.1f} ms, p95 {p95:.1f} ms (CPU {c50:.1f}/{c95:.1f})",
+         "p50 ≤ 20, p95 ≤ 60", not big or (p50 <= 20 and p95 <= 60))
     if http:
-        bench_http(path, asked, total)
+        bench_http(path, asked, big)
 
 
 @contextlib.contextmanager
-def http_server(path: Path) -> Iterator[str]:
+def http_server(path: Path) -> Iterator[tuple[str, int]]:
+    """A `brain serve --http` process on an ephemeral port: (url, pid)."""
     process = subprocess.Popen([str(Path(sys.executable).with_name("brain")), "--brain", str(path), "serve",
                                 "--http", "127.0.0.1:0"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     try:
         assert process.stderr is not None
         found = re.search(r"http://127\.0\.0\.1:(\d+)", process.stderr.readline())
         assert found, "the server did not start"
-        yield f"http://127.0.0.1:{found.group(1)}"
+        yield f"http://127.0.0.1:{found.group(1)}", process.pid
     finally:
         process.terminate()
         process.wait(timeout=10)
 
 
-def bench_http(path: Path, asked: list[str], total: int) -> None:
+def server_cpu_seconds(pid: int) -> float:
+    """User + system CPU of a server process and its worker processes so far (from /proc)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    total = 0.0
+    for each in [str(pid), *children]:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+def bench_http(path: Path, asked: list[str], big: bool) -> None:
     import requests
 
-    with http_server(path) as url:
+    with http_server(path) as (url, pid):
         session = requests.Session()
         for query in asked[:20]:
             session.get(f"{url}/v1/search", params={"q": query}, timeout=30).raise_for_status()
@@ -296,7 +318,7 @@ def bench_http(path: Path, asked: list[str], total: int) -> None:
             latencies.append(time.perf_counter() - start)
         p50, p95 = percentile(latencies, 0.5) * 1000, percentile(latencies, 0.95) * 1000
         line("query over HTTP (keep-alive, one client)", f"p50 {p50:.1f} ms, p95 {p95:.1f} ms", "p50 ≤ 30",
-             total < 100_000 or p50 <= 30)
+             not big or p50 <= 30)
         done = [0]
         stop = time.perf_counter() + 5.0
         lock = threading.Lock()
@@ -311,14 +333,17 @@ def bench_http(path: Path, asked: list[str], total: int) -> None:
                     done[0] += 1
 
         workers = [threading.Thread(target=client, args=(i * 37,)) for i in range(4)]
-        start = time.perf_counter()
+        start, cpu_before = time.perf_counter(), server_cpu_seconds(pid)
         for worker in workers:
             worker.start()
         for worker in workers:
             worker.join()
         rate = done[0] / (time.perf_counter() - start)
+        per_request = (server_cpu_seconds(pid) - cpu_before) / max(done[0], 1)
         line("requests/s over HTTP (4 clients, loopback)", f"{rate:.0f} requests/s", "≥ 200",
-             total < 100_000 or rate >= 200)
+             not big or rate >= 200)
+        line("  server CPU per request (capacity per core)", f"{per_request * 1000:.1f} ms "
+             f"({1 / max(per_request, 1e-9):.0f} requests/s per core)")
 
 
 # --- retrieval quality ------------------------------------------------------------------------------------
@@ -392,7 +417,7 @@ def whole_document_bm25(brain: Brain) -> Callable[[str], list[str]]:
             continue
         text = brain.blobs.get(OciDigest.parse(view["blob"])).decode()
         registration = ledger.registrations.get(block.block_id)
-        db.execute("INSERT INTO docs VALUES (?, ?)", (registration.origin if registration else "", text))
+        db.execute("INSERT INTO docs VALUES (?, ?)", (_in_corpus(registration.origin or "") if registration else "", text))
 
     def rank(question: str) -> list[str]:
         rows = db.execute("SELECT origin FROM docs WHERE docs MATCH ? ORDER BY rank", (fts_query(query_terms(question)),))
@@ -403,7 +428,12 @@ def whole_document_bm25(brain: Brain) -> Callable[[str], list[str]]:
 
 def source_ranking(searcher: Searcher, question: str, expand: bool) -> list[str]:
     result = searcher.search(SearchRequest(question, limit=20, expand=expand))
-    return list(dict.fromkeys(m.evidence[0].origin for m in result.matches if m.evidence))
+    return list(dict.fromkeys(_in_corpus(m.evidence[0].origin) for m in result.matches if m.evidence))
+
+
+def _in_corpus(origin: str) -> str:
+    """An origin as the questions name it (ingest records origins relative to the repository root)."""
+    return origin.removeprefix("fixtures/corpus/")
 
 
 def scores(rankings: list[tuple[list[str], str]]) -> str:

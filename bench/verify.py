@@ -33,10 +33,11 @@ TARGET_SECONDS = 30.0
 COMMITS = 5
 
 
-def build(path: Path, blocks: int) -> None:
-    """A brain of `blocks` member blocks (sources × 5), written through the Writer in `COMMITS` commits."""
+def build(path: Path, blocks: int, brain: Brain | None = None) -> None:
+    """A brain of `blocks` member blocks (sources × 5), written through the Writer in `COMMITS` commits
+    (into `brain` when given: e.g. a governed one whose genesis is already written)."""
     sources = blocks // 5
-    brain = Brain.init(path)
+    brain = brain or Brain.init(path)
     per_commit = -(-sources // COMMITS)
     with brain.writer("bench@example.org") as writer:
         for i in range(sources):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from brain.authn.chain import StoreChain
 from brain.authn.decision import Authentication, Policy, authenticate
 from brain.authn.outcomes import Stance, State
 from brain.authn.records import SignatureRecord
@@ -20,7 +19,13 @@ from brain.brain import Brain
 from brain.errors import ConflictError, NotFoundError, RefusedError
 from brain.identity import OciDigest, utc_timestamp
 from brain.snapshot import Snapshot, TrustRoot, TrustScope
-from brain.store.authn_files import read_pin, read_signature_index, store_record
+from brain.store.authn_files import (
+    read_pin,
+    read_signature_index,
+    store_record,
+    store_records,
+)
+from brain.store.chain import StoreChain
 from brain.store.head import Head, read_head, write_head
 from brain.store.lock import WriterLock
 
@@ -166,8 +171,7 @@ def write_snapshot_signed(
             )
         digest = brain.blobs.put(snapshot.to_bytes(), sync=False)
         brain.blobs.sync()
-        for record in records:
-            store_record(brain.path, brain.blobs, record)
+        store_records(brain.path, brain.blobs, records)
         write_head(brain.path, Head.first(digest) if head is None else head.advance(digest, origin=head.origin))
     return digest
 

@@ -103,3 +103,8 @@ class NotRegularFileError(IntegrityError):
 
 class LocalStorageError(BrainError):
     """The local filesystem refused a write: disk full, no inodes left, quota exceeded, read-only."""
+
+
+class RedactedBytesRefusedError(RefusedError):
+    """An artifact holds bytes this brain destroyed by redaction (§7.5): installing it would write them back
+    (or leave a head whose members are gone), so it is refused and nothing of it is kept."""

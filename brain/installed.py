@@ -16,25 +16,34 @@ from brain.snapshot import Snapshot
 from brain.store.blobs import BlobStore
 from brain.store.head import Head
 
+# How far back `left_out_modules` looks for the partial install a snapshot descends from: enough for any
+# run of local writes after a pull, and cheap enough for `status` (one small blob read per step).
+_MAX_STEPS = 64
+
 
 def left_out_modules(blobs: BlobStore, head: Head | None, snapshot: Snapshot) -> tuple[MemoryType, ...]:
-    """The modules of the published snapshot `head.origin` names that `snapshot` (a head snapshot) lacks.
+    """The modules `snapshot` lacks because a partial install left them out, in module order.
 
-    Empty unless the head records a partial pull whose published snapshot is stored and readable.
+    A write keeps every module it ever touched in `modules` (§5.3), so a module an ancestor has and
+    `snapshot` lacks can only have been left out by a partial install (§6.8): the first ancestor along
+    first parents whose modules differ tells which (whether this brain pulled it partially, or pulled
+    a brain that was). A head recorded as a partial pull also names the published snapshot directly.
     """
-    if head is None or head.origin is None or not head.origin.partial:
-        return ()
-    published = _stored_snapshot(blobs, head.origin.snapshot)
-    if published is None:
-        return ()
-    return tuple(t for t in MODULE_ORDER if t.value in published.modules and t.value not in snapshot.modules)
-
-
-def _stored_snapshot(blobs: BlobStore, digest: OciDigest) -> Snapshot | None:
-    try:
-        return Snapshot.decode(blobs.get(digest), digest)
-    except BrainError:
-        return None
+    missing: set[str] = set()
+    if head is not None and head.origin is not None and head.origin.partial:
+        published = _stored_snapshot(blobs, head.origin.snapshot)
+        if published is not None:
+            missing |= set(published.modules) - set(snapshot.modules)
+    current = snapshot
+    for _ in range(_MAX_STEPS):
+        parent = None if current.first_parent is None else _stored_snapshot(blobs, current.first_parent)
+        if parent is None:
+            break
+        if set(parent.modules) != set(current.modules):
+            missing |= set(parent.modules) - set(snapshot.modules)
+            break
+        current = parent
+    return tuple(t for t in MODULE_ORDER if t.value in missing)
 
 
 def left_out_evidence_note(
@@ -44,14 +53,14 @@ def left_out_evidence_note(
     if snapshot is None:
         return None
     absent = [e for e in evidence if not blobs.has(e)]
-    if not absent or head is None or head.origin is None:
-        return None
-    if MemoryType.CANONICAL not in left_out_modules(blobs, head, snapshot):
+    if not absent or MemoryType.CANONICAL not in left_out_modules(blobs, head, snapshot):
         return None
     shown = ", ".join(e.short for e in absent[:3]) + (f" and {len(absent) - 3} more" if len(absent) > 3 else "")
+    source = head.origin.reference if head is not None and head.origin is not None else None
+    pulled = f"the partial pull from {source}" if source else "a partial pull"
     return (
-        f"evidence {shown} not installed: the partial pull from {head.origin.reference} left out the canonical "
-        "module (pull again adding --module canonical to read it)"
+        f"evidence {shown} not installed: {pulled} left out the canonical module "
+        "(pull again adding --module canonical to read it)"
     )
 
 
@@ -63,14 +72,23 @@ def refuse_if_left_out(
     Writing without it would build on an empty stand-in: e.g. the validation gate would find no evidence,
     no duplicate and no contradiction in a module that exists upstream but is not installed here.
     """
-    if snapshot is None or head is None or head.origin is None:
+    if snapshot is None:
         return
     wanted = set(needed)
     missing = [t for t in left_out_modules(blobs, head, snapshot) if t in wanted]
     if missing:
         names = ", ".join(str(t) for t in missing)
         flags = " ".join(f"--module {t}" for t in missing)
+        source = head.origin.reference if head is not None and head.origin is not None else None
+        where = f" (partial pull from {source})" if source else ""
         raise RefusedError(
-            f"this brain was pulled without {names} (partial pull from {head.origin.reference}): {why}",
-            hint=f"pull {head.origin.reference} again adding {flags}, or whole",
+            f"this brain was pulled without {names}{where}: {why}",
+            hint=f"pull {source} again adding {flags}, or whole" if source else "pull a brain that has them",
         )
+
+
+def _stored_snapshot(blobs: BlobStore, digest: OciDigest) -> Snapshot | None:
+    try:
+        return Snapshot.decode(blobs.get(digest), digest)
+    except BrainError:
+        return None

@@ -31,6 +31,7 @@ from typing import Annotated
 import typer
 
 from cli.commands import COMMANDS
+from cli.completion import ENV_SHELL, install_completion, show_completion
 from cli.context import (
     DEFAULT_BRAIN_DIR,
     DEFAULT_LOCK_TIMEOUT,
@@ -45,7 +46,7 @@ app = typer.Typer(
     cls=BrainGroup,
     help="Build, verify and publish Boltzmann Protocol v1 knowledge brains.",
     no_args_is_help=True,
-    add_completion=True,
+    add_completion=False,  # our own options below: typer's cannot find the shell outside a terminal
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120},
@@ -106,6 +107,20 @@ def root(
     show_version: Annotated[
         bool,
         typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+    install: Annotated[
+        bool,
+        typer.Option(
+            "--install-completion", callback=install_completion, is_eager=True, expose_value=False,
+            help=f"Install shell completion for the current shell (or ${ENV_SHELL}).",
+        ),
+    ] = False,
+    show: Annotated[
+        bool,
+        typer.Option(
+            "--show-completion", callback=show_completion, is_eager=True, expose_value=False,
+            help=f"Print the shell completion script for the current shell (or ${ENV_SHELL}).",
+        ),
     ] = False,
 ) -> None:
     """Build, verify and publish Boltzmann Protocol v1 knowledge brains."""

@@ -8,7 +8,7 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from brain.authn.decision import Authentication, Verdict
-from brain.authn.outcomes import Outcome, State
+from brain.authn.outcomes import Outcome, Role, State
 from cli.output import Output
 
 _STATE_STYLE = {
@@ -34,6 +34,9 @@ def verdict_rows(output: Output, verdicts: Iterable[Verdict], withdrawn: Iterabl
 
 def render_authenticity(auth: Authentication, output: Output) -> Iterable[RenderableType]:
     """The authenticity section."""
+    if auth.state is State.UNSIGNED and auth.trust_root is None and auth.role is not Role.REVISION:
+        yield Text.assemble(("authenticity", "bold"), "  ", ("unsigned", "yellow"), "  (not governed: no trust root, no signatures)")
+        return
     yield Text.assemble(("authenticity", "bold"), "  ", (str(auth.state), _STATE_STYLE[auth.state]),
                         f"  ({auth.role}, stance {auth.stance})")
     if auth.trust_root is not None:

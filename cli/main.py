@@ -19,6 +19,7 @@ import typer
 from brain.errors import BrainError
 from brain.store.oserrors import translate_os_error
 from cli.app import app
+from cli.completion import prepare_shell_completion
 from cli.exit_codes import ExitCode, exit_code_for
 from cli.output import StdoutClosedError, print_error
 
@@ -45,6 +46,7 @@ def _tune_garbage_collection() -> None:
 def _run(args: list[str]) -> int:
     """Run the app and map its outcome to an exit code."""
     debug = _debug_requested(args)
+    prepare_shell_completion()
     command = typer.main.get_command(app)
     try:
         returned = command.main(args=args, prog_name="brain", standalone_mode=False)

@@ -11,16 +11,17 @@ Writing commands use it in three lines::
 
 from __future__ import annotations
 
+import functools
 import getpass
 import os
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, create_model
 
 from brain.authenticity import refusal, sign_snapshot, signing_root
 from brain.authn.keys import KeyFormatError, PublicKey, parse_public_key_line
@@ -85,17 +86,24 @@ class SigningPlan:
     @classmethod
     def prepare(cls, brain: Brain, sign_with: str | None, needed: set[TrustScope], what: str) -> SigningPlan:
         """Load the signer and refuse (writing nothing) a key the trust root does not grant `needed`."""
-        before = brain.snapshot_digest()
-        if sign_with is None:
-            return cls(brain, None, before)
-        signer = load_signer(sign_with)
-        head = brain.snapshot()
+        plan = cls.load(brain, sign_with)
+        plan.require(needed, what)
+        return plan
+
+    @classmethod
+    def load(cls, brain: Brain, sign_with: str | None) -> SigningPlan:
+        """Load the signer only (for a command that learns the scopes it needs from its plan: then `require`)."""
+        return cls(brain, None if sign_with is None else load_signer(sign_with), brain.snapshot_digest())
+
+    def require(self, needed: set[TrustScope], what: str) -> None:
+        """Refuse a key the head's trust root does not grant `needed` (call before writing anything)."""
+        if self.signer is None:
+            return
+        head = self.brain.snapshot()
         # The next snapshot is judged against the head's trust root (its first parent's).
-        root = None if head is None else head.trust_root
-        problem = refusal(root, signer, needed, what)
+        problem = refusal(None if head is None else head.trust_root, self.signer, needed, what)
         if problem is not None:
             raise problem
-        return cls(brain, signer, before)
 
     def sign_new_head(self, context: CliContext) -> SignedHead | None:
         """Sign the head if the command moved it (claiming the scopes §9.6 requires); None otherwise."""
@@ -106,6 +114,23 @@ class SigningPlan:
             self.brain, self.signer, after, lock_timeout=context.lock_timeout, on_wait=context.wait_note()
         )
         return SignedHead(snapshot=after, record=record.digest, key=record.key, scopes=[str(s) for s in record.scopes])
+
+
+R = TypeVar("R", bound=BaseModel)
+
+
+@functools.cache
+def _signed_model(base: type[BaseModel]) -> type[BaseModel]:
+    model: type[BaseModel] = create_model(f"Signed{base.__name__}", __base__=base, signed=(SignedHead, ...))
+    return model
+
+
+def with_signature(result: R, signed: SignedHead | None) -> R:
+    """`result` plus a `signed` member naming the record over the snapshot it made (unchanged when nothing was signed,
+    so a command's JSON keeps its shape without --sign-with)."""
+    if signed is None:
+        return result
+    return _signed_model(type(result))(**dict(result), signed=signed)  # type: ignore[return-value]
 
 
 _SPEC = re.compile(r"^(?P<key>.+?)(?:=(?P<scopes>[a-z:]+(?:,[a-z:]+)*))?(?:@(?P<subject>[^=@\s]+(?:@[^=@\s]+)?))?$", re.DOTALL)

@@ -16,7 +16,7 @@ do not depend on which source answered, or on whether workers could start.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -174,12 +174,18 @@ def answer_source(
     concurrency: int = 1,
     read_cache: bool = True,
     write_cache: bool = True,
+    wrap: Callable[[AnswerSource], AnswerSource] | None = None,
 ) -> AnswerSource:
-    """The answers for a run of `sources` sources: the cache, in front of the pool when it suits, else the proposer."""
+    """The answers for a run of `sources` sources: the cache, in front of the pool when it suits, else the proposer.
+
+    `wrap` puts a source between the cache and the proposer (the budget of `ingest.budgeted`).
+    """
     in_process = InProcessAnswers(proposer, concurrency)
     inner: AnswerSource = in_process
     if heuristic_pool.suits(proposer, sources):
         inner = PooledAnswers(HeuristicPool(), in_process)
+    if wrap is not None:
+        inner = wrap(inner)
     return CachedAnswers(cache, inner, read=read_cache, write=write_cache)
 
 

@@ -23,6 +23,8 @@ import threading
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
+from pydantic import BaseModel, ConfigDict
+
 from brain.errors import UsageError
 from ingest.proposers.base import TokenUsage
 
@@ -96,6 +98,17 @@ def estimate(characters: int, fixed_prompt_characters: int = 0, requests: int = 
     return Estimate(prompt, output)
 
 
+def estimate_usage(characters: int, fixed_prompt_characters: int = 0, requests: int = 1) -> TokenUsage:
+    """`estimate` as a `TokenUsage` (what `Proposer.estimate` returns)."""
+    guess = estimate(characters, fixed_prompt_characters, requests)
+    return TokenUsage(prompt_tokens=guess.prompt_tokens, completion_tokens=guess.completion_tokens, total_tokens=guess.total)
+
+
+def as_estimate(usage: TokenUsage) -> Estimate:
+    """A proposer's `TokenUsage` estimate as the budget's `Estimate`."""
+    return Estimate(usage.prompt_tokens, usage.completion_tokens)
+
+
 @dataclass
 class Budget:
     """What a run may spend; thread-safe, since requests run concurrently."""
@@ -159,3 +172,33 @@ class Budget:
                 prompt_tokens=expected.prompt_tokens, completion_tokens=expected.completion_tokens, total_tokens=expected.total
             )
             self.spent = self.spent + actual
+
+
+@dataclass(frozen=True)
+class CostLimits:
+    """What `--max-tokens`, `--max-cost` and `--price` asked for (all optional)."""
+
+    max_tokens: int | None = None
+    max_cost: Decimal | None = None
+    prices: Prices | None = None
+
+    def budget(self) -> Budget:
+        """A fresh budget for one run (refuses a negative limit, or a cost limit without prices)."""
+        return Budget(max_tokens=self.max_tokens, max_cost=self.max_cost, prices=self.prices)
+
+
+class ProposerUsage(BaseModel):
+    """What a metered proposer cost in a run (`estimated` after `--dry-run`), and what the budget held back."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    cost_usd: str | None
+    """Decimal USD as a string (no float rounding), None without prices."""
+    estimated: bool
+    budget_exhausted: int
+    """Sources not proposed because the budget would have been exceeded (the next run proposes them)."""
+    max_tokens: int | None = None
+    max_cost_usd: str | None = None

@@ -16,6 +16,7 @@ Order for each file:
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,8 @@ from ingest.sources import problems as p
 
 REPLACED_OTHER_PATH = "replaced-other-path"
 """A note: the version an origin named came from another file, which this source now replaces."""
+ORIGIN_CHANGED = "origin-changed"
+"""A note: this file's previous version was registered under another origin; the new version replaces it."""
 
 SMALL_SOURCE = 1 << 20
 """Sources up to this size are read into memory once; larger ones are streamed in constant memory."""
@@ -152,8 +155,11 @@ class Registrar:
             "pipeline_version": pipeline[1] if pipeline else None,
         }
         previous: list[BlockId] = []
+        moved_from: list[str] = []
         if not self.stager.is_member(MemoryType.CANONICAL, canonical.block_id):
             previous = self.lineage.current(origin, canonical.block_id)
+            if not previous:
+                previous, moved_from = self._own_previous_version(source.path, canonical.block_id)
         added = self.stager.register(
             canonical, origin=origin, license=self.options.license, pipeline=pipeline, supersedes=previous
         )
@@ -161,6 +167,9 @@ class Registrar:
         if added and previous:
             reg.status, reg.replaces = "replaced", previous
             self._note_other_path(reg, source.path, previous)
+            if moved_from:
+                detail = f"this file's previous version was registered as {', '.join(moved_from)}; this one replaces it"
+                reg.problems.append(SourceProblemReport(stage="register", code=ORIGIN_CHANGED, detail=detail, kind="note"))
             stale = self.lineage.stale_dependents(previous)
             self.stager.demote(stale, f"its evidence was replaced: {origin} is now {canonical.block_id}")
         if not added:
@@ -175,17 +184,41 @@ class Registrar:
         self._origin_paths.setdefault(origin, source.path)
         return reg
 
+    def _own_previous_version(self, path: Path, new: BlockId) -> tuple[list[BlockId], list[str]]:
+        """The current version this very file registered under another origin, and that origin.
+
+        The default origin can change for one file (the current directory, outside a repository; brains
+        whose origins were relative to the ingest root): the fingerprint index says which block this path
+        registered last, and if that block is still current, the new bytes replace it as a changed origin
+        would. An explicit `--origin` is taken as meant: no link is made.
+        """
+        if self.options.origin is not None or not self.options.use_index:
+            return [], []
+        own = self.index.get(path)
+        if own is None or own.block == new:
+            return [], []
+        if any(other != str(path) and os.path.exists(other) for other in self._paths_of(own.block)):
+            return [], []  # another file still has those bytes (this one was its duplicate): not ours to replace
+        origins = self.lineage.origins_of(own.block)
+        return ([own.block], origins) if origins else ([], [])
+
+    def _paths_of(self, block: BlockId) -> list[str]:
+        """Every file the fingerprint index saw `block` from (as the index stood when first asked)."""
+        if self._indexed_paths is None:
+            self._indexed_paths = {}
+            for known in self.index.paths():
+                entry = self.index.get(known)
+                if entry is not None:
+                    self._indexed_paths.setdefault(entry.block, []).append(known)
+        return self._indexed_paths.get(block, [])
+
     def _note_other_path(self, reg: Registration, path: Path, previous: list[BlockId]) -> None:
         """Say so when the version just replaced was read from another file (two files, one origin)."""
         others = {str(p) for p in [self._origin_paths.get(reg.origin)] if p is not None and p != path}
-        if not others and self.options.use_index:
-            if self._indexed_paths is None:
-                self._indexed_paths = {}
-                for known in self.index.paths():
-                    entry = self.index.get(known)
-                    if entry is not None:
-                        self._indexed_paths.setdefault(entry.block, []).append(known)
-            others = {other for block in previous for other in self._indexed_paths.get(block, ()) if other != str(path)}
+        own = self.index.get(path) if self.options.use_index else None
+        if not others and self.options.use_index and (own is None or own.block not in previous):
+            # Not this file's own previous version: the index may know which file registered it.
+            others = {other for block in previous for other in self._paths_of(block) if other != str(path)}
         if others:
             detail = (
                 f"was registered from {', '.join(sorted(others))}; now it names the bytes of {path} "

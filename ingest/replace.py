@@ -129,6 +129,14 @@ class RunLineage:
             key=lambda b: b.hex,
         )
 
+    def origins_of(self, block: BlockId) -> list[str]:
+        """The origins `block` is registered under if it is a current canonical member, else []; a scan of
+        every origin, for the rare question "which origin did this file's previous version have?"."""
+        lineage = self._get()
+        if not lineage.is_accessible(block.hex) or not self._is_member(MemoryType.CANONICAL, block):
+            return []
+        return sorted(origin for origin, blocks in lineage.origins.items() if block.hex in blocks)
+
     def superseded_by(self, block: BlockId) -> list[BlockId]:
         """The blocks that supersede `block`, ascending; [] if none does."""
         return sorted(map(BlockId, self._get().superseded_by.get(block.hex, ())), key=lambda b: b.hex)

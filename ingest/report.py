@@ -14,6 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ingest.budget import ProposerUsage
+
 Stage = Literal["discover", "register", "normalize", "propose", "validate"]
 ProblemKind = Literal["failure", "skipped", "note", "rejection"]
 Status = Literal["registered", "replaced", "unchanged", "duplicate", "skipped", "failed"]
@@ -88,6 +90,8 @@ class IngestResult(_Model):
     cache_hits: int
     outcomes: tuple[SourceOutcome, ...]
     missing: tuple[SyncOutcome, ...] = ()
+    usage: ProposerUsage | None = None
+    """Tokens and cost of a model-backed proposer (`ingest.budget`); None for a local one."""
 
     @property
     def strict_problems(self) -> int:

@@ -31,6 +31,8 @@ from brain.identity import BlockId, OciDigest
 from brain.snapshot import Snapshot
 from ingest import PROPOSABLE_MEMORY_TYPES
 from ingest.answers import answer_source
+from ingest.budget import CostLimits
+from ingest.budgeted import Meter
 from ingest.cache import ProposalCache
 from ingest.commit import DryRunSink, Members, Sink, Stager, acting_actor
 from ingest.derive import DeriveOptions, Deriver, Job, Questions
@@ -67,6 +69,8 @@ class IngestOptions:
     dry_run: bool = False
     vcs_ignore: bool = True
     """Honour `.gitignore` and `.git/info/exclude` (`--no-ignore` turns it off)."""
+    cost: CostLimits = field(default_factory=CostLimits)
+    """`--max-tokens`, `--max-cost`, `--price` for a model-backed proposer (`ingest.budget`)."""
 
 
 def default_checkpoint_interval(committed: int) -> int:
@@ -115,9 +119,10 @@ def ingest(
         stages = _Stages.build(brain, sink, proposer, options, actor, total=len(found))
         run = _Run(brain, stages, options, on_progress, total=len(found))
         try:
-            return run.execute(found)
+            result = run.execute(found)
         finally:
             run.deriver.close()
+    return result if stages.meter is None else result.model_copy(update={"usage": stages.meter.usage()})
 
 
 def _discover_all(
@@ -150,6 +155,7 @@ class _Stages:
     registrar: Registrar
     questions: Questions
     deriver: Deriver
+    meter: Meter | None = None
 
     @classmethod
     def build(
@@ -181,6 +187,7 @@ class _Stages:
         )
         cache = ProposalCache(brain.path)
         questions = Questions(proposer, cache, derive_options, lineage.answered, partial(_stored_view, brain))
+        meter = Meter.of(proposer, options.cost, dry_run=options.dry_run)
         answers = answer_source(
             proposer,
             cache,
@@ -188,8 +195,9 @@ class _Stages:
             concurrency=derive_options.concurrency,
             read_cache=derive_options.read_cache,
             write_cache=derive_options.write_cache,
+            wrap=meter.wrap if meter is not None else None,
         )
-        return cls(index, cache, lineage, stager, registrar, questions, Deriver(stager, answers))
+        return cls(index, cache, lineage, stager, registrar, questions, Deriver(stager, answers), meter)
 
 
 class _Run:

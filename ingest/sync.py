@@ -8,6 +8,8 @@ origin lies under the ingested roots and whose file is gone leaves the brain in 
 Without `--sync` the same sources are only reported as `missing`. A source counts as gone only when no
 file of the run has its origin or its bytes (a renamed file keeps the same canonical block), and, when
 the local fingerprint index remembers where the block was read from, that path is under a root and gone.
+Every version registered under a gone origin leaves (a replaced file's older versions too: dropping only
+the current one would make the previous one accessible again, its winner gone).
 Which origins lie under a root follows `ingest.register.Registrar.origin_of`: the root's default origin
 prefix (`ingest.sources.origins`: repository-relative) or `--origin`, then the path below the root; a file
 root covers its own origin only.
@@ -120,8 +122,8 @@ def find_gone(
             block = BlockId(block_hex)
             if block_hex in seen_blocks or block not in canonical:
                 continue
-            if block_hex in lineage.demoted or any(BlockId(w) in canonical for w in lineage.superseded_by.get(block_hex, ())):
-                continue  # not a current version of the origin
+            # Every version registered under the origin goes, superseded ones too: dropping only the current
+            # one would make the previous version accessible again (its winner gone, §7.2).
             paths = recorded.get(block_hex, [])
             if paths and any(os.path.exists(p) or not _under(p, scopes) for p in paths):
                 continue
@@ -249,10 +251,9 @@ def sync_after(
         for record in records:
             writer.add(record)
         digest = writer.commit()
-        if digest is not None:
+        if digest is not None:  # under the lock: the log must describe the parent it is appended to
+            log_commit(brain, parent, digest, records)
             _forget_gone(index, gone)
-    if digest is not None:
-        log_commit(brain, parent, digest, records)
     update = {"missing": tuple(plan.outcomes(applied=True)), "snapshot": str(digest or result.snapshot)}
     return result.model_copy(update=update)
 

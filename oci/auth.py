@@ -166,16 +166,23 @@ def _write_config(path: Path, config: dict) -> None:
         raise
 
 
-def login(host: str, username: str, password: str, *, plain_http: bool = False, path: Path | None = None) -> Path:
-    """Check `username`/`password` against the registry's `/v2/`, then store them; returns the config path."""
+def login(
+    host: str, username: str, password: str, *, plain_http: bool = False, path: Path | None = None
+) -> tuple[Path, bool]:
+    """Check `username`/`password` against the registry's `/v2/`, then store them.
+
+    Returns the config path and whether the registry actually checked them: one that answers `/v2/`
+    without asking for credentials accepts anonymous requests, and the credentials are stored unverified.
+    """
     from oci.reference import parse_registry
     from oci.transport import RegistryClient
 
     if not username or not password:
         raise UsageError("login needs a username and a non-empty password")
     reference = parse_registry(host, plain_http=plain_http)
-    RegistryClient(reference, Credentials(username, password, source="login")).ping()
-    return store_credentials(reference.registry, username, password, path)
+    client = RegistryClient(reference, Credentials(username, password, source="login"))
+    client.ping()
+    return store_credentials(reference.registry, username, password, path), client.challenged
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from brain.authn.chain import ChainStore, StoreChain, descends_from, first_parent_walk
+from brain.authn.chain import ChainStore, descends_from, first_parent_walk
 from brain.authn.decision import Authentication, authenticate
 from brain.authn.outcomes import FindingCode, Outcome, State
 from brain.authn.records import SignatureRecord
@@ -31,9 +31,10 @@ from brain.store.authn_files import (
     read_pin,
     read_remotes,
     read_signature_index,
-    store_record,
+    store_records,
     write_remotes,
 )
+from brain.store.chain import StoreChain
 from brain.store.lock import WriterLock
 from oci import media_types as mt
 from oci.manifest import Manifest
@@ -81,8 +82,8 @@ class _PulledChain:
         self.local = local
         self.pulled = pulled
         self.snapshot = local.snapshot
-        self.composition = local.composition
-        self.ledger_record = local.ledger_record
+        self.member_ids = local.member_ids
+        self.ledger_facts = local.ledger_facts
 
     def records(self, snapshot: OciDigest) -> list[SignatureRecord]:
         held = {r.digest: r for r in self.local.records(snapshot)}
@@ -147,9 +148,7 @@ class PullGate:
         stored = 0
         remembered = False
         with WriterLock(brain.path, timeout=lock_timeout, on_wait=on_wait):
-            for record in self.records:
-                if brain.blobs.has(record.snapshot):
-                    stored += store_record(brain.path, brain.blobs, record)[1]
+            stored = store_records(brain.path, brain.blobs, [r for r in self.records if brain.blobs.has(r.snapshot)])
             if head_moved and self.state is State.AUTHORIZED:
                 memory = read_remotes(brain.path)
                 write_remotes(brain.path, memory.model_copy(update={"seen_signed": {**memory.seen_signed, self.repository: self.source}}))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from brain.blocks.memory_type import MemoryType
 from brain.errors import BrainError, UntrustedArtifactError
@@ -18,6 +18,7 @@ from oci import media_types as mt
 from oci.auth import resolve_credentials
 from oci.manifest import Manifest
 from oci.reference import Reference
+from oci.referrers import SignatureSummary, summarize_signatures
 from oci.transport import RegistryClient
 
 
@@ -50,6 +51,9 @@ class InspectResult(BaseModel):
     history_length: int | None
     history_size: int | None
     total_size: int
+    # Signature records its referrers carry (§9.4); whether their keys were allowed is for pull/verify.
+    signatures: list[SignatureSummary] = Field(default_factory=list)
+    trust_root: str | None = None
 
 
 def _schema_versions(text: str | None) -> dict[str, list[int]] | None:
@@ -120,4 +124,6 @@ def inspect(reference: Reference, *, client: RegistryClient | None = None) -> In
     fetched = client.get_manifest(reference.manifest_reference)
     manifest = Manifest.decode(fetched.data, what=f"manifest of {reference}")
     config = client.get_blob_bytes(manifest.config.digest, manifest.config.size)
-    return describe(reference, fetched.digest, manifest, config)
+    signatures, _ = summarize_signatures(client, fetched.digest, config)
+    described = describe(reference, fetched.digest, manifest, config)
+    return described.model_copy(update={"signatures": signatures, "trust_root": manifest.annotations.get(mt.TRUST_ROOT)})

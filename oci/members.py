@@ -152,7 +152,7 @@ def _read_verified(directory: str, hex_digest: str, what: str) -> bytes:
     except FileNotFoundError:
         raise NotFoundError(
             f"{what} sha256:{hex_digest} is not stored at {path}",
-            hint="restore it or pull the brain again; a partially pulled brain can pack complete modules with --module",
+            hint="restore it or pull the brain again, then run `brain verify`",
         ) from None
     if hashlib.sha256(data).hexdigest() != hex_digest:
         raise IntegrityError(f"{what} at {path} does not hash to its name", hint="run `brain verify`")

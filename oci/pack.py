@@ -228,9 +228,8 @@ def pack(
         # Layers, config and manifest become durable before index.json can name them.
         brain.blobs.sync()
         record_manifest(brain, digest, len(data), tag)
-        from oci.referrers import (
-            record_signatures,  # §9.4: the signatures travel as untagged referrers
-        )
+        # §9.4: the signatures travel as untagged referrers of the brain manifest.
+        from oci.referrers import record_signatures
 
         record_signatures(brain, snapshot_digest, digest, len(data))
     chosen = [t for t in MODULE_ORDER if any(layer.memory_type is t for layer in layers)]

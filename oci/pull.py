@@ -19,7 +19,13 @@ from pydantic import BaseModel, ConfigDict
 
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.brain import Brain
-from brain.errors import ConflictError, NotABrainError, UntrustedArtifactError, UsageError
+from brain.errors import (
+    ConflictError,
+    NotABrainError,
+    RedactedBytesRefusedError,
+    UntrustedArtifactError,
+    UsageError,
+)
 from brain.identity import OciDigest
 from brain.store import Head
 from oci import media_types as mt
@@ -260,17 +266,17 @@ def pull(
             record_tag=local_tag,
         )
         # -- The new head is verified and written (or, for fetch, the artifact is stored verified).
-    except UntrustedArtifactError:
+    except (UntrustedArtifactError, RedactedBytesRefusedError):
         # Nothing a refused artifact brought stays (an interrupted pull, by contrast, keeps its verified blobs).
         for digest in added:
             with contextlib.suppress(FileNotFoundError):
                 brain.blobs.path(digest).unlink()
         raise
+    authenticity = gate.commit(brain, lock_timeout, on_wait, head_moved=not fetch_only)
     if outcome.head_moved:
         from oci.redaction import honour_tombstones
 
-        honour_tombstones(brain)  # only now: the new head is verified and current
-    authenticity = gate.commit(brain, lock_timeout, on_wait, head_moved=not fetch_only)
+        honour_tombstones(brain)  # only now: the new head is verified, authenticated and current
     return PullResult(
         reference=str(reference),
         digest=fetched.digest,

@@ -19,13 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from brain.blocks.memory_type import MemoryType
 from brain.brain import Brain
-from brain.errors import (
-    ConflictError,
-    LockTimeoutError,
-    NotFoundError,
-    UntrustedArtifactError,
-    UsageError,
-)
+from brain.errors import ConflictError, LockTimeoutError, NotFoundError, UntrustedArtifactError, UsageError
 from brain.identity import OciDigest
 from brain.store.lock import WriterLock
 from oci import media_types as mt
@@ -187,7 +181,7 @@ def push(
         uploaded = present = sent = 0
         blobs: dict[OciDigest, Descriptor] = {d.digest: d for d in (*manifest.layers, manifest.config)}
         for descriptor in blobs.values():
-            opener: Callable = lambda d=descriptor.digest: brain.blobs.open(d)
+            opener: Callable = lambda d=descriptor.digest: brain.blobs.open(d)  # noqa: E731 - bound per blob
             if client.push_blob(descriptor.digest, descriptor.size, opener, progress):
                 uploaded, sent = uploaded + 1, sent + descriptor.size
             else:

@@ -20,8 +20,11 @@ from brain.lifecycle.destroy import destroy
 from brain.snapshot import Projection, Snapshot
 from brain.store.layout import Descriptor
 from oci import media_types as mt
+from oci.auth import resolve_credentials
 from oci.layer_cache import LayerCache
 from oci.manifest import Manifest
+from oci.reference import Reference
+from oci.transport import RegistryClient
 
 
 @dataclass
@@ -123,3 +126,30 @@ def honour_tombstones(brain: Brain) -> Purged:
     purged = purge_artifacts(brain, redacted)
     purged.blobs += done.blobs
     return purged
+
+
+def remote_tags_holding(brain: Brain, reference: Reference, client: RegistryClient | None = None) -> list[str]:
+    """Tags of `reference`'s repository whose artifact (as far as the local store can tell from its config and
+    compositions) still packs bytes this brain redacted. A registry is not ours to erase: we only say so."""
+    head = brain.snapshot_digest()
+    if head is None:
+        return []
+    redacted = frozenset().union(*(m.tombstones for m in brain.modules(head).values()))
+    if not redacted:
+        return []
+    client = client or RegistryClient(reference, resolve_credentials(reference.registry))
+    base = f"{reference.base_url}/v2/{reference.repository}"
+    try:
+        listed = client.request("GET", f"{base}/tags/list").json().get("tags") or []
+    except (BrainError, ValueError, AttributeError):
+        return []
+    holding = []
+    for tag in sorted(t for t in listed if isinstance(t, str)):
+        try:
+            fetched = client.get_manifest(tag)
+            manifest = Manifest.decode(fetched.data, what=f"manifest of tag {tag}")
+            if brain.blobs.has(manifest.config.digest) and holding_layers(brain, manifest, redacted):
+                holding.append(tag)
+        except BrainError:
+            continue
+    return holding

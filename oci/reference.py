@@ -89,6 +89,12 @@ def _port_problem(domain: str) -> str | None:
     return None
 
 
+def _looks_like_host(text: str) -> bool:
+    """`127.0.0.1:5000`, `localhost`, `ghcr.io`: a registry host, not a repository with a tag."""
+    name, _, port = text.partition(":")
+    return _DOMAIN.fullmatch(text) is not None and ("." in name or name == "localhost" or (port.isdigit() and ":" in text))
+
+
 def _bad(text: str, why: str) -> UsageError:
     return UsageError(f"invalid reference {text!r}: {why}", hint=_FORM)
 
@@ -104,7 +110,10 @@ def parse_reference(text: str, *, plain_http: bool = False) -> Reference:
             digest = OciDigest.parse(digest_text)
         except UsageError:
             raise _bad(text, f"digest {digest_text!r} is not sha256: followed by 64 lowercase hex") from None
-    if "/" not in rest:
+    if "/" not in rest or rest.endswith("/"):
+        host = rest.rstrip("/")
+        if _looks_like_host(host):
+            raise _bad(text, f"no repository after the registry host {host!r} (add /REPOSITORY[:TAG])")
         raise _bad(text, "no registry host (references always name their registry)")
     domain, _, path = rest.partition("/")
     if _DOMAIN.fullmatch(domain) is None or not ("." in domain or ":" in domain or domain == "localhost"):

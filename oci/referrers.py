@@ -10,6 +10,7 @@ the `sha256-<hex>` fallback index up to date; `pull`/`fetch` (and `brain copy`) 
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import quote
@@ -185,6 +186,11 @@ def list_referrers(client: RegistryClient, subject: OciDigest, artifact_type: st
         fallback = client.get_manifest(fallback_tag(subject))
     except NotFoundError:
         return []
+    except UntrustedArtifactError as e:
+        raise UntrustedArtifactError(
+            f"the referrers fallback index {fallback_tag(subject)} was refused: {e.message}",
+            hint="the registry serves a broken or oversized signature listing; nothing was installed",
+        ) from None
     return _referrers(_index_entries(fallback.data, f"the fallback referrers index {fallback_tag(subject)}"), artifact_type)
 
 
@@ -197,7 +203,7 @@ class Discovered:
 
 
 def fetch_signature_records(
-    client: RegistryClient, subject: OciDigest, allowed: set[OciDigest], referrers: list[Referrer] | None = None
+    client: RegistryClient, subject: OciDigest, allowed: set[OciDigest] | None, referrers: list[Referrer] | None = None
 ) -> Discovered:
     """Fetch and parse the signature records of `subject` whose snapshot is in `allowed` (§9.4 merge rules).
 
@@ -215,12 +221,14 @@ def fetch_signature_records(
         except (BrainError, _Skip) as e:
             found.skipped.append(f"signature manifest {referrer.digest.short}: {getattr(e, 'message', e)}")
             continue
-        if record.snapshot not in allowed:
+        if allowed is not None and record.snapshot not in allowed:
             found.skipped.append(f"record {record.digest.short} is over {record.snapshot.short}, not this history")
             continue
         count = per_snapshot.get(record.snapshot, 0)
         if count >= MAX_RECORDS_PER_SNAPSHOT:
-            found.skipped.append(f"more than {MAX_RECORDS_PER_SNAPSHOT} records over {record.snapshot.short}")
+            if count == MAX_RECORDS_PER_SNAPSHOT:  # said once per snapshot
+                found.skipped.append(f"more than {MAX_RECORDS_PER_SNAPSHOT} records over {record.snapshot.short}: the rest are ignored")
+            per_snapshot[record.snapshot] = count + 1
             continue
         per_snapshot[record.snapshot] = count + 1
         if all(r.digest != record.digest for r in found.records):
@@ -266,11 +274,11 @@ def push_signatures(client: RegistryClient, brain: Brain, snapshot: OciDigest, s
     records = travelling_records(chain_of(brain), snapshot)
     if not records:
         return 0
-    client.push_blob(OciDigest.of(EMPTY_CONFIG), len(EMPTY_CONFIG), lambda: _bytes_io(EMPTY_CONFIG))
+    client.push_blob(OciDigest.of(EMPTY_CONFIG), len(EMPTY_CONFIG), lambda: io.BytesIO(EMPTY_CONFIG))
     fallback: list[dict[str, object]] = []
     for record in records:
         data = record.to_bytes()
-        client.push_blob(record.digest, len(data), lambda d=data: _bytes_io(d))  # type: ignore[misc]
+        client.push_blob(record.digest, len(data), lambda d=data: io.BytesIO(d))  # type: ignore[misc]
         manifest = signature_manifest(record, subject, subject_size)
         digest = OciDigest.of(manifest)
         response = client.request("PUT", f"{repository_url(client)}/manifests/{digest}",
@@ -312,7 +320,34 @@ def _status_error(client: RegistryClient, what: str, status: int) -> RemoteError
     return RemoteError(f"{what} on {client.reference.registry}: unexpected HTTP {status}")
 
 
-def _bytes_io(data: bytes):  # type: ignore[no-untyped-def]
-    import io
+class SignatureSummary(BaseModel):
+    """A signature a remote artifact carries, as `brain inspect` shows it (cryptography checked, trust not judged)."""
 
-    return io.BytesIO(data)
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    record: OciDigest
+    key: str
+    snapshot: OciDigest
+    claimed_scopes: list[str]
+    over_config: bool
+    signature_ok: bool | None
+
+
+def summarize_signatures(client: RegistryClient, subject: OciDigest, config: bytes) -> tuple[list[SignatureSummary], list[str]]:
+    """Every record the artifact's referrers carry; the math is checked for those over the config snapshot.
+
+    Whether a key was *allowed* needs the history and the trust root (that is what `pull` and `verify` judge).
+    """
+    from brain.authn.sshsig import Check, check
+
+    found = fetch_signature_records(client, subject, None)
+    config_digest = OciDigest.of(config)
+    summaries = [
+        SignatureSummary(
+            record=r.digest, key=r.key, snapshot=r.snapshot, claimed_scopes=[str(s) for s in r.scopes],
+            over_config=r.snapshot == config_digest,
+            signature_ok=check(r.signature, config) is Check.GOOD if r.snapshot == config_digest else None,
+        )
+        for r in found.records
+    ]
+    return summaries, found.skipped

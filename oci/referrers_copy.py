@@ -1,10 +1,10 @@
 """The referrers of a manifest (signatures, §9), as `copy` brings them along.
 
-Listing: the Referrers API (`GET /v2/<name>/referrers/<digest>`), else the fallback tag `sha256-<hex>`
-naming an image index (registries without the API, e.g. distribution 2.x). Each referrer manifest is fetched
-by digest (so its bytes are checked) and must name the subject it is listed for. The destination gets the
-referrer manifests by digest and, for registries without the API, the fallback index, merged with any
-index already there so another copy's signatures are kept.
+Listing is `oci.referrers.list_referrers` (the Referrers API, else the fallback tag `sha256-<hex>` naming an
+image index, for registries without the API such as distribution 2.x), for every artifact type. Each
+referrer manifest is fetched by digest (so its bytes are checked) and must name the subject it is listed
+for. The destination gets the referrer manifests by digest and, when the source keeps a fallback index,
+that index too (its entries as served), merged with any index already there so other signatures are kept.
 """
 
 from __future__ import annotations
@@ -14,15 +14,11 @@ from dataclasses import dataclass
 
 from brain.errors import NotFoundError, RemoteError, UntrustedArtifactError
 from brain.identity import OciDigest
+from oci.referrers import fallback_tag
 from oci.transport import FetchedManifest, RegistryClient
 
 INDEX_MEDIA_TYPE = "application/vnd.oci.image.index.v1+json"
 MAX_REFERRERS = 1000
-
-
-def fallback_tag(digest: OciDigest) -> str:
-    """The referrers tag schema's tag for `digest`: `sha256-<hex>`."""
-    return f"sha256-{digest.hex}"
 
 
 @dataclass(frozen=True)
@@ -46,30 +42,17 @@ def _index_entries(data: bytes, what: str) -> list[dict]:
     return entries
 
 
-def _from_api(client: RegistryClient, digest: OciDigest) -> list[dict] | None:
-    reference = client.reference
-    response = client.request(
-        "GET", f"{reference.base_url}/v2/{reference.repository}/referrers/{digest}", headers={"Accept": INDEX_MEDIA_TYPE}
-    )
-    with response:
-        if response.status_code == 200 and response.headers.get("Content-Type", "").startswith(INDEX_MEDIA_TYPE):
-            return _index_entries(response.content, f"the referrers of {digest.short} on {reference.registry}")
-        return None  # 404 or a registry that answers something else: no Referrers API
-
-
 def list_referrers(client: RegistryClient, digest: OciDigest) -> Referrers:
-    """Every manifest whose `subject` is `digest` in the client's repository."""
-    entries = _from_api(client, digest)
-    fallback = None
-    if entries is None:
-        try:
-            fetched = client.get_manifest(fallback_tag(digest))
-        except NotFoundError:
-            return Referrers([])
-        entries = fallback = _index_entries(fetched.data, f"referrers index {fallback_tag(digest)}")
+    """Every manifest whose `subject` is `digest` in the client's repository, whatever its artifact type."""
+    from oci.referrers import list_referrers as listing
+
+    listed = listing(client, digest, artifact_type=None)
+    if len(listed) > MAX_REFERRERS:
+        raise UntrustedArtifactError(f"{client.reference.registry} lists more than {MAX_REFERRERS} referrers of {digest.short}")
+    fallback = _fallback_entries(client, digest)
     manifests = []
-    for entry in entries:
-        referrer = client.get_manifest(entry["digest"])
+    for entry in listed:
+        referrer = client.get_manifest(str(entry.digest))
         try:
             subject = json.loads(referrer.data).get("subject", {}).get("digest")
         except (ValueError, AttributeError):
@@ -78,6 +61,15 @@ def list_referrers(client: RegistryClient, digest: OciDigest) -> Referrers:
             raise UntrustedArtifactError(f"referrer {referrer.digest.short} is listed for {digest.short} but names subject {subject}")
         manifests.append(referrer)
     return Referrers(manifests, fallback)
+
+
+def _fallback_entries(client: RegistryClient, digest: OciDigest) -> list[dict] | None:
+    """The source's fallback index entries as served (annotations kept), or None when it has none."""
+    try:
+        fetched = client.get_manifest(fallback_tag(digest))
+    except NotFoundError:
+        return None
+    return _index_entries(fetched.data, f"referrers index {fallback_tag(digest)}")
 
 
 def put_fallback_index(client: RegistryClient, digest: OciDigest, entries: list[dict]) -> None:

@@ -123,6 +123,8 @@ class RegistryClient:
         self._repo_url = f"{reference.base_url}/v2/{reference.repository}"
         # Once the registry has answered, a dropped connection is not about the address or --plain-http.
         self._answered = False
+        # Whether the registry ever asked for credentials (a 401 challenge this client answered).
+        self.challenged = False
 
     # -- requests, authentication and retries --------------------------------------------------------
 
@@ -142,6 +144,7 @@ class RegistryClient:
         if header is None or header == self._authorization:
             return False
         self._authorization = header
+        self.challenged = True
         return True
 
     def _bearer_token(self, challenge: oras.auth.utils.authHeader, creds: Credentials | None) -> str | None:

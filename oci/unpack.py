@@ -20,7 +20,7 @@ from typing import BinaryIO
 from brain.blocks.base import Block
 from brain.blocks.memory_type import MemoryType
 from brain.composition import Composition, ModuleRef
-from brain.errors import BrainError, UntrustedArtifactError
+from brain.errors import BrainError, RedactedBytesRefusedError, UntrustedArtifactError
 from brain.identity import BlockId, OciDigest
 from brain.snapshot import Snapshot
 from brain.store.atomic import atomic_write
@@ -93,6 +93,14 @@ def read_blob(fetch: BlobSource, descriptor: Descriptor, limit: int = 16 << 20) 
     return bytes(data)
 
 
+def _redacted(hex_digest: str) -> RedactedBytesRefusedError:
+    """Redacted here (§7.5): never written back, whatever the artifact holds."""
+    return RedactedBytesRefusedError(
+        f"the artifact holds sha256:{hex_digest[:12]}, whose bytes were redacted in this brain; nothing was installed",
+        hint="pull a tag packed after the redaction",
+    )
+
+
 class Staging:
     """Blob files added by one install, removable again if the install is refused."""
 
@@ -104,7 +112,7 @@ class Staging:
     def put(self, hex_digest: str, data: bytes) -> None:
         """Store verified bytes under their name unless a good copy already exists."""
         if hex_digest in self.blobs.destroyed():
-            return  # redacted here (§7.5): never written back, whatever the artifact holds
+            raise _redacted(hex_digest)
         path = self.blobs.directory / hex_digest
         existed = os.path.exists(path)
         if existed and self.blobs.verify_file(OciDigest(hex_digest)):
@@ -117,8 +125,8 @@ class Staging:
         """Rename a verified spooled temp file into place unless a good copy already exists."""
         digest = OciDigest(hex_digest)
         if hex_digest in self.blobs.destroyed():
-            temp.unlink(missing_ok=True)  # redacted here (§7.5): never written back
-            return
+            temp.unlink(missing_ok=True)
+            raise _redacted(hex_digest)
         if not self.blobs.verify_file(digest):
             existed = self.blobs.has(digest)
             os.replace(temp, self.blobs.path(digest))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -68,6 +69,7 @@ _TABLES = ("meta", "keys", "blocks", "docs", "fts", "kinds", "edges", "records",
 # Record types the index keeps, as small integers.
 RECORD_TYPES = {"registration": 1, "derivation": 2, "supersession": 3, "demotion": 4}
 _ACCESS_TYPES = (3, 4)
+_READ_KEY_CACHE = 100_000
 
 
 class IndexUnusableError(BrainError):
@@ -114,6 +116,11 @@ class SearchIndex:
         # Keys and edge kinds assigned in the current update (dropped when it ends, committed or not).
         self._keys: dict[str, int] = {}
         self._kinds: dict[str, int] = {}
+        # Keys read by queries: valid for one generation of the file (a rebuild reassigns them).
+        self._read_keys: dict[str, int] = {}
+        self._generation: str | None = None
+        self._next_doc = 1
+        self._file = None if path is None else _identity(path)
 
     # --- opening -------------------------------------------------------------------------------
 
@@ -213,6 +220,14 @@ class SearchIndex:
 
     def ensure_current(self, *, rebuild: bool = False) -> UpdateStats:
         """Bring the index to the brain's head: incrementally, or from scratch when asked or when needed."""
+        if self.path is not None and _identity(self.path) != self._file:
+            # The file was deleted or replaced under this connection (a redaction deletes the index;
+            # another process rebuilt a corrupt one): continue on the file that is there now.
+            with contextlib.suppress(sqlite3.Error):
+                self.db.close()
+            fresh = self.open(self.brain)
+            self.db, self.path, self._file = fresh.db, fresh.path, fresh._file
+            self._read_keys.clear()
         try:
             if not rebuild and self.is_current():
                 return UpdateStats()
@@ -220,14 +235,31 @@ class SearchIndex:
         except sqlite3.DatabaseError as e:
             if self.path is None or (isinstance(e, sqlite3.OperationalError) and "locked" in str(e)):
                 raise
+            if isinstance(e, sqlite3.OperationalError) and _is_readonly(e):
+                # A read-only copy of a brain (and of its index): answer from memory, touch no file.
+                self._reconnect(None)
+                stats = self._update(rebuild=True)
+                stats.reason = "the index file is read-only: built in memory"
+                return stats
             # A file damaged under an open connection: start over on a fresh file.
-            self.db.close()
-            _remove_index_files(self.path)
-            self.db = _connect(str(self.path))
-            self._check()
+            self._reconnect(self.path)
             stats = self._update(rebuild=True)
             stats.reason = f"the index was unreadable ({e}) and was rebuilt"
             return stats
+
+    def _reconnect(self, path: Path | None) -> None:
+        """Replace the connection: a fresh file at `path` (the damaged one deleted), or memory."""
+        with contextlib.suppress(sqlite3.Error):
+            self.db.close()
+        if path is None:
+            self.db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        else:
+            _remove_index_files(path)
+            self.db = _connect(str(path))
+        self.path = path
+        self._file = None if path is None else _identity(path)
+        self._read_keys.clear()
+        self._check()
 
     def _update(self, *, rebuild: bool) -> UpdateStats:
         self.db.execute("BEGIN IMMEDIATE")
@@ -246,6 +278,7 @@ class SearchIndex:
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 self.db.execute("ROLLBACK")
+            self._read_keys.clear()  # may name keys of the rolled-back transaction
             raise
         finally:
             self._keys.clear()
@@ -255,6 +288,8 @@ class SearchIndex:
     def _apply(self, key: str | None, rebuild: bool) -> UpdateStats:
         snapshot = self.brain.snapshot()
         stats = UpdateStats()
+        # Full-text row ids are never reused: an orphaned posting must not come back under a new document.
+        self._next_doc = int(self.meta("next_doc") or 1)
         old_modules = None if rebuild else self._old_modules()
         if old_modules is None:
             stats.rebuilt = True
@@ -268,6 +303,9 @@ class SearchIndex:
         added_now: set[str] = set()
         for memory_type in SEARCHABLE:
             change = changes[memory_type]
+            # A supersession is in effect only while its winner is a member (§7.2, `Ledger.is_accessible`):
+            # the losers of blocks that joined or left must be looked at again.
+            affected_access.update(self._losers_of([*change.removed, *change.added]))
             for hex_id in change.removed:
                 self._remove_block(hex_id)
                 stats.removed += 1
@@ -305,9 +343,12 @@ class SearchIndex:
     def _clear(self) -> None:
         self._keys.clear()
         self._kinds.clear()
+        self._read_keys.clear()
         for table in _TABLES:
             if table == "meta":
                 self.db.execute("DELETE FROM meta WHERE key != 'format'")
+                # Keys are reassigned from here on: readers holding cached keys must drop them.
+                self.db.execute("INSERT INTO meta VALUES ('generation', ?)", (secrets.token_hex(8),))
             elif table == "fts":
                 self.db.execute("INSERT INTO fts(fts) VALUES ('delete-all')")
             else:
@@ -320,16 +361,15 @@ class SearchIndex:
             return _Change()
         before = self._readable_members(old)
         after = self._readable_members(new)
-        return _Change(added=sorted(after - before), removed=sorted(before - after))
+        return _Change(added=sorted(i[7:] for i in after - before), removed=sorted(i[7:] for i in before - after))
 
     def _readable_members(self, module: tuple[str, list[str]] | None) -> set[str]:
+        """The member ids (`sha256:` strings, as stored) whose bytes were not destroyed."""
         if module is None:
             return set()
         composition, tombstones = module
-        data = self.brain.blobs.get(OciDigest(composition))
-        ids = orjson.loads(data)["block_ids"]
-        members = {i[7:] for i in ids}
-        members.difference_update(tombstones)
+        members = set(orjson.loads(self.brain.blobs.get(OciDigest(composition)))["block_ids"])
+        members.difference_update(f"sha256:{t}" for t in tombstones)
         return members
 
     def _read_payload(self, hex_id: str) -> tuple[str, dict[str, Any]] | None:
@@ -348,11 +388,16 @@ class SearchIndex:
 
     def key(self, hex_id: str) -> int | None:
         """The integer key of a block id the index names, or None."""
-        cached = self._keys.get(hex_id)
+        cached = self._keys.get(hex_id) or self._read_keys.get(hex_id)
         if cached is not None:
             return cached
         row = self.db.execute("SELECT id FROM keys WHERE digest=?", (_raw(hex_id),)).fetchone()
-        return None if row is None else int(row[0])
+        if row is None:
+            return None
+        if len(self._read_keys) > _READ_KEY_CACHE:
+            self._read_keys.clear()
+        self._read_keys[hex_id] = found = int(row[0])
+        return found
 
     def digest(self, key: int) -> str:
         """The hex block id of a key."""
@@ -377,7 +422,7 @@ class SearchIndex:
         return found
 
     def kind_names(self) -> dict[int, str]:
-        """Edge kind names by id."""
+        """Edge kind names by id (kinds are only ever added; cached until one is missing)."""
         return {int(i): str(n) for i, n in self.db.execute("SELECT id, name FROM kinds")}
 
     # --- provenance ------------------------------------------------------------------------------
@@ -446,6 +491,26 @@ class SearchIndex:
                 evidence.extend(raw[i : i + 32].hex() for i in range(0, len(raw), 32))
         return origin, locator, at, list(dict.fromkeys(evidence))
 
+    def _losers_of(self, winners: Iterable[str]) -> set[str]:
+        found: set[str] = set()
+        for hex_id in winners:
+            key = self.key(hex_id)
+            if key is None:
+                continue
+            for (other,) in self.db.execute("SELECT other FROM records WHERE block=? AND type=3", (key,)):
+                if other is not None:
+                    found.add(self.digest(other))
+        return found
+
+    def _is_member(self, block_id: BlockId) -> bool:
+        """Whether a block is a member of a searchable module at the indexed head (stored or not)."""
+        key = self.key(block_id.hex)
+        if key is None:
+            return False
+        return bool(self.db.execute(
+            "SELECT 1 FROM blocks WHERE id=? UNION ALL SELECT 1 FROM pending WHERE block=?", (key, key)
+        ).fetchone())
+
     def _set_accessibility(self, hex_ids: Iterable[str]) -> None:
         keys = [(h, k) for h in hex_ids if (k := self.key(h)) is not None]
         if not keys:
@@ -461,6 +526,7 @@ class SearchIndex:
             if record is not None:
                 records.append((record_id, record))
         ledger = Ledger.from_records(records)
+        ledger.is_member = self._is_member
         self.db.executemany(
             "UPDATE blocks SET accessible=? WHERE id=?", [(int(ledger.is_accessible(BlockId(h))), k) for h, k in keys]
         )
@@ -515,14 +581,15 @@ class SearchIndex:
             (key, memory_type, (entry.subject or "").casefold() or None, entry.at or at, source, origin, media,
              view_blob, locator),
         )
-        for document in entry.documents:
-            if stats is not None:
-                stats.text_bytes += len(document.title.encode()) + len(document.body.encode())
-            doc = self.db.execute("INSERT INTO docs(block, locator) VALUES (?,?)", (key, document.locator))
-            self.db.execute(
-                "INSERT INTO fts(rowid, title, body, extra) VALUES (?,?,?,?)",
-                (doc.lastrowid, document.title, document.body, document.extra),
-            )
+        first = self._next_doc
+        self._next_doc += len(entry.documents)
+        numbered = list(enumerate(entry.documents, start=first))
+        if stats is not None:
+            stats.text_bytes += sum(len(d.title.encode()) + len(d.body.encode()) for d in entry.documents)
+        self.db.executemany("INSERT INTO docs(rowid, block, locator) VALUES (?,?,?)",
+                            [(n, key, d.locator) for n, d in numbered])
+        self.db.executemany("INSERT INTO fts(rowid, title, body, extra) VALUES (?,?,?,?)",
+                            [(n, d.title, d.body, d.extra) for n, d in numbered])
         self.db.executemany(
             "INSERT OR IGNORE INTO edges VALUES (?,?,?)",
             [(key, self._kind(e.kind), self._key(e.target)) for e in entry.edges],
@@ -586,6 +653,7 @@ class SearchIndex:
 
     def _set_meta(self, key: str | None, snapshot: Snapshot | None, modules: dict[str, tuple[str, list[str]]]) -> None:
         values = {
+            "next_doc": str(self._next_doc),
             "head": key or "",
             "snapshot": None if snapshot is None else str(snapshot.digest),
             "modules": orjson.dumps(modules).decode(),
@@ -599,18 +667,18 @@ class SearchIndex:
 
     # --- reading (used by `retrieval.query`) -----------------------------------------------------
 
-    def read_transaction(self) -> contextlib.AbstractContextManager[None]:
+    @contextlib.contextmanager
+    def read_transaction(self) -> Iterator[None]:
         """A read transaction: every query inside sees one committed state of the index."""
-        return _read_transaction(self.db)
-
-
-@contextlib.contextmanager
-def _read_transaction(db: sqlite3.Connection) -> Iterator[None]:
-    db.execute("BEGIN")
-    try:
-        yield
-    finally:
-        db.execute("COMMIT")
+        self.db.execute("BEGIN")
+        try:
+            generation = self.meta("generation")
+            if generation != self._generation:
+                self._read_keys.clear()
+                self._generation = generation
+            yield
+        finally:
+            self.db.execute("COMMIT")
 
 
 def _is_id(value: Any) -> bool:
@@ -648,6 +716,15 @@ def _connect(path: str) -> sqlite3.Connection:
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
     return connection
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the index file, or None when it does not exist."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def _is_readonly(error: Exception) -> bool:

@@ -8,6 +8,7 @@ never mixes two snapshots even while another process updates the index.
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import threading
@@ -35,6 +36,7 @@ PER_SOURCE = 3  # at most this many matches from one source, so one long documen
 CANDIDATES_PER_SLOT = 4
 BM25_WEIGHTS = (4.0, 1.0, 0.5)  # title, body, identifier parts
 _VIEW_CACHE_BYTES = 32 << 20
+_EDGES_PER_QUERY = 64  # neighbours read per direction; the fan-out cap keeps far fewer
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}Z)?$")
 
 
@@ -143,6 +145,8 @@ class Searcher:
         self._index = index
         self.prover = prover if prover is not None else Prover(brain)
         self.views = views if views is not None else Views(brain)
+        self._memo: dict[str, _Block | None] = {}  # per query
+        self._kinds: dict[int, str] | None = None
         self.last_update: UpdateStats | None = None
 
     @property
@@ -175,6 +179,8 @@ class Searcher:
         """Run one query: validate, bring the index current, rank, expand, group, bundle and verify."""
         terms = request.validate()
         self.refresh()
+        self._memo.clear()
+        self._kinds = None  # ids are reassigned by a rebuild
         with self.index.read_transaction():
             digest = self.index.snapshot_digest()
             if digest is None:
@@ -191,25 +197,55 @@ class Searcher:
     # --- ranking ---------------------------------------------------------------------------------
 
     def _ranked(self, terms: list[str], request: SearchRequest) -> list[_Row]:
+        """The best `CANDIDATES_PER_SLOT × limit` passing documents, by BM25 then id (deterministic).
+
+        FTS5 ranks alone first (no join per matching row); the candidates are then joined and filtered.
+        Only candidates ranked strictly better than the last one fetched are kept (unless every match was
+        fetched), so rows tied at the cut never depend on row ids, and an incrementally updated index
+        answers exactly like a rebuilt one. Too few survivors after filtering: fetch four times more.
+        """
         where, params = _filters(request)
-        sql = (
-            "SELECT k.digest, b.memory_type, b.accessible, s.digest, d.locator, "
-            f"bm25(fts, {', '.join(map(str, BM25_WEIGHTS))}) AS rank "
-            "FROM fts JOIN docs d ON d.rowid = fts.rowid JOIN blocks b ON b.id = d.block "
-            "JOIN keys k ON k.id = b.id LEFT JOIN keys s ON s.id = b.source "
-            f"WHERE fts MATCH ? {where} ORDER BY rank, k.digest, d.locator LIMIT ?"
-        )
         wanted = request.limit * CANDIDATES_PER_SLOT
-        found = self.index.db.execute(sql, (fts_query(terms), *params, wanted)).fetchall()
+        fetch = wanted * 4
+        match = fts_query(terms)
+        db = self.index.db
+        weights = ", ".join(map(str, BM25_WEIGHTS))
+        ranking = f"SELECT rowid, bm25(fts, {weights}) FROM fts WHERE fts MATCH ? ORDER BY 2 LIMIT ?"
+        joined = (
+            "SELECT d.rowid, k.digest, b.memory_type, b.accessible, s.digest, d.locator "
+            "FROM docs d JOIN blocks b ON b.id = d.block JOIN keys k ON k.id = b.id LEFT JOIN keys s ON s.id = b.source "
+            f"WHERE d.rowid IN (SELECT value FROM json_each(?)) {where}"
+        )
+        while True:
+            top = db.execute(ranking, (match, fetch + 1)).fetchall()
+            complete = len(top) <= fetch
+            if not complete:
+                cut = top[fetch][1]
+                top = [(rowid, rank) for rowid, rank in top if rank < cut]
+            ranks = dict(top)
+            found = [
+                (*row[1:], ranks[row[0]])
+                for row in db.execute(joined, (json.dumps(list(ranks)), *params)).fetchall()
+            ]
+            if complete or len(found) >= wanted:
+                break
+            fetch *= 4
+        found.sort(key=lambda r: (r[5], r[0], r[4] or ""))
         rows = [
-            _Row(bytes(b).hex(), t, bool(a), bytes(s or b).hex(), loc, -rank) for b, t, a, s, loc, rank in found
+            _Row(bytes(b).hex(), t, bool(a), bytes(s or b).hex(), loc, -rank) for b, t, a, s, loc, rank in found[:wanted]
         ]
-        top = max((r.score for r in rows), default=0.0)
+        best = max((r.score for r in rows), default=0.0)
         for row in rows:
-            row.score = round(row.score / top, 6) if top > 0 else 0.0
+            row.score = round(row.score / best, 6) if best > 0 else 0.0
         return rows
 
     def _block(self, hex_id: str) -> _Block | None:
+        if hex_id in self._memo:
+            return self._memo[hex_id]
+        found = self._memo[hex_id] = self._read_block(hex_id)
+        return found
+
+    def _read_block(self, hex_id: str) -> _Block | None:
         key = self.index.key(hex_id)
         row = None if key is None else self.index.db.execute(
             "SELECT b.memory_type, b.accessible, s.digest, b.origin, b.media_type, b.view, b.locator, b.subject, b.at "
@@ -230,8 +266,8 @@ class Searcher:
             seeds.setdefault(row.block, row.score)
         def passable(hex_id: str) -> Iterator[Neighbour]:
             # Activation never flows through a block the answer could not show (§7.2).
-            for neighbour in self._neighbours(hex_id):
-                if request.include_superseded or self._accessible(neighbour.block):
+            for neighbour, accessible in self._neighbours(hex_id):
+                if accessible is not None and (accessible or request.include_superseded):
                     yield neighbour
 
         reached = spread(seeds, passable)
@@ -252,32 +288,38 @@ class Searcher:
             present.add(info.block)
         return sorted([*rows, *added], key=lambda r: -r.score)
 
-    def _accessible(self, hex_id: str) -> bool:
-        key = self.index.key(hex_id)
-        row = None if key is None else self.index.db.execute("SELECT accessible FROM blocks WHERE id=?", (key,)).fetchone()
-        return bool(row and row[0])
-
-    def _neighbours(self, hex_id: str) -> Iterator[Neighbour]:
+    def _neighbours(self, hex_id: str) -> Iterator[tuple[Neighbour, bool | None]]:
+        """Blocks one edge away (at most `_EDGES_PER_KIND_QUERY` per direction) and whether each is accessible
+        (None: not indexed, so never shown)."""
         key = self.index.key(hex_id)
         if key is None:
             return
         db = self.index.db
-        kinds = self.index.kind_names()
-        for kind, dst in db.execute("SELECT e.kind, k.digest FROM edges e JOIN keys k ON k.id = e.dst WHERE e.src=?",
-                                    (key,)):
-            yield Neighbour(bytes(dst).hex(), kinds[kind])
-        for kind, src in db.execute("SELECT e.kind, k.digest FROM edges e JOIN keys k ON k.id = e.src WHERE e.dst=?",
-                                    (key,)):
-            yield Neighbour(bytes(src).hex(), _inverse(kinds[kind]))
+        if self._kinds is None:
+            self._kinds = self.index.kind_names()
+        kinds = self._kinds
+        for near, far, inverse in (("src", "dst", False), ("dst", "src", True)):
+            sql = (
+                f"SELECT e.kind, k.digest, b.accessible FROM edges e JOIN keys k ON k.id = e.{far} "
+                f"LEFT JOIN blocks b ON b.id = e.{far} WHERE e.{near}=? ORDER BY k.digest LIMIT ?"
+            )
+            for kind, digest, accessible in db.execute(sql, (key, _EDGES_PER_QUERY)):
+                name = kinds.get(kind) or self._kind_name(kind)
+                yield Neighbour(bytes(digest).hex(), _inverse(name) if inverse else name), _flag(accessible)
         evidence = next((i for i, name in kinds.items() if name == "evidence"), None)
         if evidence is None:
             return
-        for (sibling,) in db.execute(
-            "SELECT DISTINCT k.digest FROM edges e JOIN edges o ON o.dst = e.dst AND o.kind = e.kind "
-            "JOIN keys k ON k.id = o.src WHERE e.src=? AND e.kind=? AND o.src != e.src",
-            (key, evidence),
+        for digest, accessible in db.execute(
+            "SELECT DISTINCT k.digest, b.accessible FROM edges e JOIN edges o ON o.dst = e.dst AND o.kind = e.kind "
+            "JOIN keys k ON k.id = o.src LEFT JOIN blocks b ON b.id = o.src "
+            "WHERE e.src=? AND e.kind=? AND o.src != e.src ORDER BY k.digest LIMIT ?",
+            (key, evidence, _EDGES_PER_QUERY),
         ):
-            yield Neighbour(bytes(sibling).hex(), "shared-evidence")
+            yield Neighbour(bytes(digest).hex(), "shared-evidence"), _flag(accessible)
+
+    def _kind_name(self, kind: int) -> str:
+        self._kinds = self.index.kind_names()  # a kind added since the cache was filled
+        return self._kinds.get(kind, "edge")
 
     # --- bundles -----------------------------------------------------------------------------------
 
@@ -340,6 +382,10 @@ class Searcher:
                 excerpt=excerpt(text, source.media_type or "", locator) if text is not None else "",
             ))
         return out, all_ok
+
+
+def _flag(value: object) -> bool | None:
+    return None if value is None else bool(value)
 
 
 def _unknown(hex_id: str) -> _Block:

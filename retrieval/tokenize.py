@@ -22,6 +22,10 @@ MAX_TERM_LENGTH = 64  # longer runs (hashes, base64) are not words anyone types
 
 # A word possibly joined to others by `.`, `_`, `::` or `/` (identifiers, module paths).
 _COMPOUND = re.compile(r"\w+(?:(?:\.|::|/)\w+)*")
+# What only a token with parts contains: `_`, a case change inside a word, or a separator between words.
+# Documents are scanned for these (fixed-width, no backtracking); plain prose never reaches Python code.
+_TRIGGER = re.compile(r"_|[a-z0-9][A-Z]|[A-Z][A-Z][a-z]|\w(?:\.|::|/)\w")
+_TOKEN_CHARS = frozenset("_.:/")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Case boundaries: "HTTPServer" -> HTTP, Server; "readBlock2" -> read, Block2.
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+\d*|[A-Z]+\d*|\d+")
@@ -48,7 +52,17 @@ def identifier_parts(token: str) -> list[str]:
 def expansion_terms(text: str) -> str:
     """The extra terms that make identifiers in `text` findable by their parts and their joined form."""
     out: list[str] = []
-    for match in _COMPOUND.finditer(text):
+    done = 0
+    for trigger in _TRIGGER.finditer(text):
+        if trigger.start() < done:
+            continue  # inside the token just expanded
+        left = trigger.start()
+        while left > done and (text[left - 1].isalnum() or text[left - 1] in _TOKEN_CHARS):
+            left -= 1
+        match = _COMPOUND.search(text, left)
+        if match is None:
+            break
+        done = match.end()
         token = match.group()
         if len(token) > MAX_TERM_LENGTH * 4:
             continue

@@ -11,10 +11,13 @@ to the head before it reads, inside one read transaction: a request sees one sna
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import ipaddress
 import json
+import os
 import re
+import signal
 import socket
 import sys
 from collections.abc import Callable
@@ -226,6 +229,13 @@ class BrainHTTPServer(ThreadingHTTPServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128
+    parent_pid: int | None = None  # set in a forked worker: it stops when its parent is gone
+
+    def service_actions(self) -> None:
+        """Between requests: a worker whose parent died (even by SIGKILL) exits instead of serving on."""
+        if self.parent_pid is not None and os.getppid() != self.parent_pid:
+            os._exit(0)
 
 
 class BrainHTTPServerV6(BrainHTTPServer):
@@ -248,12 +258,49 @@ def start(face: BrainFace, bind: str, token_file: Path | None) -> BrainHTTPServe
         raise ConflictError(f"cannot listen on {bind}: {e.strerror or e}") from None
 
 
-def serve_http(face: BrainFace, bind: str, token_file: Path | None, note: Callable[[str], None]) -> None:
-    """Serve until interrupted."""
+def serve_http(
+    face: BrainFace, bind: str, token_file: Path | None, note: Callable[[str], None], workers: int = 1
+) -> None:
+    """Serve until interrupted, in `workers` processes sharing the listening socket (threads in each).
+
+    One Python process runs one request's Python at a time; forked workers put every core to use. They are
+    forked before any index connection or cache exists (each warms its own) and exit when the parent does.
+    """
     server = start(face, bind, token_file)
     host, port = str(server.server_address[0]), server.server_address[1]
-    note(f"serving {face.brain_path} read-only on http://{host}:{port} (Ctrl-C to stop)")
+    plural = f" in {workers} processes" if workers > 1 else ""
+    note(f"serving {face.brain_path} read-only on http://{host}:{port}{plural} (Ctrl-C to stop)")
+    if workers <= 1:
+        try:
+            server.serve_forever()
+        finally:
+            server.server_close()
+        return
+    parent = os.getpid()
+    children = []
+    for _ in range(workers):
+        pid = os.fork()
+        if pid == 0:  # a worker: serve until the parent goes away
+            server.parent_pid = parent
+            try:
+                server.serve_forever(poll_interval=0.5)
+            finally:
+                os._exit(0)
+        children.append(pid)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        server.serve_forever()
+        for pid in children:
+            os.waitpid(pid, 0)
     finally:
+        signal.signal(signal.SIGTERM, previous)
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        for pid in children:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
         server.server_close()
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

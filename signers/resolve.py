@@ -33,6 +33,10 @@ def open_signer(spec: str, passphrase: PassphraseSource, environ: Mapping[str, s
     """The signer `spec` names (see module docstring)."""
     environ = os.environ if environ is None else environ
     text = spec.strip()
+    if "PRIVATE KEY" in text or "\n" in text:
+        # Key material pasted as the argument: say so without ever echoing it.
+        raise SigningKeyError("--sign-with takes a key file's path (or an agent key's .pub, public key or fingerprint), "
+                              "not the key's contents", hint="write the key to a file readable only by you (chmod 600)")
     if FINGERPRINT_PATTERN.fullmatch(text):
         return AgentSigner.find(_agent(environ), fingerprint=text)
     if text.startswith("ssh-"):

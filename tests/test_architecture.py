@@ -18,6 +18,7 @@ FORBIDDEN: dict[str, frozenset[str]] = {
     ),
     "ingest": frozenset({"oci", "cli"}),
     "oci": frozenset({"ingest", "cli"}),
+    "signers": frozenset({"ingest", "oci", "cli", "typer", "rich", "oras", "requests", "httpx", "openai"}),
     # cli → serve → retrieval → brain: the consumer side reads brains and never builds or moves them.
     "retrieval": frozenset({"cli", "ingest", "oci", "serve", "typer", "rich", "mcp"}),
     "serve": frozenset({"cli", "ingest", "oci", "typer", "rich"}),

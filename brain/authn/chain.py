@@ -1,24 +1,61 @@
-"""What the decision reads from a brain, as a protocol, and the one implementation over a blob store.
+"""What the decision reads from a brain, as a protocol (`ChainStore`), and walks over it.
 
-The decision (`brain.authn.decision`) asks for snapshots, compositions, provenance blocks and signature
-records by digest; "not held" and "unreadable" are both None, because §9.6-§9.7 treat them alike
-(an open question, a truncation). Tests and the pull path hand in other implementations.
+The decision (`brain.authn.decision`) asks for snapshots, composition members, provenance facts and
+signature records by digest; "not held" and "unreadable" are both None, because §9.6-§9.7 treat them
+alike (an open question, a truncation). The implementation over a brain's blobs is
+`brain.store.chain.StoreChain`; tests and the pull path hand in others.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Protocol
+from collections.abc import Sequence
+from typing import Any, NamedTuple, Protocol
 
-from brain.authn.records import RecordDecodeError, SignatureRecord
-from brain.blocks.base import Block
-from brain.blocks.provenance import Record
-from brain.composition import Composition, ModuleRef
-from brain.errors import BrainError
-from brain.identity import BlockId, OciDigest
-from brain.ledger import record_of
+import orjson
+
+from brain.authn.records import SignatureRecord
+from brain.composition import ModuleRef
+from brain.identity import OciDigest
 from brain.snapshot import Snapshot
-from brain.store.blobs import BlobStore
+
+
+class LedgerFacts(NamedTuple):
+    """What authentication reads from one provenance record: its type and actor; for a removal, what it removed."""
+
+    record_type: str
+    actor: str
+    mechanism: str | None = None
+    memory_type: str | None = None
+    blocks: tuple[str, ...] = ()
+
+
+def ledger_facts_of(data: bytes) -> LedgerFacts | None:
+    """The facts of a provenance block's stored bytes (already hash-checked), or None if it is not one.
+
+    Only the members authentication needs are read; whether the block is otherwise valid is integrity's
+    question (`brain verify` reports it), and an unexpected shape here simply counts as unreadable.
+    """
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    payload = document.get("payload") if isinstance(document, dict) else None
+    record = payload.get("record") if isinstance(payload, dict) and document.get("memory_type") == "provenance" else None
+    if not isinstance(record, dict):
+        return None
+    actor: Any = record.get("actor")
+    kind = record.get("record_type")
+    if not isinstance(actor, dict) or not isinstance(actor.get("id"), str) or not isinstance(kind, str):
+        return None
+    if kind != "removal":
+        return LedgerFacts(kind, actor["id"])
+    blocks = record.get("blocks")
+    if not isinstance(blocks, list) or not all(isinstance(b, str) for b in blocks):
+        return None
+    mechanism, memory_type = record.get("mechanism"), record.get("memory_type")
+    if not isinstance(mechanism, str) or not isinstance(memory_type, str):
+        return None
+    return LedgerFacts(kind, actor["id"], mechanism, memory_type, tuple(blocks))
 
 
 class ChainStore(Protocol):
@@ -28,56 +65,17 @@ class ChainStore(Protocol):
         """The stored snapshot `digest`, or None when it is not held or unreadable."""
         ...
 
-    def composition(self, ref: ModuleRef) -> Composition | None:
-        """The composition a module reference names, or None when not held or unreadable."""
+    def member_ids(self, ref: ModuleRef) -> frozenset[str] | None:
+        """The member ids (`sha256:<hex>` strings) of the composition a reference names, or None when not held."""
         ...
 
-    def ledger_record(self, block_id: BlockId) -> Record | None:
-        """The record of provenance block `block_id`, or None when not held or unreadable."""
+    def ledger_facts(self, block_ids: Sequence[str]) -> dict[str, LedgerFacts | None]:
+        """What each provenance block records (None when it is not held or unreadable), read as a batch."""
         ...
 
     def records(self, snapshot: OciDigest) -> Sequence[SignatureRecord]:
         """The signature records held over `snapshot`."""
         ...
-
-
-class StoreChain:
-    """`ChainStore` over a brain's blob store and a snapshot -> record digests map (its signature index)."""
-
-    def __init__(self, blobs: BlobStore, index: Mapping[str, Sequence[OciDigest]]) -> None:
-        self.blobs = blobs
-        self.index = index
-        self._snapshots: dict[OciDigest, Snapshot | None] = {}
-
-    def snapshot(self, digest: OciDigest) -> Snapshot | None:
-        if digest not in self._snapshots:
-            try:
-                self._snapshots[digest] = Snapshot.decode(self.blobs.get(digest), digest)
-            except BrainError:
-                self._snapshots[digest] = None
-        return self._snapshots[digest]
-
-    def composition(self, ref: ModuleRef) -> Composition | None:
-        try:
-            composition = Composition.decode(self.blobs.get(ref.composition), ref.composition)
-        except BrainError:
-            return None
-        return composition if composition.root == ref.root else None
-
-    def ledger_record(self, block_id: BlockId) -> Record | None:
-        try:
-            return record_of(Block.decode(self.blobs.get(block_id), block_id))
-        except BrainError:
-            return None
-
-    def records(self, snapshot: OciDigest) -> list[SignatureRecord]:
-        found = []
-        for digest in self.index.get(str(snapshot), ()):
-            try:
-                found.append(SignatureRecord.decode(self.blobs.get(digest), digest))
-            except (RecordDecodeError, BrainError):
-                continue
-        return found
 
 
 def first_parent_walk(chain: ChainStore, start: OciDigest, snapshot: Snapshot) -> tuple[list[tuple[OciDigest, Snapshot]], bool]:

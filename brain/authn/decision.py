@@ -34,8 +34,7 @@ from brain.authn.trust import (
     sorted_scopes,
 )
 from brain.blocks.memory_type import MemoryType
-from brain.blocks.provenance import RemovalRecord
-from brain.identity import BlockId, OciDigest
+from brain.identity import OciDigest
 from brain.snapshot import Snapshot, TrustKey, TrustRoot, TrustScope
 
 _CHECK_OUTCOME = {
@@ -443,31 +442,30 @@ def _state(
 
 def _removal_findings(findings: _Findings, chain: ChainStore, child: Snapshot, parent: Snapshot) -> None:
     """Step 6: §7.7 between the first parent and the snapshot."""
-    removed: dict[str, set[BlockId]] = {}
+    removed: dict[str, set[str]] = {}
     for name in sorted(set(child.modules) | set(parent.modules)):
         before, after = parent.modules.get(name), child.modules.get(name)
         if before is None or (after is not None and after.root == before.root):
             continue
-        old = chain.composition(before)
-        new = None if after is None else chain.composition(after)
+        old = chain.member_ids(before)
+        new = None if after is None else chain.member_ids(after)
         if old is None or (after is not None and new is None):
             findings.add(FindingCode.REMOVAL_UNDECIDABLE, f"the {name} compositions cannot both be read")
             return
-        gone = set(old.block_ids) - (set() if new is None else set(new.block_ids))
+        gone = old - (new or frozenset())
         if gone:
-            removed[name] = gone
+            removed[name] = set(gone)
     if not removed:
         return
     ref = child.modules.get(MemoryType.PROVENANCE.value)
-    composition = None if ref is None else chain.composition(ref)
-    if ref is not None and composition is None:
+    records = None if ref is None else chain.member_ids(ref)
+    if ref is not None and records is None:
         findings.add(FindingCode.REMOVAL_UNDECIDABLE, "the provenance composition cannot be read")
         return
-    explained: dict[str, set[BlockId]] = {}
-    for block_id in () if composition is None else composition.block_ids:
-        record = chain.ledger_record(block_id)
-        if isinstance(record, RemovalRecord):
-            explained.setdefault(str(record.memory_type), set()).update(record.blocks)
+    explained: dict[str, set[str]] = {}
+    for facts in chain.ledger_facts(sorted(records or ())).values():
+        if facts is not None and facts.record_type == "removal" and facts.memory_type is not None:
+            explained.setdefault(facts.memory_type, set()).update(facts.blocks)
     unexplained = [f"{name} {b}" for name, gone in removed.items() for b in sorted(gone - explained.get(name, set()))]
     if unexplained:
         more = f" and {len(unexplained) - 3} more" if len(unexplained) > 3 else ""

@@ -13,13 +13,11 @@ from enum import StrEnum
 from brain.authn.chain import ChainStore
 from brain.authn.trust import digest_of
 from brain.blocks.memory_type import MemoryType
-from brain.blocks.provenance import RemovalMechanism, RemovalRecord
 from brain.composition import ModuleRef
-from brain.identity import BlockId
 from brain.snapshot import Snapshot, TrustScope
 
 S = TrustScope
-_REDACTING = frozenset({RemovalMechanism.TOMBSTONE, RemovalMechanism.CRYPTO_SHRED, RemovalMechanism.LINEAGE_REWRITE})
+_REDACTING = frozenset({"tombstone", "crypto_shred", "lineage_rewrite"})
 
 
 class Question(StrEnum):
@@ -45,8 +43,8 @@ class Change:
     questions: list[Question] = field(default_factory=list)
     # Actor ids of the provenance records the snapshot adds (§9.7 step 11), and how many were unreadable.
     actors: set[str] = field(default_factory=set)
-    unreadable_records: list[BlockId] = field(default_factory=list)
-    added_records: list[BlockId] = field(default_factory=list)
+    unreadable_records: list[str] = field(default_factory=list)
+    added_records: list[str] = field(default_factory=list)
 
     @property
     def possible(self) -> frozenset[TrustScope]:
@@ -97,36 +95,34 @@ def _module_change(chain: ChainStore, change: Change, name: str, old: ModuleRef 
         if old.block_count > 0:
             change.scopes.add(S.DROP_CANONICAL)
         return
-    before, after = chain.composition(old), chain.composition(new)
-    if before is None or after is None:
+    old_ids, new_ids = chain.member_ids(old), chain.member_ids(new)
+    if old_ids is None or new_ids is None:
         change.ask(Question.CANONICAL_UNREADABLE)
         return
-    old_ids, new_ids = set(before.block_ids), set(after.block_ids)
-    if new_ids - old_ids:
+    if not new_ids <= old_ids:
         change.scopes.add(S.INGEST)
-    if old_ids - new_ids:
+    if not old_ids <= new_ids:
         change.scopes.add(S.DROP_CANONICAL)
 
 
 def _provenance_change(chain: ChainStore, change: Change, old: ModuleRef | None, new: ModuleRef | None) -> None:
     if new is None or new.block_count == 0 or (old is not None and old.root == new.root):
         return
-    after = chain.composition(new)
-    before = None if old is None else chain.composition(old)
+    after = chain.member_ids(new)
+    before = None if old is None else chain.member_ids(old)
     if after is None or (old is not None and before is None):
         change.ask(Question.REDACTION_UNDETERMINED)
         return
-    known = set() if before is None else set(before.block_ids)
-    tombstoned = set(new.tombstones or ())
-    for block_id in after.block_ids:
-        if block_id in known:
-            continue
+    tombstoned = {str(t) for t in new.tombstones or ()}
+    added = sorted(after - (before or frozenset()))
+    read = chain.ledger_facts([b for b in added if b not in tombstoned])
+    for block_id in added:
         change.added_records.append(block_id)
-        record = None if block_id in tombstoned else chain.ledger_record(block_id)
-        if record is None:
+        facts = read.get(block_id)
+        if facts is None:
             change.unreadable_records.append(block_id)
             change.ask(Question.REDACTION_UNDETERMINED)
             continue
-        change.actors.add(record.actor.id)
-        if isinstance(record, RemovalRecord) and record.mechanism in _REDACTING:
+        change.actors.add(facts.actor)
+        if facts.mechanism in _REDACTING:
             change.scopes.add(S.REDACT)

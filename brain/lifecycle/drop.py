@@ -7,7 +7,7 @@ real run refuse identically; `DropPlan.records` gives the exact removal records.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass
 
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
@@ -19,6 +19,7 @@ from brain.lifecycle.graph import DependencyGraph
 from brain.lifecycle.records import ascending, removal_records
 
 Members = Mapping[MemoryType, Container[BlockId]]
+_EXPLAINING = frozenset({"registration", "normalization", "derivation"})  # what `brain verify` requires of a member
 
 
 @dataclass(frozen=True)
@@ -68,10 +69,13 @@ def plan_drop(
     *,
     allow_canonical: bool = False,
     describe: Mapping[BlockId, str] | None = None,
+    explains: Callable[[BlockId], tuple[str, BlockId] | None] | None = None,
 ) -> DropPlan:
     """The plan for dropping `requested`, or `LifecycleRefusedError` naming the first block that forbids it.
 
-    `describe` (optional) gives a short title per block for the messages.
+    `describe` (optional) gives a short title per block for the messages. `explains` (optional) tells what
+    a provenance record is about (`(record_type, block)`): a record a remaining member needs to verify (its
+    registration, normalization or derivation) is refused, so a drop never leaves a head that fails verify.
     """
     named = ascending(requested)
     if not named:
@@ -124,6 +128,17 @@ def plan_drop(
                 "pass --allow-canonical to drop it too",
             )
         removals.setdefault(memory_type, set()).add(block)
+    if explains is not None:
+        leaving = {b for ids in removals.values() for b in ids}
+        for block in named:
+            about = explains(block) if placed[block] is MemoryType.PROVENANCE else None
+            needed = about is not None and about[0] in _EXPLAINING and about[1] not in leaving
+            if about is not None and needed and module_of(about[1], members) is not None:
+                raise LifecycleRefusedError(
+                    "record-explains-member", str(block),
+                    f"provenance record {block.short} is the {about[0]} record of member {said(about[1])}, which "
+                    "would no longer verify", f"drop {about[1].short} instead (its records stay as history)",
+                )
     return DropPlan(
         requested=named,
         requested_modules=tuple(t for t in MODULE_ORDER if t in set(placed.values())),

@@ -8,6 +8,7 @@ written through `brain.store.atomic`. Writers hold the brain's writer lock.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -64,18 +65,33 @@ def read_signature_index(root: Path) -> SignatureIndex:
 
 def store_record(root: Path, blobs: BlobStore, record: SignatureRecord) -> tuple[OciDigest, bool]:
     """Store a record blob, then list it in the index; (its digest, whether it was new). Caller holds the lock."""
+    return record.digest, store_records(root, blobs, [record]) == 1
+
+
+def store_records(root: Path, blobs: BlobStore, records: Iterable[SignatureRecord]) -> int:
+    """Store record blobs, then list them in the index with one write; returns how many were new.
+
+    A snapshot holds at most 512 records: one more is refused (`RefusedError`) and nothing is written.
+    """
     index = read_signature_index(root)
-    held = index.records_of(record.snapshot)
-    if record.digest in held and blobs.verify_file(record.digest):
-        return record.digest, False
-    if record.digest not in held and len(held) >= MAX_RECORDS_PER_SNAPSHOT:
-        raise RefusedError(
-            f"snapshot {record.snapshot} already holds {len(held)} signature records, the most a snapshot may hold",
-            hint="prune records nobody needs before adding more",
-        )
-    digest = blobs.put(record.to_bytes())
-    _write(root, SIGNATURES_FILE, index.with_record(record.snapshot, digest).to_bytes())
-    return digest, digest not in held
+    updated = index
+    added = 0
+    for record in records:
+        held = updated.records_of(record.snapshot)
+        if record.digest in held and blobs.verify_file(record.digest):
+            continue
+        if record.digest not in held and len(held) >= MAX_RECORDS_PER_SNAPSHOT:
+            raise RefusedError(
+                f"snapshot {record.snapshot} already holds {len(held)} signature records, the most a snapshot may hold",
+                hint="prune records nobody needs before adding more",
+            )
+        blobs.put(record.to_bytes(), sync=False)
+        added += record.digest not in held
+        updated = updated.with_record(record.snapshot, record.digest)
+    if updated is not index:
+        blobs.sync()  # the records are durable before the pointer that names them
+        _write(root, SIGNATURES_FILE, updated.to_bytes())
+    return added
 
 
 def _model(root: Path, name: tuple[str, str], model: type[TrustPin | RemoteMemory]) -> TrustPin | RemoteMemory | None:

@@ -14,9 +14,14 @@ import os
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
 
-from brain.errors import BrainUnreadableError, IntegrityError, InvalidInputError, NotFoundError, NotRegularFileError
+from brain.errors import (
+    BrainUnreadableError,
+    IntegrityError,
+    InvalidInputError,
+    NotFoundError,
+    NotRegularFileError,
+)
 from brain.identity import Digest, OciDigest
 from brain.store.atomic import (
     TEMP_PREFIX,
@@ -44,7 +49,7 @@ _KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFDIR: "a directory", stat.S_IFSOCK: "a
           stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFLNK: "a symbolic link"}
 
 
-def open_regular(path: str | Path) -> BinaryIO:
+def open_regular(path: str | Path) -> io.BufferedReader:
     """Open a stored file for reading only if it is a regular file.
 
     `O_NONBLOCK` keeps the open itself from waiting for a FIFO's writer, and `fstat` on the opened
@@ -80,7 +85,7 @@ class VerifyingReader(io.RawIOBase):
     def __init__(self, path: Path, digest: Digest) -> None:
         super().__init__()
         self._path, self._digest = path, digest
-        self._handle: BinaryIO = open_regular(path)
+        self._handle = open_regular(path)
         self._sha = hashlib.sha256()
 
     def readable(self) -> bool:

@@ -48,7 +48,7 @@ PROBLEM_CODES: dict[str, CodeInfo] = {
     ),
     "module-not-installed": CodeInfo(
         _I,
-        "a selective pull left this module out: its composition is known but none of its blocks are stored",
+        "a partial pull left this module out: the published snapshot has it, the installed one does not, and none of its blocks are stored",
         "nothing to do; pull again with the module if you need it",
     ),
     # Compositions and module references (§5.1, §5.2).

@@ -15,7 +15,7 @@ from typing import Protocol
 from brain.errors import BrainError
 from brain.verify.facts import BlockFacts
 from brain.verify.ledger_checks import LedgerIndex
-from brain.verify.report import Problem
+from brain.verify.report import DeepCounts, Problem
 
 
 class Renormalizer(Protocol):
@@ -36,9 +36,15 @@ def deep_problems(
     blob_states: Mapping[str, str],
     renormalizer: Renormalizer,
     blob_dir: Path,
+    counts: DeepCounts | None = None,
 ) -> list[Problem]:
-    """Drift and mismatch findings for every canonical block whose view and source are sound."""
+    """Drift and mismatch findings for every canonical block whose view and source are sound.
+
+    `counts`, when given, is told how many views were re-normalized, how many of those drifted, and how
+    many could not be re-run (pipeline not installed, or installed at another version).
+    """
     problems: list[Problem] = []
+    counts = counts if counts is not None else DeepCounts()
     for facts in canonical:
         if not facts.ok:
             continue
@@ -48,7 +54,14 @@ def deep_problems(
             continue
         pipelines = sorted({(r.pipeline or "", r.pipeline_version or "") for _, r in index.normalizations.get(facts.block_id, [])})
         for pipeline, recorded in pipelines:
-            problems += _rerun(facts.block_id, source.digest, view.digest, pipeline, recorded, renormalizer, blob_dir)
+            found = _rerun(facts.block_id, source.digest, view.digest, pipeline, recorded, renormalizer, blob_dir)
+            codes = {p.code for p in found}
+            if codes & {"pipeline-not-installed", "pipeline-version-drift"}:
+                counts.not_rerun += 1
+            else:
+                counts.renormalized += 1
+                counts.drifted += bool(codes)
+            problems += found
     return problems
 
 

@@ -22,7 +22,7 @@ from brain.verify.history import HistoryWalker, ModuleState
 from brain.verify.integrity import blob_problems, block_problems, inspect_blobs, inspect_blocks
 from brain.verify.ledger_checks import LedgerIndex, ledger_problems
 from brain.concurrency import PARALLEL_THRESHOLD, parallel_map
-from brain.verify.report import MODULE_NAMES, ModuleSummary, Problem, VerifyReport
+from brain.verify.report import MODULE_NAMES, DeepCounts, ModuleSummary, Problem, VerifyReport
 from brain.verify.resolvability import (
     block_resolvability,
     content_resolvability,
@@ -105,11 +105,13 @@ def _verify(run: _Run, snapshot: OciDigest | None, renormalizer: Renormalizer | 
     _check_members(run, report, ordered, selective=head is not None and head.origin is not None and head.origin.partial)
     members: dict[str, frozenset[str] | None] = {module: state.members for module, state in ordered.items()}
     target_snapshot = history.snapshots.get(str(target))
-    if head is not None and target == head.snapshot and target_snapshot is not None:
+    if target_snapshot is not None:
         # Modules a partial pull left out are unknown, not empty: checks that need them are undecidable.
-        for left_out in left_out_modules(run.blobs, head, target_snapshot):
+        origin = head.origin if head is not None and target == head.snapshot else None
+        source = f" from {origin.reference}" if origin is not None else ""
+        for left_out in left_out_modules(run.blobs, head if origin is not None else None, target_snapshot):
             members[str(left_out)] = None
-            detail = f"left out by the partial pull from {head.origin.reference if head.origin else '?'}"
+            detail = f"left out by a partial pull{source}: its blocks are not stored here"
             report.extend([Problem.of("module-not-installed", detail, module=str(left_out))])
     provenance = ordered.get("provenance")
     records = list(run.read_facts(_readable(provenance)).values())
@@ -123,7 +125,8 @@ def _verify(run: _Run, snapshot: OciDigest | None, renormalizer: Renormalizer | 
     if renormalizer is not None and "canonical" in ordered:
         canonical = [run.facts[b] for b in _readable(ordered["canonical"]) if b in run.facts]
         states_of_blobs = {digest: state for digest, (state, _) in run.inspect_blobs(canonical).items()}
-        report.extend(deep_problems(canonical, index, states_of_blobs, renormalizer, run.blobs.directory))
+        report.deep = DeepCounts()
+        report.extend(deep_problems(canonical, index, states_of_blobs, renormalizer, run.blobs.directory, report.deep))
     return report
 
 

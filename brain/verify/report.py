@@ -67,6 +67,16 @@ class ModuleSummary(BaseModel):
     content: Counts = Field(default_factory=Counts)
 
 
+class DeepCounts(BaseModel):
+    """What `--deep` did: views re-normalized, how many of them drifted, and how many could not be re-run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    renormalized: int = 0
+    drifted: int = 0
+    not_rerun: int = 0
+
+
 class VerifyReport(BaseModel):
     """Everything `verify_brain` found about one snapshot of a brain."""
 
@@ -77,6 +87,7 @@ class VerifyReport(BaseModel):
     problems: list[Problem] = Field(default_factory=list)
     partial_history: bool = False
     snapshots_checked: int = 0
+    deep: DeepCounts | None = None
     _seen: set[Problem] = PrivateAttr(default_factory=set)
 
     @computed_field  # type: ignore[prop-decorator]

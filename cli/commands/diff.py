@@ -35,6 +35,7 @@ from cli.output import Output, Result
 from cli.transfer import PlainHttpFlag
 
 TITLES_PER_LIST = 200
+EMPTY = "(empty)"
 _HEAD = re.compile(r"HEAD(?:~(\d+)|(\^+))?")
 
 
@@ -64,7 +65,7 @@ class DiffResult(Result):
 
     a: str
     b: str
-    a_snapshot: OciDigest
+    a_snapshot: OciDigest | None
     b_snapshot: OciDigest
     differ: bool
     modules: dict[str, ModuleDiff]
@@ -75,7 +76,7 @@ class DiffResult(Result):
 class Side:
     """One side of the comparison: its label, snapshot digest, module references and member lists."""
 
-    def __init__(self, label: str, snapshot: OciDigest, refs: Mapping[MemoryType, ModuleRef],
+    def __init__(self, label: str, snapshot: OciDigest | None, refs: Mapping[MemoryType, ModuleRef],
                  members: Callable[[ModuleRef], Sequence[BlockId]]) -> None:
         self.label, self.snapshot, self.refs, self.members = label, snapshot, dict(refs), members
 
@@ -98,7 +99,10 @@ def diff(
     brain = context.open_brain()
     if a is None and b is None:
         a = "HEAD~1"
-    left = side_of(brain, a or "HEAD", plain_http)
+        history = brain.history()
+        if len(history) == 1 and history[0][1].first_parent is None:
+            a = EMPTY  # a first snapshot: everything in it is new
+    left = Side(EMPTY, None, {}, lambda ref: ()) if a == EMPTY else side_of(brain, a or "HEAD", plain_http)
     right = side_of(brain, b or "HEAD", plain_http)
     result = compare(brain, left, right)
     output = context.output(as_json)
@@ -186,9 +190,15 @@ def compare(brain: Brain, left: Side, right: Side) -> DiffResult:
     }
     differ = left.snapshot != right.snapshot and any(counts.values()) or left.refs != right.refs
     return DiffResult(
-        a=left.label, b=right.label, a_snapshot=left.snapshot, b_snapshot=right.snapshot, differ=bool(differ),
+        a=left.label, b=right.label, a_snapshot=left.snapshot, b_snapshot=_known(right.snapshot), differ=bool(differ),
         modules=modules, counts=counts, summary=summary_line(changes),
     )
+
+
+def _known(snapshot: OciDigest | None) -> OciDigest:
+    if snapshot is None:
+        raise NotFoundError("nothing to compare: the second side is empty")
+    return snapshot
 
 
 def _origins(brain: Brain, records: Iterable[object]) -> Mapping[BlockId, str]:
@@ -214,22 +224,24 @@ def _members(left: Side, right: Side, ref: ModuleRef) -> Sequence[BlockId]:
 
 
 def _module_diff(brain: Brain, change: ModuleChange, origins: Mapping[BlockId, str]) -> ModuleDiff:
-    def entries(blocks: Iterable[BlockId], **extra: Callable[[BlockId], str | None]) -> list[Change]:
+    removed_by = change.removed_by
+
+    def entries(blocks: Iterable[BlockId]) -> list[Change]:
         rows = []
         for i, block in enumerate(blocks):
-            title = _title(brain, block) if i < TITLES_PER_LIST else None
-            values = {k: f(block) for k, f in extra.items()}
-            rows.append(Change(block=block, title=title, origin=origins.get(block), **values))
+            record = removed_by.get(block)
+            rows.append(Change(
+                block=block,
+                title=_title(brain, block) if i < TITLES_PER_LIST else None,
+                origin=origins.get(block),
+                mechanism=None if record is None else str(record.mechanism),
+                reason=None if record is None else record.reason,
+            ))
         return rows
 
-    removed_by = change.removed_by
     return ModuleDiff(
         added=entries(change.added),
-        removed=entries(
-            change.removed,
-            mechanism=lambda b: str(removed_by[b].mechanism) if b in removed_by else None,
-            reason=lambda b: removed_by[b].reason if b in removed_by else None,
-        ),
+        removed=entries(change.removed),
         superseded=[
             Change(block=loser, title=_title(brain, loser), winner=winner) for loser, winner in change.superseded.items()
         ],
@@ -267,7 +279,8 @@ def _detail(kind: str, change: Change) -> str:
 
 def _counts_line(result: DiffResult) -> str:
     counts = ", ".join(f"{n} {kind}" for kind, n in result.counts.items() if n) or "no changes"
-    return f"{result.a} ({result.a_snapshot.short}) → {result.b} ({result.b_snapshot.short}): {counts}"
+    before = f"{result.a} ({result.a_snapshot.short})" if result.a_snapshot is not None else result.a
+    return f"{before} → {result.b} ({result.b_snapshot.short}): {counts}"
 
 
 def _render(result: DiffResult, output: Output) -> list[RenderableType]:

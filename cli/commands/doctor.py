@@ -1,7 +1,7 @@
 """`brain doctor`: check what a CI job needs (brain, disk, actor, registry, proposer, signing key) and say what to fix.
 
 Each check reads its target from the command line, else from the config file (`[push] reference`,
-`[ingest] proposer/model/base-url/api-key-env`, `[sign] key`), else skips with a note saying how to ask for
+`[ingest] proposer/model/base-url/api-key-env`, `[sign] sign-with`, `$BRAIN_SIGN_WITH`), else skips with a note saying how to ask for
 it. A check that fails exits 1 after all checks ran; warnings do not.
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -140,33 +139,58 @@ def _proposer(name: str | None, model: str | None, base_url: str | None, key_env
     return Check(check="proposer", status="ok", detail=f"{base_url} answers; {len(models)} model(s)" + (f", {model} among them" if model in models else ""))
 
 
-def _signing_key(key: Path | None) -> Check:
-    if key is None:
-        return Check(check="signing key", status="skip", detail="no signing key to check", fix="pass --signing-key FILE or set [sign] key")
-    if not key.is_file():
-        return Check(check="signing key", status="fail", detail=f"{key} does not exist", fix="write the CI secret to a file first")
-    if key.stat().st_mode & 0o077:
-        return Check(check="signing key", status="warn", detail=f"{key} is readable by others", fix=f"chmod 600 {key}")
-    binary = shutil.which("ssh-keygen")
-    if binary is None:
-        return Check(check="signing key", status="warn", detail="ssh-keygen is not installed: the key was not tried", fix="install openssh-client")
-    done = subprocess.run([binary, "-y", "-P", "", "-f", str(key)], capture_output=True, text=True, timeout=PROBE_TIMEOUT, check=False)
-    if done.returncode != 0:
-        return Check(check="signing key", status="fail", detail=f"{key} is not an unencrypted SSH private key", fix="use an SSH key without a passphrase in CI")
-    return Check(check="signing key", status="ok", detail=f"{key}: {done.stdout.split()[0]} key")
+def _signing_key(context: CliContext, spec: str | None) -> Check:
+    """Load the signer `--sign-with` names, sign a probe and verify it; name its scopes in the brain's trust root."""
+    if not spec:
+        return Check(check="signing key", status="skip", detail="no signing key to check",
+                     fix="pass --sign-with KEY, set BRAIN_SIGN_WITH or [sign] sign-with")  # fmt: skip
+    from brain.authn.ed25519 import verify
+    from cli.signing import load_signer
+
+    try:
+        signer = load_signer(spec)
+        probe = b"brain doctor: is this key usable?"
+        usable = verify(signer.public_key.raw_ed25519, signer.sign(probe), probe)
+    except BrainError as e:
+        return Check(check="signing key", status="fail", detail=e.message, fix=e.hint or "use an OpenSSH Ed25519 key")
+    fingerprint = signer.public_key.fingerprint
+    if not usable:
+        return Check(check="signing key", status="fail", detail=f"{fingerprint} made a signature that does not verify")
+    path = Path(spec).expanduser()
+    if path.is_file() and path.stat().st_mode & 0o077:
+        return Check(check="signing key", status="warn", detail=f"{fingerprint}: {path} is readable by others", fix=f"chmod 600 {path}")
+    return Check(check="signing key", status="ok", detail=f"{fingerprint} signs" + _trusted_scopes(context, signer.public_key.text))
+
+
+def _trusted_scopes(context: CliContext, key_text: str) -> str:
+    """`; in the trust root with ingest, commit` (or what is missing) for a governed brain at --brain."""
+    try:
+        snapshot = context.open_brain().snapshot()
+    except BrainError:
+        return ""
+    root = snapshot.trust_root if snapshot is not None else None
+    if root is None:
+        return ""
+    entry = next((k for k in root.keys if k.key == key_text and k.retired_from is None), None)
+    if entry is None:
+        return "; but the brain's trust root does not list it (its signatures would not count)"
+    return f"; the trust root grants {', '.join(str(s) for s in entry.scopes)}"
 
 
 def doctor(
     ctx: typer.Context,
     registry: Annotated[str | None, typer.Option("--registry", metavar="REF", help="Registry repository to check (default: [push] reference).")] = None,
     proposer: Annotated[str | None, typer.Option("--proposer", metavar="NAME", help="Proposer to probe (default: [ingest] proposer).")] = None,
-    signing_key: Annotated[Path | None, typer.Option("--signing-key", metavar="FILE", help="SSH key to try (default: [sign] key).")] = None,
+    signing_key: Annotated[
+        Path | None,
+        typer.Option("--sign-with", envvar="BRAIN_SIGN_WITH", metavar="KEY", help="Signing key to try (default: [sign] sign-with)."),
+    ] = None,
     plain_http: PlainHttpFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Check the environment a CI job needs and say what to fix (exit 1 if a check fails)."""
     context = cli_context(ctx)
-    key = signing_key or _configured(context, "sign", "key")
+    key = signing_key or _configured(context, "sign", "sign-with") or _configured(context, "ingest", "sign-with")
     checks: list[Callable[[], Check]] = [
         lambda: _brain(context),
         lambda: _disk(context),
@@ -176,7 +200,7 @@ def doctor(
             proposer or _configured(context, "ingest", "proposer"), _configured(context, "ingest", "model"),
             _configured(context, "ingest", "base-url"), _configured(context, "ingest", "api-key-env"),
         ),
-        lambda: _signing_key(Path(key) if key else None),
+        lambda: _signing_key(context, str(key) if key else None),
     ]  # fmt: skip
     results = [check() for check in checks]
     result = DoctorResult(ok=not any(c.status == "fail" for c in results), checks=results)

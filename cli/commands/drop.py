@@ -15,11 +15,13 @@ from rich.console import RenderableType
 from brain.blocks.memory_type import MemoryType
 from brain.blocks.provenance import Producer, ProducerKind
 from brain.brain import Brain
-from brain.errors import LifecycleRefusedError, NotFoundError, UsageError
+from brain.errors import BrainError, LifecycleRefusedError, NotFoundError, UsageError
 from brain.identity import BlockId, OciDigest, utc_timestamp
+from brain.ledger import record_of
 from brain.lifecycle.apply import commit_records
 from brain.lifecycle.drop import DropPlan, Members, plan_drop
 from brain.lifecycle.records import actor_of
+from brain.snapshot import TrustScope
 from cli.context import cli_context
 from cli.lifecycle_view import (
     Affected,
@@ -32,6 +34,7 @@ from cli.lifecycle_view import (
 )
 from cli.options import JsonFlag, parse_memory_type
 from cli.output import Output, Result
+from cli.signing import SigningPlan, SignWithOption, with_signature
 from ingest.lineage_graph import LineageGraph, graph_of, log_commit
 
 
@@ -60,6 +63,7 @@ def drop(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the cascade; write nothing.")] = False,
     allow_canonical: Annotated[bool, typer.Option("--allow-canonical", help="Allow dropping canonical blocks.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before dropping a cascade.")] = False,
+    sign_with: SignWithOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Drop blocks and their cascade (one new snapshot with removal records)."""
@@ -81,6 +85,7 @@ def drop(
         plan = _plan(brain, members, graph, blocks, producer, modules, allow_canonical, output, dry_run=True)
         _show(brain, graph, plan, output, None, dry_run=True)
         return
+    signing = SigningPlan.load(brain, sign_with)
     with context.writer(brain) as writer:
         if writer.head is None:
             raise NotFoundError(f"the brain at {brain.path} is empty: nothing to drop")
@@ -91,15 +96,20 @@ def drop(
         if not as_json:
             output.result(_rows(brain, graph, plan), lambda rows: affected_table(output, rows, _totals(plan)))
         confirm_cascade(output, len(plan.cascade), yes, "drop")
+        signing.require({TrustScope.COMMIT} | ({TrustScope.DROP_CANONICAL} if MemoryType.CANONICAL in plan.removals else set()),
+                        "this drop")
         records = plan.records(actor=actor_of(writer.actor), at=utc_timestamp(), reason=reason, policy=policy)
         digest = commit_records(writer, records, plan)
-    if digest is not None:
-        log_commit(brain, parent, digest, records)
-    result = DropResult(dry_run=False, snapshot=digest, removals=_removals(plan), refused=None)
+        if digest is not None:  # under the lock: the log must describe the parent it was appended to
+            log_commit(brain, parent, digest, records)
+    signed = signing.sign_new_head(context)
+    result = with_signature(DropResult(dry_run=False, snapshot=digest, removals=_removals(plan), refused=None), signed)
     if as_json:
         output.result(result, lambda r: [])
     else:
         output.message(f"dropped {plan.count} blocks in snapshot {digest.short if digest else '-'}")
+        if signed is not None:
+            output.message(f"signed by {signed.key} (record {signed.record.short})")
 
 
 def _plan(
@@ -114,20 +124,39 @@ def _plan(
     *,
     dry_run: bool = False,
 ) -> DropPlan:
-    requested = resolve_all(brain, blocks) if blocks else _made_by(members, graph, producer or "", modules or [])
+    requested = resolve_all(brain, blocks) if blocks else _made_by(members, graph, producer or "", modules or [], output)
     try:
-        return plan_drop(requested, members, graph, allow_canonical=allow_canonical, describe=Titles(brain))
+        return plan_drop(requested, members, graph, allow_canonical=allow_canonical, describe=Titles(brain),
+                         explains=lambda b: _explains(brain, b))
     except LifecycleRefusedError as e:
         if output.as_json:
             output.result(DropResult(dry_run=dry_run, snapshot=None, removals={}, refused=Refusal.of(e)), lambda r: [])
         raise
 
 
-def _made_by(members: Members, graph: LineageGraph, text: str, modules: list[str]) -> list[BlockId]:
-    """The members `--producer KIND:ID[@VERSION]` made (in `--module` modules when given)."""
+def _explains(brain: Brain, block: BlockId) -> tuple[str, BlockId] | None:
+    """What a provenance record is about (`(record_type, block)`), for the refusal of needed records."""
+    try:
+        record = record_of(brain.resolve(block))
+    except BrainError:
+        return None
+    subject = getattr(record, "block", None)
+    return None if record is None or subject is None else (record.record_type, subject)
+
+
+def _made_by(members: Members, graph: LineageGraph, text: str, modules: list[str], output: Output) -> list[BlockId]:
+    """The members `--producer KIND:ID[@VERSION]` made (in `--module` modules; default: the droppable derived
+    modules, saying how many episodes it made, which only `demote` removes)."""
     producer = parse_producer(text)
-    wanted = [t for name in modules if (t := parse_memory_type(name)) is not None] or list(members)
     made = graph.made_by(producer)
+    wanted = [t for name in modules if (t := parse_memory_type(name)) is not None]
+    if not wanted:
+        wanted = [t for t in (MemoryType.SEMANTIC, MemoryType.PROCEDURAL) if t in members]
+        episodes = members.get(MemoryType.EPISODIC)
+        kept = 0 if episodes is None else sum(1 for b in made if b in episodes)
+        if kept:
+            output.message(f"{kept} episodic blocks made by {text} stay: episodes are never dropped "
+                           "(demote them with `brain demote ID...`)")
     found = [b for b in made if any(t in members and b in members[t] for t in wanted)]
     if not found:
         where = ", ".join(str(t) for t in wanted)

@@ -12,13 +12,14 @@ from rich.console import RenderableType
 
 from brain.blocks.memory_type import MemoryType
 from brain.errors import ProblemsFoundError, UsageError
-from brain.snapshot import TrustScope
 from brain.installed import refuse_if_left_out
+from brain.snapshot import TrustScope
 from cli.context import cli_context
 from cli.ingest_report import ingest_progress, render_ingest
 from cli.options import JsonFlag
 from cli.output import Output
 from cli.signing import SignedHead, SigningPlan, SignWithOption
+from ingest.budget import CostLimits, ProposerUsage
 from ingest.report import IngestResult
 
 
@@ -99,6 +100,16 @@ def ingest(
         bool, typer.Option("--verbose", "-v", help="One row per problem (default: counts and first sources).")
     ] = False,
     sign_with: SignWithOption = None,
+    max_tokens: Annotated[
+        int | None, typer.Option("--max-tokens", metavar="N", help="Stop proposing before a model would spend more tokens.")
+    ] = None,
+    max_cost: Annotated[
+        str | None, typer.Option("--max-cost", metavar="USD", help="Stop proposing before a model would cost more (needs --price).")
+    ] = None,
+    price: Annotated[
+        str | None,
+        typer.Option("--price", metavar="input=P,output=Q", help="The model's prices in USD per million tokens."),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Ingest files: register their bytes, propose knowledge, commit what the validation gate accepts."""
@@ -113,7 +124,9 @@ def ingest(
         api_key = os.environ.get(api_key_env)
         if not api_key:
             raise UsageError(f"--api-key-env {api_key_env}: that environment variable is not set")
+    cost = cost_limits(max_tokens, max_cost, price)
     options = IngestOptions(
+        cost=cost,
         include=tuple(include or ()),
         exclude=tuple(exclude or ()),
         media_type=media_type.strip().lower() if media_type else None,
@@ -147,12 +160,19 @@ def ingest(
             on_progress=on_progress,
         )
         on_progress.conclude(result)
+    if result.sources == 0:
+        output.warning(
+            "no source found under " + ", ".join(map(str, paths)) + ": ignored paths (.gitignore inside a git work "
+            "tree, .brainignore, --include/--exclude) and tool caches are left out; --no-ignore includes git-ignored files"
+        )
     from ingest.sync import sync_after
 
     result = sync_after(
         brain, paths, origin, result, apply=sync, dry_run=dry_run, actor=context.actor(),
         lock_timeout=context.lock_timeout, on_wait=output.message,
     )
+    if result.usage is None and (cost.max_tokens is not None or cost.max_cost is not None):
+        output.warning(f"--max-tokens/--max-cost had no effect: the {proposer} proposer is local and costs nothing")
     result = SignedIngestResult(**dict(result), signed=signing.sign_new_head(context))
     output.result(result, lambda r: _render(r, output, verbose=verbose))
     if strict and result.strict_problems:
@@ -160,6 +180,19 @@ def ingest(
             f"--strict: {result.strict_problems} problem(s) (failed sources or rejected candidates); "
             "the valid part was committed"
         )
+
+
+def cost_limits(max_tokens: int | None, max_cost: str | None, price: str | None) -> CostLimits:
+    """`--max-tokens`, `--max-cost`, `--price` checked before anything is read or written."""
+    from ingest.budget import parse_money, parse_prices
+
+    limits = CostLimits(
+        max_tokens=max_tokens,
+        max_cost=None if max_cost is None else parse_money(max_cost),
+        prices=None if price is None else parse_prices(price),
+    )
+    limits.budget()  # refuses a negative limit, or a cost limit without prices
+    return limits
 
 
 def _license(spdx: str | None, unchecked: str | None) -> str | None:
@@ -175,5 +208,17 @@ def _license(spdx: str | None, unchecked: str | None) -> str | None:
 
 def _render(result: SignedIngestResult, output: Output, *, verbose: bool) -> Iterator[RenderableType]:
     yield from render_ingest(result, output, verbose=verbose)
+    if result.usage is not None:
+        yield usage_line(result.usage)
     if result.signed is not None:
         yield f"signed by {result.signed.key} (record {result.signed.record})"
+
+
+def usage_line(usage: ProposerUsage) -> str:
+    """`tokens 1,234 in + 567 out (~$0.0123)`, estimated after a dry run, and what the budget held back."""
+    verb = "would spend about" if usage.estimated else "spent"
+    cost = f", ${usage.cost_usd}" if usage.cost_usd is not None else ""
+    line = f"model {verb} {usage.prompt_tokens:,} input + {usage.completion_tokens:,} output tokens{cost}"
+    if usage.budget_exhausted:
+        line += f"; budget exhausted: {usage.budget_exhausted} source(s) not proposed (the next run proposes them)"
+    return line

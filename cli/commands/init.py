@@ -20,13 +20,18 @@ from cli.signing import SignWithOption, load_signer, parse_trust_key_spec
 
 
 class InitResult(Result):
-    """The brain that was created (and, when governed, its genesis, trust root and signature record)."""
+    """The brain that was created."""
 
     brain: str
-    genesis: str | None = None
-    trust_root: str | None = None
-    record: str | None = None
-    key: str | None = None
+
+
+class GovernedInitResult(InitResult):
+    """A governed brain: its genesis, trust root, and the signature record over the genesis."""
+
+    genesis: str
+    trust_root: str
+    record: str
+    key: str
 
 
 def _trust_root(keys: list[str], quorum: int, root_file: Path | None) -> TrustRoot | None:
@@ -96,12 +101,12 @@ def init(
     brain = Brain.init(context.brain_path)
     digest = write_snapshot_signed(brain, genesis, [record], expect_head=None, lock_timeout=context.lock_timeout,
                                    on_wait=context.wait_note())
-    result = InitResult(brain=str(context.brain_path), genesis=str(digest), trust_root=str(root.digest),
-                        record=str(record.digest), key=record.key)
+    result = GovernedInitResult(brain=str(context.brain_path), genesis=str(digest), trust_root=str(root.digest),
+                                record=str(record.digest), key=record.key)
     context.output(as_json).result(result, _render)
 
 
-def _render(result: InitResult) -> Iterable[str]:
+def _render(result: GovernedInitResult) -> Iterable[str]:
     yield f"Initialized a governed brain in {result.brain}"
     yield f"genesis     {result.genesis}"
     yield f"trust root  {result.trust_root}"

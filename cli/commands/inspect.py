@@ -46,3 +46,14 @@ def _render(result, output: Output) -> Iterable[RenderableType]:  # type: ignore
     for module in result.modules:
         table.add_row(str(module.memory_type), str(module.block_count), str(module.layer_size), str(module.root))
     yield table
+    if result.trust_root:
+        yield f"trust root {result.trust_root}"
+    if result.signatures:
+        signed = output.table("signature", "key", "snapshot", "claimed", "math")
+        for sig in result.signatures:
+            math = "-" if sig.signature_ok is None else ("good" if sig.signature_ok else "BAD")
+            signed.add_row(sig.record.short, sig.key, sig.snapshot.short + (" (config)" if sig.over_config else ""),
+                           ",".join(sig.claimed_scopes), math)
+        yield signed
+    else:
+        yield "signatures none"

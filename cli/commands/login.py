@@ -16,11 +16,13 @@ from cli.transfer import PlainHttpFlag
 
 
 class LoginResult(Result):
-    """Where the verified credentials were stored (never the secret itself)."""
+    """Where the credentials were stored (never the secret itself), and whether the registry checked them."""
 
     registry: str
     username: str
     config: str
+    # False when the registry answered without asking for credentials: it needs none (for reading at least).
+    verified: bool = True
 
 
 def _read_password(from_stdin: bool) -> str:
@@ -49,6 +51,15 @@ def login(
             raise UsageError("no username given", hint="pass --username NAME")
         username = input("Username: ").strip()
     password = _read_password(password_stdin)
-    path = verify_and_store(host, username, password, plain_http=plain_http)
-    result = LoginResult(registry=registry, username=username, config=str(path))
-    cli_context(ctx).output(as_json).result(result, lambda r: f"Logged in to {r.registry} as {r.username} ({r.config})")
+    path, verified = verify_and_store(host, username, password, plain_http=plain_http)
+    result = LoginResult(registry=registry, username=username, config=str(path), verified=verified)
+    cli_context(ctx).output(as_json).result(result, _render)
+
+
+def _render(result: LoginResult) -> str:
+    if result.verified:
+        return f"Logged in to {result.registry} as {result.username} ({result.config})"
+    return (
+        f"{result.registry} needs no credentials: it answered without asking for any, so they were not checked "
+        f"(stored for {result.username} in {result.config} in case it asks later, e.g. to push)"
+    )

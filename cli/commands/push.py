@@ -56,4 +56,11 @@ def push(
         f"pushed {result.reference}: {result.blobs_uploaded} blob(s) uploaded "
         f"({result.bytes_uploaded} bytes), {result.blobs_present} already there"
     )
+    if brain.blobs.destroyed():
+        from oci.redaction import remote_tags_holding
+
+        stale = remote_tags_holding(brain, ref)
+        if stale:
+            output.warning(f"remote tags still holding bytes redacted here: {', '.join(stale)} "
+                           "(the registry is not ours to erase: delete or overwrite them there)")
     output.result(result, lambda r: str(r.digest))

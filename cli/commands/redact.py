@@ -20,6 +20,7 @@ from brain.lifecycle.apply import commit_records
 from brain.lifecycle.destroy import destroy
 from brain.lifecycle.records import actor_of
 from brain.lifecycle.redact import RedactPlan, plan_redaction
+from brain.snapshot import TrustScope
 from cli.context import cli_context
 from cli.lifecycle_view import (
     Refusal,
@@ -30,6 +31,7 @@ from cli.lifecycle_view import (
 )
 from cli.options import JsonFlag
 from cli.output import Result
+from cli.signing import SigningPlan, SignWithOption, with_signature
 from ingest.lineage_graph import graph_of
 
 
@@ -54,6 +56,7 @@ def redact(
     only: Annotated[bool, typer.Option("--only", help="Only the named blocks, not what quotes them.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be destroyed; write nothing.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before redacting a cascade.")] = False,
+    sign_with: SignWithOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Destroy blocks' bytes everywhere in the brain directory; they stay members, listed as tombstones."""
@@ -91,6 +94,7 @@ def redact(
         return
     from oci.redaction import purge_artifacts
 
+    signing = SigningPlan.prepare(brain, sign_with, {TrustScope.REDACT, TrustScope.COMMIT}, "this redaction")
     with context.writer(brain) as writer:
         if writer.head is None:
             raise NotFoundError(f"the brain at {brain.path} is empty: nothing to redact")
@@ -109,6 +113,8 @@ def redact(
         purged = purge_artifacts(brain, redacted)
     result = _result(False, digest, plan.tombstones, destroyed.blobs + purged.blobs, destroyed.bytes,
                      destroyed.caches, purged.tags)
+    signed = signing.sign_new_head(context)
+    result = with_signature(result, signed)
 
     def render(r: RedactResult) -> list[str]:
         lines = [f"redacted {len(plan.blocks)} blocks in snapshot {digest.short}" if digest
@@ -119,6 +125,8 @@ def redact(
             lines.append(f"tags that held the bytes were removed: {', '.join(r.affected_tags)} "
                          "(re-pack them with `brain pack --tag TAG`)")
         lines.append("remote copies are not ours to erase: delete pushed tags that predate this redaction")
+        if signed is not None:
+            lines.append(f"signed by {signed.key} (record {signed.record.short})")
         return lines
 
     output.result(result, render)

@@ -97,13 +97,13 @@ def _render(result: SearchResult, output: Output) -> Iterable[RenderableType]:
             where = f"{evidence.origin or evidence.block}:{evidence.locator}" if evidence.locator else evidence.origin
             lines.append(Text(f"    {where}", style="dim"))
             if evidence.excerpt:
-                lines.append(_highlighted("    " + evidence.excerpt.replace("\n", "\n    "), terms, output))
+                lines.append(_highlighted("    " + evidence.excerpt.replace("\n", "\n    "), terms))
     return lines
 
 
-def _highlighted(text: str, terms: list[str], output: Output) -> Text:
+def _highlighted(text: str, terms: list[str]) -> Text:
+    """The excerpt with the query's words in bold yellow (rich drops styles where colour is off)."""
     rendered = Text(text)
-    if output.is_terminal:
-        for start, end in highlight_spans(text, terms):
-            rendered.stylize("bold yellow", start, end)
+    for start, end in highlight_spans(text, terms):
+        rendered.stylize("bold yellow", start, end)
     return rendered

@@ -1,4 +1,4 @@
-"""`brain serve --mcp | --http HOST:PORT`: the brain, read-only, for agents.
+"""`brain serve --mcp | --http HOST:PORT`: the brain, read-only, for agents (HTTP on 127.0.0.1:8742 by default).
 
 The server answers `show`, `prove`, `status` and `ls` by running those very commands in-process with
 `--json` (see `serve.face`), so its JSON is the CLI's by construction.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -34,10 +35,17 @@ def serve(
         Path | None,
         typer.Option("--token-file", metavar="PATH", help="Require `Authorization: Bearer <token>` (HTTP)."),
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", metavar="N", min=1, max=64, help="HTTP worker processes (default: one per core, "
+                     "at most 4)."),
+    ] = None,
 ) -> None:
-    """Serve the brain read-only to agents (MCP over stdio, or HTTP)."""
-    if mcp == (http is not None):
+    """Serve the brain read-only to agents (MCP over stdio, or HTTP; default: HTTP on 127.0.0.1:8742)."""
+    if mcp and http is not None:
         raise UsageError("choose one of --mcp or --http HOST:PORT", hint=f"e.g. `brain serve --http {DEFAULT_HTTP}`")
+    if not mcp and http is None:
+        http = DEFAULT_HTTP
     context = cli_context(ctx)
     brain = context.open_brain()  # a clear error before anything listens
     from serve.face import BrainFace
@@ -54,7 +62,8 @@ def serve(
             from serve.http_api import serve_http
 
             assert http is not None
-            serve_http(face, http, token_file, note=context.output(False).message)
+            processes = workers if workers is not None else min(os.cpu_count() or 1, 4)
+            serve_http(face, http, token_file, note=context.output(False).message, workers=processes)
     finally:
         face.close()
 

@@ -18,7 +18,7 @@ from rich.console import RenderableType
 from brain.blocks.memory_type import MemoryType
 from brain.blocks.provenance import RegistrationRecord
 from brain.brain import Brain
-from brain.errors import InvalidInputError, NotFoundError, UsageError
+from brain.errors import AmbiguousIdError, InvalidInputError, NotFoundError, UsageError
 from brain.identity import BlockId
 from brain.installed import left_out_evidence_note
 from brain.ledger import Ledger
@@ -104,7 +104,7 @@ def resolve_target(brain: Brain, ledger: Ledger, text: str) -> BlockId:
         try:
             return resolve_block_id(brain, text)
         except (NotFoundError, UsageError, InvalidInputError):
-            if not _registered_under(ledger, text):
+            if not _registered_under(ledger, text) and not Path(text).is_file():
                 raise
     return source_of(brain, ledger, text)
 
@@ -117,9 +117,9 @@ def source_of(brain: Brain, ledger: Ledger, origin: str) -> BlockId:
     """The canonical member registered under `origin` that is current (else its latest registration)."""
     from ingest.sources.origins import default_origin  # only when a name is not an id
 
-    records = _registered_under(ledger, origin)
-    if not records and Path(origin).is_file():
-        records = _registered_under(ledger, default_origin(Path(origin)))
+    # A file here means that file (from `docs/`, `README.md` is `docs/README.md`); else the origin as recorded.
+    records = _registered_under(ledger, default_origin(Path(origin))) if Path(origin).is_file() else []
+    records = records or _registered_under(ledger, origin)
     canonical = brain.modules().get(MemoryType.CANONICAL)
     members = [r for r in records if canonical is not None and r.block in canonical]
     if not members:
@@ -129,7 +129,7 @@ def source_of(brain: Brain, ledger: Ledger, origin: str) -> BlockId:
         )
     current = sorted({r.block for r in members if ledger.is_accessible(r.block)})
     if len(current) > 1:
-        raise UsageError(
+        raise AmbiguousIdError(
             f"origin {origin!r} names {len(current)} current sources: {', '.join(b.short for b in current)}",
             hint="give the block id instead",
         )

@@ -9,9 +9,9 @@ from typing import Annotated
 
 import typer
 
-from brain.errors import BrainError, UsageError
+from brain.errors import BrainError, InvalidInputError, UsageError
 from brain.identity import OciDigest
-from cli.context import cli_context
+from cli.context import CliContext, cli_context
 from cli.options import JsonFlag
 from cli.output import Result
 from cli.signing import SignWithOption, load_signer
@@ -64,7 +64,7 @@ def sign(
     context.output(as_json).result(result, _render)
 
 
-def _sign_document(context, document: Path, sign_with: str, output_file: Path | None, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+def _sign_document(context: CliContext, document: Path, sign_with: str, output_file: Path | None, as_json: bool) -> None:
     from brain.authenticity import plan_refusal
     from brain.authn.signer import make_record
     from brain.snapshot import Snapshot, TrustScope
@@ -73,7 +73,10 @@ def _sign_document(context, document: Path, sign_with: str, output_file: Path | 
         data = document.read_bytes()
     except OSError as e:
         raise UsageError(f"cannot read --document {document}: {e.strerror}") from None
-    plan = Snapshot.decode(data)  # a plan is a snapshot document, byte for byte what the head will be
+    try:
+        plan = Snapshot.decode(data)  # a plan is a snapshot document, byte for byte what the head will be
+    except BrainError as e:
+        raise InvalidInputError(f"--document {document} is not a rotation plan (a snapshot document): {e.message}") from None
     signer = load_signer(sign_with)
     try:
         brain = context.open_brain()

@@ -15,10 +15,12 @@ from brain.identity import BlockId, OciDigest, utc_timestamp
 from brain.lifecycle.apply import commit_records
 from brain.lifecycle.records import actor_of, supersession_record
 from brain.lifecycle.stance import plan_supersession
+from brain.snapshot import TrustScope
 from cli.context import cli_context
 from cli.lifecycle_view import Refusal
 from cli.options import JsonFlag, resolve_block_id
 from cli.output import Result
+from cli.signing import SigningPlan, SignWithOption, with_signature
 from ingest.lineage_graph import graph_of, log_commit
 
 
@@ -38,6 +40,7 @@ def supersede(
     old: Annotated[str, typer.Argument(metavar="OLD", help="The block that is superseded.", show_default=False)],
     new: Annotated[str, typer.Argument(metavar="NEW", help="The block that supersedes it.", show_default=False)],
     reason: ReasonOption = None,
+    sign_with: SignWithOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Record that NEW supersedes OLD (both stay members; OLD is no longer accessible)."""
@@ -45,6 +48,7 @@ def supersede(
     brain = context.open_brain()
     output = context.output(as_json)
     loser, winner = resolve_block_id(brain, old), resolve_block_id(brain, new)
+    signing = SigningPlan.prepare(brain, sign_with, {TrustScope.COMMIT}, "this supersession")
     with context.writer(brain) as writer:
         if writer.head is None:
             raise NotFoundError(f"the brain at {brain.path} is empty: nothing to supersede")
@@ -58,8 +62,8 @@ def supersede(
             raise
         records = [supersession_record(winner, loser, actor=actor_of(writer.actor), at=utc_timestamp(), reason=reason)]
         digest = commit_records(writer, records) if needed else None
-    if digest is not None:
-        log_commit(brain, parent, digest, records)
-    result = StanceResult(snapshot=digest, blocks=[loser, winner], refused=None)
+        if digest is not None:  # under the lock: the log must describe the parent it was appended to
+            log_commit(brain, parent, digest, records)
+    result = with_signature(StanceResult(snapshot=digest, blocks=[loser, winner], refused=None), signing.sign_new_head(context))
     said = f"{winner.short} supersedes {loser.short}"
     output.result(result, lambda r: [f"{said} (snapshot {digest.short})" if digest else f"already recorded: {said}"])

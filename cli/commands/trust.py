@@ -17,8 +17,9 @@ from pydantic import Field
 from rich.console import RenderableType
 
 from brain.authn.rotation import RootChange
-from brain.errors import UsageError
+from brain.errors import BrainError, InvalidInputError, UsageError
 from brain.identity import OciDigest
+from brain.snapshot import TrustRoot
 from cli.context import CliContext, cli_context
 from cli.options import JsonFlag
 from cli.output import Output, Result
@@ -77,7 +78,7 @@ class RevisionResult(Result):
     records: list[str] = Field(default_factory=list)
 
 
-def _views(root) -> list[TrustKeyView]:  # type: ignore[no-untyped-def]
+def _views(root: TrustRoot | None) -> list[TrustKeyView]:
     from brain.authn.keys import parse_trust_key
 
     views = []
@@ -162,7 +163,8 @@ def pin(
 
     walk, truncated = first_parent_walk(chain_of(brain), head_digest, head)
     genesis = None if truncated else walk[-1][0]
-    origin = None if brain.head() is None else brain.head().origin  # type: ignore[union-attr]
+    current = brain.head()
+    origin = None if current is None else current.origin
     record = TrustPin(genesis=genesis, pinned_at=utc_timestamp(), reference=None if origin is None else origin.reference,
                       source=source, trust_root=target)
     with WriterLock(brain.path, timeout=context.lock_timeout, on_wait=context.wait_note()):
@@ -270,10 +272,19 @@ def _apply(context: CliContext, plan_file: Path, record_files: list[Path], keys:
     brain = context.open_brain()
     try:
         data = plan_file.read_bytes()
-        records = [SignatureRecord.decode(path.read_bytes().rstrip(b"\n")) for path in record_files]
+        plan = Snapshot.decode(data)
     except OSError as e:
-        raise UsageError(f"cannot read {e.filename}: {e.strerror}") from None
-    plan = Snapshot.decode(data)
+        raise UsageError(f"cannot read --apply {plan_file}: {e.strerror}") from None
+    except BrainError as e:
+        raise InvalidInputError(f"--apply {plan_file} is not a rotation plan (a snapshot document): {e.message}") from None
+    records = []
+    for path in record_files:
+        try:
+            records.append(SignatureRecord.decode(path.read_bytes().rstrip(b"\n")))
+        except OSError as e:
+            raise UsageError(f"cannot read --record {path}: {e.strerror}") from None
+        except BrainError as e:
+            raise InvalidInputError(f"--record {path} is not a signature record: {e.message}") from None
     records += [make_record(load_signer(k), data, {TrustScope.GOVERN}) for k in keys]
     digest, auth = apply_revision(brain, plan, records, lock_timeout=context.lock_timeout, on_wait=context.wait_note())
     assert plan.trust_root is not None

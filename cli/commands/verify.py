@@ -26,6 +26,7 @@ from brain.verify import (
     VerifyReport,
     verify_brain,
 )
+from brain.verify.report import DeepCounts
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Output, Result
@@ -48,6 +49,8 @@ class VerifyResult(Result):
     snapshots_checked: int
     artifact: str | None = None
     authenticity: Authentication | None = None
+    # With --deep: views re-normalized, how many drifted, how many could not be re-run.
+    deep: DeepCounts | None = None
 
 
 class InstalledPipelines:
@@ -175,6 +178,10 @@ def _render(result: VerifyResult, output: Output) -> Iterable[RenderableType]:
                 f"{c.resolvable}/{c.tombstoned}/{c.missing}", module.root,
             )
         yield table
+    if result.deep is not None:
+        d = result.deep
+        yield (f"deep      {d.renormalized} view(s) re-normalized, {d.drifted} drifted"
+               + (f", {d.not_rerun} not re-run (pipeline missing or at another version)" if d.not_rerun else ""))
     groups: dict[str | None, list[Problem]] = {}
     for problem in result.problems:
         groups.setdefault(problem.module, []).append(problem)

@@ -156,6 +156,14 @@ class Proposer(ProposerCore, Protocol):
         """
         return propose_many(self.propose, jobs, concurrency)
 
+    def estimate(self, task: Task, source: SourceText) -> TokenUsage | None:
+        """The tokens answering would cost, before asking (`--max-tokens`, `--max-cost`, `--dry-run`).
+
+        None (the default) means not metered: a local proposer costs nothing. A model-backed one returns its
+        documented estimate (`ingest.budget.estimate_usage`).
+        """
+        return None
+
 
 __all__ = [
     "PAGE_BREAK",

@@ -8,7 +8,9 @@ parsed as hostile input like any other; the producer it names is replaced by `{"
 Retries are ours, not the client's (`max_retries=0`), so the policy is explicit and tested: 429, 5xx,
 timeouts and connection failures are retried up to `max_retries` times, waiting the server's
 `retry-after-ms`/`Retry-After` when given, else exponential backoff with full jitter. Long sources are
-sent in chunks of at most `max_input_chars` (cut at paragraph or page breaks); usage is summed.
+sent in chunks of at most `max_input_chars` (cut at paragraph or page breaks); usage is summed. The
+server's `x-ratelimit-*` headers pace the next request (it waits for the window to reset rather than run
+into a 429), and `estimate` says what a source would cost before it is sent (`ingest.budget`).
 The API key is never logged, never part of the cache key, and is scrubbed from error details.
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import math
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +28,7 @@ import openai
 
 from brain.blocks.provenance import Producer, ProducerKind
 from brain.errors import UsageError
+from ingest.budget import CHARS_PER_TOKEN, estimate_usage
 from ingest.proposers.base import (
     ProposalOutcome,
     ProposalResult,
@@ -36,10 +40,12 @@ from ingest.proposers.base import (
 )
 from ingest.proposers.candidates import CandidateSet, Task, candidates_json_schema, parse_candidate_set
 from ingest.proposers.errors import ProposerError
+from ingest.proposers.ratelimit import RateLimiter
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRYABLE_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 MAX_RETRY_AFTER = 120.0
+_FRAMING_CHARS = 40  # "TASK:", "SOURCE TEXT (part i of n):" and the message wrappers
 SYSTEM_PROMPT = (
     "You extract durable knowledge from one source document for a Boltzmann knowledge brain. Answer with one "
     "JSON object following the given schema. Propose only what the text states: semantic blocks (concepts, "
@@ -86,6 +92,7 @@ class OpenAIProposer(Proposer):
             "temperature": temperature,
         }
         self._secret = api_key or ""
+        self._limiter = RateLimiter()
         self._client = openai.OpenAI(
             base_url=base_url, api_key=api_key or "no-key", timeout=timeout, max_retries=0
         )
@@ -125,6 +132,13 @@ class OpenAIProposer(Proposer):
         merged = CandidateSet(task_id=task.task_id, producer=producer, candidates=tuple(candidates))
         return ProposalResult(merged, sum_usage(usages))
 
+    def estimate(self, task: Task, source: SourceText) -> TokenUsage:
+        """The documented estimate (`ingest.budget`) for the requests `propose` would send, prompt included."""
+        chunks = split_text(source.text, self.max_input_chars)
+        schema = candidates_json_schema(tuple(m.value for m in task.allowed_memory_types), constraints=False)
+        fixed = len(SYSTEM_PROMPT) + len(json.dumps(task.to_json())) + len(json.dumps(schema)) + _FRAMING_CHARS
+        return estimate_usage(len(source.text), fixed, requests=len(chunks))
+
     def propose_many(self, jobs: Sequence[tuple[Task, SourceText]], concurrency: int = 1) -> list[ProposalOutcome]:
         """Propose for many sources with at most this proposer's own `concurrency` requests in flight, in job order."""
         return propose_many(self.propose, jobs, self.concurrency)
@@ -146,7 +160,8 @@ class OpenAIProposer(Proposer):
         }
         if self.temperature is not None:
             request["temperature"] = float(self.temperature)
-        response = self._with_retries(lambda: self._client.chat.completions.create(**request))
+        self._limiter.wait(math.ceil(len(text) / CHARS_PER_TOKEN))
+        response = self._with_retries(lambda: self._paced(request))
         if not response.choices:
             raise ProposerError("proposer-garbage", "the endpoint answered with no choices")
         choice = response.choices[0]
@@ -165,6 +180,16 @@ class OpenAIProposer(Proposer):
                 total_tokens=response.usage.total_tokens or 0,
             )
         return parse_candidate_set(content.encode("utf-8"), task), usage
+
+    def _paced(self, request: dict[str, Any]) -> Any:
+        """One request; its rate-limit headers pace the next ones (`ingest.proposers.ratelimit`)."""
+        try:
+            raw = self._client.chat.completions.with_raw_response.create(**request)
+        except openai.APIStatusError as e:
+            self._limiter.observe(e.response.headers)
+            raise
+        self._limiter.observe(raw.headers)
+        return raw.parse()
 
     def _with_retries(self, call: Callable[[], Any]) -> Any:
         for attempt in range(self.max_retries + 1):

@@ -61,7 +61,7 @@ Decision = Literal["skip", "keep"] | None
 def _spec(patterns: Iterable[str], origin: str) -> pathspec.GitIgnoreSpec:
     try:
         return pathspec.GitIgnoreSpec.from_lines(list(patterns))
-    except (GitWildMatchPatternError, ValueError, TypeError) as e:
+    except (GitWildMatchPatternError, ValueError, TypeError, re.error) as e:
         raise UsageError(f"bad ignore pattern in {origin}: {e}", hint="use gitignore glob syntax") from e
 
 
@@ -134,8 +134,13 @@ def _dir_mark(found: object) -> re.Match[str] | None:
     return match
 
 
-def _read_rules(file: Path) -> IgnoreRules | None:
-    """The rules of an ignore file, None if there is none; a damaged file is a usage error."""
+def _read_rules(file: Path, *, lenient: bool = False) -> IgnoreRules | None:
+    """The rules of an ignore file, None if there is none.
+
+    A damaged `.brainignore` (the user's own file) is a usage error. Git's files are `lenient`, as git is
+    with them: a line that is not a pattern is ignored and bytes that are not UTF-8 are replaced, so a
+    vendored repository's odd `.gitignore` never stops an ingest. Unreadable is an error either way.
+    """
     try:
         data = file.read_bytes()
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
@@ -143,10 +148,21 @@ def _read_rules(file: Path) -> IgnoreRules | None:
     except OSError as e:
         raise UsageError(f"cannot read {file}: {e.strerror or e}", hint="fix its permissions or delete it") from e
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8", errors="replace" if lenient else "strict")
     except UnicodeDecodeError as e:
         raise UsageError(f"cannot read {file}: not UTF-8 ({e.reason})", hint="fix or delete the file") from e
-    return IgnoreRules.parse(text.splitlines(), str(file))
+    lines = text.splitlines()
+    if lenient:
+        lines = [line for line in lines if _is_pattern(line)]
+    return IgnoreRules.parse(lines, str(file))
+
+
+def _is_pattern(line: str) -> bool:
+    try:
+        _spec([line], "")
+    except UsageError:
+        return False
+    return True
 
 
 def is_foreign_tree(names: Collection[str]) -> str | None:
@@ -237,7 +253,7 @@ class PathFilters:
             base = root.relative_to(directory).as_posix() + "/"
             files = [exclude_file] if index == 0 and exclude_file is not None else []
             for file in [*files, directory / GITIGNORE_FILE]:
-                rules = _read_rules(file)
+                rules = _read_rules(file, lenient=True)
                 if rules is not None:
                     levels.append(_Level("", base, rules))
         return replace(self, git_levels=tuple(levels), in_repository=True)
@@ -253,10 +269,10 @@ class PathFilters:
             return found
         if GIT_DIR in names:  # a repository (or a nested one) starts here; rules from above stop
             exclude_file = git_exclude_file(directory / GIT_DIR)
-            rules = None if exclude_file is None else _read_rules(exclude_file)
+            rules = None if exclude_file is None else _read_rules(exclude_file, lenient=True)
             found = replace(found, git_levels=() if rules is None else (_Level(prefix, "", rules),), in_repository=True)
         if GITIGNORE_FILE in names and found.in_repository:
-            rules = _read_rules(directory / GITIGNORE_FILE)
+            rules = _read_rules(directory / GITIGNORE_FILE, lenient=True)
             if rules is not None:
                 found = replace(found, git_levels=(*found.git_levels, _Level(prefix, "", rules)))
         return found

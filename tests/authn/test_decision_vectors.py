@@ -7,13 +7,13 @@ from collections.abc import Sequence
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from brain.authn.decision import authenticate
+from brain.authn.chain import LedgerFacts
+from brain.authn.decision import Authentication, authenticate
 from brain.authn.keys import PublicKey
 from brain.authn.outcomes import Outcome, Role, Stance, State
 from brain.authn.records import SignatureRecord
 from brain.authn.signer import make_record
 from brain.authn.trust import PinSource, TrustPin
-from brain.blocks.provenance import Record
 from brain.composition import Composition, ModuleRef
 from brain.identity import BlockId, OciDigest, canonicalize
 from brain.snapshot import Snapshot, TrustKey, TrustRoot, TrustScope
@@ -35,11 +35,11 @@ class MemoryChain:
     def snapshot(self, digest: OciDigest) -> Snapshot | None:
         return self.snapshots.get(digest)
 
-    def composition(self, ref: ModuleRef) -> Composition | None:
+    def member_ids(self, ref: ModuleRef) -> frozenset[str] | None:
         return None
 
-    def ledger_record(self, block_id: BlockId) -> Record | None:
-        return None
+    def ledger_facts(self, block_ids: Sequence[str]) -> dict[str, LedgerFacts | None]:
+        return dict.fromkeys(block_ids)
 
     def records(self, snapshot: OciDigest) -> list[SignatureRecord]:
         return [r for r in self.all_records if r.snapshot == snapshot]
@@ -101,7 +101,7 @@ CHILD = Snapshot(created_at="2026-12-01T00:00:01Z", modules={"semantic": SEMANTI
                  trust_root=ROOT)
 
 
-def _judge(signers: list[Key], stance: Stance = Stance.HEAD, snapshot: Snapshot = CHILD) -> object:
+def _judge(signers: list[Key], stance: Stance = Stance.HEAD, snapshot: Snapshot = CHILD) -> Authentication:
     records = [make_record(s, snapshot.to_bytes(), {TrustScope.COMMIT}) for s in signers]
     chain = MemoryChain({GENESIS.digest: GENESIS, CHILD.digest: CHILD}, records)
     return authenticate(chain, snapshot.digest, stance=stance)
@@ -141,3 +141,18 @@ def test_tampered_records_name_their_outcome() -> None:
     swapped = good.model_copy(update={"signature": other})
     outcomes = [authenticate(chain, CHILD.digest, records=[r]).signatures[0].outcome for r in (wrong_key, wrong_ns, broken, swapped)]
     assert outcomes == [Outcome.FINGERPRINT_MISMATCH, Outcome.WRONG_NAMESPACE, Outcome.INVALID_SIGNATURE, Outcome.INVALID_SIGNATURE]
+
+
+def test_brain_authn_is_pure() -> None:
+    """brain/authn reads nothing itself: no file, socket, subprocess or terminal access in its modules."""
+    import ast
+    from pathlib import Path
+
+    forbidden = {"socket", "subprocess", "getpass", "os", "shutil", "io", "pathlib"}
+    package = Path(__file__).resolve().parents[2] / "brain" / "authn"
+    for path in package.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and n.level == 0}
+        assert not names & forbidden, (path.name, names & forbidden)
+        assert "open(" not in path.read_text(), path.name

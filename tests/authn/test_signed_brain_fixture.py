@@ -91,3 +91,20 @@ def test_repacking_reproduces_the_index_and_signature_manifests(signed_brain: Pa
     assert manifest == (SIGNED_BRAIN / "signature-manifest-head.json").read_bytes()
     pack(brain, "v1")  # again: nothing is listed twice
     assert (signed_brain / "index.json").read_bytes() == index
+
+
+def test_a_snapshot_holds_at_most_512_records_and_the_513th_writes_nothing(tmp_path: Path) -> None:
+    from brain.errors import RefusedError
+
+    brain = Brain.init(tmp_path / "many")
+    record = SignatureRecord.decode((SIGNED_BRAIN / "record-head.json").read_bytes())
+    # The same signature with different trailing text after the armor: distinct records, one key (§9.3).
+    variants = [record.model_copy(update={"signature": record.signature + f"#{n}"}) for n in range(513)]
+    from brain.store.authn_files import store_records
+
+    assert store_records(brain.path, brain.blobs, variants[:512]) == 512
+    before = brain.path.joinpath(*SIGNATURES_FILE).read_bytes()
+    with pytest.raises(RefusedError, match="already holds 512 signature records"):
+        store_records(brain.path, brain.blobs, variants[512:])
+    assert brain.path.joinpath(*SIGNATURES_FILE).read_bytes() == before
+    assert not brain.blobs.has(variants[512].digest)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
@@ -112,3 +113,53 @@ def test_an_agent_that_does_not_answer_times_out(tmp_path: Path) -> None:
         server.close()
     with pytest.raises(AgentError, match="no ssh-agent listens"):
         AgentClient(tmp_path / "nobody.sock").identities()
+
+
+def test_key_material_passed_as_the_argument_is_never_echoed(tmp_path: Path) -> None:
+    secret = write_key(tmp_path, "pasted").read_text()
+    with pytest.raises(SigningKeyError) as refused:
+        open_signer(secret, _no_passphrase)
+    assert "not the key's contents" in str(refused.value)
+    assert not any(line in str(refused.value) for line in secret.splitlines()[1:-1])
+
+
+def test_ingest_signs_through_the_agent_from_the_cli(tmp_path: Path, agent: dict[str, str], brain) -> None:  # type: ignore[no-untyped-def]
+    key = write_key(tmp_path, "agentkey")
+    subprocess.run([require_tool("ssh-add"), "-q", str(key)], env={**os.environ, **agent}, check=True, capture_output=True)
+    key.unlink()  # only the agent holds the private half now
+    target = tmp_path / "brain"
+    done = brain("--brain", str(target), "init", "--trust-key", f"{key}.pub", "--sign-with", f"{key}.pub", env=agent)
+    assert done.code == 0, done
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("signed by a key that never touches the disk\n")
+    done = brain("--brain", str(target), "--actor", "agent@example.org", "ingest", str(tmp_path / "docs"), env=agent | {
+        "BRAIN_SIGN_WITH": f"{key}.pub"})
+    assert done.code == 0, done
+    assert brain("--brain", str(target), "verify", "--json").json()["authenticity"]["state"] == "authorized"
+
+
+def test_the_passphrase_is_asked_on_a_terminal(tmp_path: Path) -> None:
+    import pty
+    import sys
+    import time
+
+    key = write_key(tmp_path, "locked", passphrase=b"typed secret")
+    brain_exe = Path(sys.executable).with_name("brain")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: `brain init` on the pty's terminal
+        os.execve(str(brain_exe), [str(brain_exe), "--brain", str(tmp_path / "b"), "init", "--trust-key", f"{key}.pub",
+                                   "--sign-with", str(key)], env)
+    seen = b""
+    deadline = time.monotonic() + 60
+    while b"Passphrase for" not in seen and time.monotonic() < deadline:
+        seen += os.read(fd, 1024)
+    os.write(fd, b"typed secret\n")
+    with contextlib.suppress(OSError):
+        while chunk := os.read(fd, 1024):
+            seen += chunk
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, seen
+    # Asked with echo off: the typed passphrase never shows on the terminal.
+    assert b"Initialized a governed brain" in seen and b"typed secret" not in seen
+    assert (tmp_path / "b" / "boltzmann" / "signatures.json").exists()

@@ -39,7 +39,10 @@ def governed(tmp_path: Path, brain: BrainRunner) -> tuple[Path, Path]:
 
 
 def _files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.name != "lock"}
+    """Every file of the brain but the lock and the rebuildable caches (`boltzmann/cache/`)."""
+    cache = root / "boltzmann" / "cache"
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and p.name != "lock" and cache not in p.parents}
 
 
 def test_governed_init_ingest_and_verify(governed: tuple[Path, Path], brain: BrainRunner) -> None:
@@ -142,7 +145,7 @@ def test_tampering_with_a_record_is_named(governed: tuple[Path, Path], brain: Br
 
 def test_tampering_with_the_trust_root_is_refused(governed: tuple[Path, Path], tmp_path: Path, brain: BrainRunner) -> None:
     from brain.authenticity import sign_snapshot
-    from brain.snapshot import TrustKey
+    from brain.snapshot import TrustKey, TrustScope
     from signers import open_signer
 
     target, _ = governed
@@ -150,7 +153,7 @@ def test_tampering_with_the_trust_root_is_refused(governed: tuple[Path, Path], t
     head = handle.snapshot()
     assert head is not None and head.trust_root is not None
     stranger = write_key(tmp_path, "stranger")
-    admitted = TrustKey(key=public_text(stranger), scopes=("ingest", "commit", "govern"), since=1)
+    admitted = TrustKey(key=public_text(stranger), scopes=(TrustScope.INGEST, TrustScope.COMMIT, TrustScope.GOVERN), since=1)
     root = head.trust_root.model_copy(update={"keys": (*head.trust_root.keys, admitted)})
     forged = head.model_copy(update={"trust_root": root})
     digest = handle.blobs.put(forged.to_bytes())
@@ -220,3 +223,74 @@ def test_pin_and_a_pin_that_does_not_match(governed: tuple[Path, Path], brain: B
     assert done.code == 0
     result = brain("--brain", str(target), "verify", "--json")
     assert result.code == 1 and "trust_root_mismatch" in [f["code"] for f in result.json()["authenticity"]["findings"]]
+
+
+def test_stance_offered_judges_a_proposal(governed: tuple[Path, Path], tmp_path: Path, brain: BrainRunner) -> None:
+    target, owner = governed
+    proposer = write_key(tmp_path, "proposer")
+    assert brain("--brain", str(target), "trust", "rotate", "--add", f"{proposer}.pub=propose@bot@example.org",
+                 "--sign-with", str(owner)).code == 0
+    docs = _docs(tmp_path, "p.txt", "A proposed addition.\n")
+    done = brain("--brain", str(target), "--actor", "bot@example.org", "ingest", str(docs))
+    assert done.code == 0, done
+    from brain.authenticity import sign_snapshot
+    from signers import open_signer
+
+    sign_snapshot(Brain.open(target), open_signer(str(proposer), lambda p: None), check_scopes=False)
+    head = brain("--brain", str(target), "verify", "--json")
+    assert head.code == 1 and "proposed_head" in [f["code"] for f in head.json()["authenticity"]["findings"]]
+    offered = brain("--brain", str(target), "verify", "--stance", "offered", "--json")
+    assert offered.code == 0, offered
+    authenticity = offered.json()["authenticity"]
+    assert authenticity["state"] == "attributable" and authenticity["signatures"][0]["outcome"] == "valid_as_proposal"
+
+
+def test_an_ungoverned_brain_verifies_as_before(tmp_path: Path, brain: BrainRunner) -> None:
+    target = tmp_path / "plain"
+    assert brain("--brain", str(target), "init").code == 0
+    docs = _docs(tmp_path, "n.txt", "No governance here.\n")
+    assert brain("--brain", str(target), "--actor", ACTOR, "ingest", str(docs)).code == 0
+    done = brain("--brain", str(target), "verify")
+    assert done.code == 0 and "not governed" in done.stdout and "blocking" not in done.stdout
+    key = write_key(tmp_path, "k")
+    done = brain("--brain", str(target), "--actor", ACTOR, "ingest", str(docs), "--sign-with", str(key))
+    assert_one_line_error(done, 5)
+    assert "no trust root" in done.stderr
+
+
+def test_lifecycle_commands_sign_and_check_scopes_first(governed: tuple[Path, Path], tmp_path: Path, brain: BrainRunner) -> None:
+    target, owner = governed
+    committer = write_key(tmp_path, "committer2")
+    assert brain("--brain", str(target), "trust", "rotate", "--add", f"{committer}.pub=commit", "--sign-with", str(owner)).code == 0
+    handle = Brain.open(target)
+    [source] = handle.module(handle.modules().__iter__().__next__()).block_ids  # the one canonical block
+    before = _files(target)
+    done = brain("--brain", str(target), "--actor", ACTOR, "drop", str(source), "--reason", "obsolete",
+                 "--allow-canonical", "--yes", "--sign-with", str(committer))
+    assert_one_line_error(done, 5)
+    assert "lacks scope drop:canonical" in done.stderr and _files(target) == before
+    done = brain("--brain", str(target), "--actor", ACTOR, "demote", str(source), "--reason", "old", "--sign-with",
+                 str(committer), "--json")
+    assert done.code == 0, done
+    assert done.json()["signed"]["scopes"] == ["commit"]
+    verify = brain("--brain", str(target), "verify", "--json").json()["authenticity"]
+    assert verify["state"] == "authorized" and verify["required_scopes"] == ["commit"]
+    done = brain("--brain", str(target), "--actor", ACTOR, "redact", str(source), "--reason", "leak", "--yes",
+                 "--sign-with", str(committer))
+    assert_one_line_error(done, 5)
+    assert "lacks scope redact" in done.stderr
+
+
+def test_bad_plan_and_record_files_are_usage_errors(governed: tuple[Path, Path], tmp_path: Path, brain: BrainRunner) -> None:
+    target, owner = governed
+    junk = tmp_path / "junk.json"
+    junk.write_text('{"not": "a plan"}')
+    done = brain("--brain", str(target), "sign", "--document", str(junk), "--sign-with", str(owner))
+    assert_one_line_error(done, 3)
+    assert "is not a rotation plan" in done.stderr
+    plan = tmp_path / "plan.json"
+    assert brain("--brain", str(target), "trust", "rotate", "--quorum", "1", "--scopes", f"{owner}.pub=ingest,commit,govern,redact",
+                 "--plan", str(plan)).code == 0
+    done = brain("--brain", str(target), "trust", "rotate", "--apply", str(plan), "--record", str(junk))
+    assert_one_line_error(done, 3)
+    assert "is not a signature record" in done.stderr

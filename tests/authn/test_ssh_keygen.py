@@ -9,8 +9,15 @@ from pathlib import Path
 from brain.authn.records import SignatureRecord
 from brain.brain import Brain
 from brain.identity import OciDigest
+from brain.snapshot import TrustScope
 from brain.store.authn_files import store_record
-from tests.authn.keys import LECTURER_SEED, SIGNED_BRAIN, public_text, require_tool, write_key
+from tests.authn.keys import (
+    LECTURER_SEED,
+    SIGNED_BRAIN,
+    public_text,
+    require_tool,
+    write_key,
+)
 from tests.cli.conftest import BrainRunner
 
 NAMESPACE = "boltzmann.snapshot.v1"
@@ -73,7 +80,7 @@ def test_brain_verify_accepts_a_record_wrapping_an_ssh_keygen_signature(tmp_path
                             capture_output=True, timeout=30, check=True).stdout.decode()
     from brain.authn.keys import parse_public_key_line
 
-    record = SignatureRecord(key=parse_public_key_line(public_text(key)).fingerprint, scopes=("commit", "ingest"),
+    record = SignatureRecord(key=parse_public_key_line(public_text(key)).fingerprint, scopes=(TrustScope.COMMIT, TrustScope.INGEST),
                              signature=signed, snapshot=OciDigest.parse(str(head)))
     store_record(handle.path, handle.blobs, record)
     done = brain("--brain", str(target), "verify", "--json")

@@ -8,7 +8,12 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from brain.authn import ed25519, sshsig
-from brain.authn.keys import KeyFormatError, PublicKey, fingerprint_of_blob, parse_trust_key
+from brain.authn.keys import (
+    KeyFormatError,
+    PublicKey,
+    fingerprint_of_blob,
+    parse_trust_key,
+)
 from brain.authn.signer import armored_signature
 from tests.authn.keys import load_vectors
 

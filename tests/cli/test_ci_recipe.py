@@ -10,6 +10,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from tests.registry import RegistryServer, require_tool
 pytestmark = [pytest.mark.registry, pytest.mark.slow]
 DOC = Path(__file__).resolve().parents[2] / "docs" / "ci.md"
 BIN = Path(sys.executable).parent
-EXAMPLE_HOST = "registry.example.org"
+EXAMPLE_REPOSITORY = "registry.example.org/docs/handbook-brain"
 EXAMPLE_USER = "ci-bot"
 SHA = "0123456789abcdef0123456789abcdef01234567"
 DOCS = {
@@ -181,15 +182,17 @@ def ci(tmp_path: Path, auth_registry: RegistryServer) -> Setting:
     key = tmp_path / "ci-signing-key"
     subprocess.run([shutil.which("ssh-keygen") or "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "ci", "-f", str(key)], check=True)
     shutil.copy(key.with_suffix(".pub"), checkout / "ci-signing-key.pub")
+    maintainer = tmp_path / "maintainer-key"
+    subprocess.run([shutil.which("ssh-keygen") or "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "m", "-f", str(maintainer)], check=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BRAIN_", "GITHUB_", "CI_"))}
     env.update({
         "PATH": f"{BIN}:{env.get('PATH', '')}", "HOME": str(tmp_path / "home"), "DOCKER_CONFIG": str(tmp_path / "docker"),
         "NO_COLOR": "1", "RUNNER_TEMP": str(tmp_path / "runner-temp"), "GITHUB_SHA": SHA,
     })  # fmt: skip
     (tmp_path / "runner-temp").mkdir()
-    ref = auth_registry.ref("docs/handbook-brain:latest")
+    ref = auth_registry.ref(f"docs/handbook-{uuid.uuid4().hex[:8]}:latest")  # a repository per test
     bootstrap_env = {
-        **env, "BRAIN_REF": ref, "MAINTAINER_KEY": str(key),
+        **env, "BRAIN_REF": ref, "MAINTAINER_KEY": str(maintainer),
         "BRAIN_REGISTRY_USERNAME": auth_registry.username or "", "BRAIN_REGISTRY_PASSWORD": auth_registry.password or "",
     }  # fmt: skip
     (bootstrap,) = [b for b in _blocks("sh") if b.startswith("# ci: bootstrap")]
@@ -198,8 +201,9 @@ def ci(tmp_path: Path, auth_registry: RegistryServer) -> Setting:
     return Setting(checkout, env, ref, key)
 
 
-def _values(auth_registry: RegistryServer, text: str) -> str:
-    return text.replace(EXAMPLE_HOST, auth_registry.host).replace(EXAMPLE_USER, auth_registry.username or "")
+def _values(setting: Setting, auth_registry: RegistryServer, text: str) -> str:
+    repository = setting.ref.rsplit(":", 1)[0]
+    return text.replace(EXAMPLE_REPOSITORY, repository).replace(EXAMPLE_USER, auth_registry.username or "")
 
 
 def _fresh(setting: Setting) -> None:
@@ -216,7 +220,7 @@ def test_github_actions_recipe(ci: Setting, auth_registry: RegistryServer) -> No
     (ci.checkout / "docs" / "faq.md").write_text("# FAQ\n\nThe brain is rebuilt on every push to main.\n")
     steps = github_steps("pull_request", "refs/pull/7/merge", secrets, {})
     for step in steps:
-        step.env.update({k: _values(auth_registry, v) for k, v in step.env.items()})
+        step.env.update({k: _values(ci, auth_registry, v) for k, v in step.env.items()})
     run_steps(steps, ci.checkout, ci.env)
     comment = (ci.checkout / "brain-diff.md").read_text()
     assert "faq.md" in comment and "|" in comment
@@ -226,7 +230,7 @@ def test_github_actions_recipe(ci: Setting, auth_registry: RegistryServer) -> No
     _fresh(ci)
     steps = github_steps("push", "refs/heads/main", secrets, {})
     for step in steps:
-        step.env.update({k: _values(auth_registry, v) for k, v in step.env.items()})
+        step.env.update({k: _values(ci, auth_registry, v) for k, v in step.env.items()})
     run_steps(steps, ci.checkout, ci.env)
     moved = skopeo_digest(auth_registry, ci.ref)
     assert moved is not None and moved != published
@@ -243,13 +247,13 @@ def test_gitlab_ci_recipe(ci: Setting, auth_registry: RegistryServer) -> None:
     published = skopeo_digest(auth_registry, ci.ref)
     (ci.checkout / "docs" / "keys.md").unlink()  # a merge request deletes a document: --sync drops it
     check = gitlab_steps("brain:check", {**variables, "CI_PIPELINE_SOURCE": "merge_request_event"})
-    run_steps([Step(s.name, s.script, {k: _values(auth_registry, v) for k, v in s.env.items()}) for s in check], ci.checkout, ci.env)
+    run_steps([Step(s.name, s.script, {k: _values(ci, auth_registry, v) for k, v in s.env.items()}) for s in check], ci.checkout, ci.env)
     assert "keys.md" in (ci.checkout / "brain-diff.md").read_text()
     assert skopeo_digest(auth_registry, ci.ref) == published
 
     _fresh(ci)
     publish = gitlab_steps("brain:publish", {**variables, "CI_PIPELINE_SOURCE": "push", "CI_COMMIT_BRANCH": "main"})
-    run_steps([Step(s.name, s.script, {k: _values(auth_registry, v) for k, v in s.env.items()}) for s in publish], ci.checkout, ci.env)
+    run_steps([Step(s.name, s.script, {k: _values(ci, auth_registry, v) for k, v in s.env.items()}) for s in publish], ci.checkout, ci.env)
     moved = skopeo_digest(auth_registry, ci.ref)
     assert moved is not None and moved != published
     release = ci.ref.rsplit(":", 1)[0] + ":" + SHA[:8]

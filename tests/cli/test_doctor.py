@@ -61,7 +61,7 @@ def test_doctor_all_green_from_the_config_file(
     )
     assert brain("init").code == 0
     env = {"DOCTOR_KEY": "sk-doctor", "DOCKER_CONFIG": str(tmp_path / "docker")}
-    done = brain("doctor", "--signing-key", str(key), "--json", env=env)
+    done = brain("doctor", "--sign-with", str(key), "--json", env=env)
     assert done.code == 0, done
     assert _statuses(done) == {
         "brain": "ok", "disk": "ok", "actor": "ok", "registry": "ok", "proposer": "ok", "signing key": "ok",
@@ -80,7 +80,7 @@ def test_doctor_says_what_to_fix(
     (tmp_path / "brain.toml").write_text(
         f'[ingest]\nproposer = "openai"\nbase-url = "{models_endpoint}"\napi-key-env = "DOCTOR_KEY"\n'
     )
-    done = brain("doctor", "--registry", auth_registry.ref("doctor/brain"), "--signing-key", str(bad_key), "--json", env=env)
+    done = brain("doctor", "--registry", auth_registry.ref("doctor/brain"), "--sign-with", str(bad_key), "--json", env=env)
     assert done.code == 1, done
     statuses = _statuses(done)
     assert statuses["registry"] == "fail" and statuses["proposer"] == "fail" and statuses["signing key"] == "fail"
@@ -90,3 +90,17 @@ def test_doctor_says_what_to_fix(
     assert fixes["proposer"] and fixes["signing key"]
     unset = brain("doctor", "--json", env={"DOCKER_CONFIG": str(tmp_path / "docker")})
     assert {c["check"]: c["detail"] for c in unset.json()["checks"]}["proposer"] == "DOCTOR_KEY is not set"
+
+
+def test_doctor_signs_with_the_key_and_reads_its_scopes_from_the_trust_root(brain: BrainRunner, tmp_path: Path) -> None:
+    keygen = shutil.which("ssh-keygen") or "ssh-keygen"
+    for name in ("ci", "stranger"):
+        subprocess.run([keygen, "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(tmp_path / name)], check=True)
+    init = brain("init", "--actor", "ci@example.org", "--trust-key", f"{tmp_path / 'ci'}.pub=ingest,commit,govern",
+                 "--sign-with", str(tmp_path / "ci"))  # fmt: skip
+    assert init.code == 0, init
+    checks = {c["check"]: c for c in brain("doctor", "--sign-with", str(tmp_path / "ci"), "--json").json()["checks"]}
+    assert checks["signing key"]["status"] == "ok"
+    assert "the trust root grants ingest, commit, govern" in checks["signing key"]["detail"]
+    other = {c["check"]: c for c in brain("doctor", "--sign-with", str(tmp_path / "stranger"), "--json").json()["checks"]}
+    assert "does not list it" in other["signing key"]["detail"]

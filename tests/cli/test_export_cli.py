@@ -18,7 +18,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "export.md"
 SOURCES = {
     "guide/setup.md": "# Setup\n\n## Install\n\nThe installer requires Python 3.11 or newer.\n\n"
     "## Rotate the key\n\n1. Generate a new key with ssh-keygen.\n2. Add it to the trust root.\n3. Remove the old key.\n",
-    "notes/colours.txt": "Colours\n\nThe sky is blue on a clear day. Grass is green in spring.\n",
+    "notes/glossary.md": "# Glossary\n\nA brain is a content-addressed store of typed knowledge blocks.\n",
 }
 
 
@@ -152,3 +152,28 @@ def test_llamaindex_example_compiles_and_uses_only_the_documented_api() -> None:
     used = set(re.findall(r"(?:hit|record|_kb)\.([a-z_]+)", code))
     assert used <= {"record", "text", "metadata", "id", "score", "evidence", "search"}
     assert set(dir(export.BrainReader)) >= {"search", "records", "show", "evidence"}
+
+
+def test_python_api_search_returns_records_with_verified_evidence(corpus_brain: Path) -> None:
+    kb = export.open(corpus_brain)
+    hits = kb.search("rotate key", k=3)
+    assert hits, "the search index found nothing"
+    assert all(h.verified for h in hits)
+    top = hits[0]
+    assert "key" in top.record.text.lower()
+    assert top.evidence and top.evidence[0]["origin"].endswith("setup.md")
+    assert all(h.score >= hits[-1].score for h in hits)
+    assert kb.search("rotate key", k=3) == hits  # the index stays open between queries and answers the same
+
+
+def test_langchain_retriever_example_runs_on_langchain_core(corpus_brain: Path) -> None:
+    namespace: dict[str, Any] = {"BRAIN_PATH": str(corpus_brain), "QUERY": "rotate the key"}
+    exec(compile(_example("langchain-retriever"), "docs/export.md#langchain-retriever", "exec"), namespace)  # noqa: S102
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+
+    assert issubclass(namespace["BrainRetriever"], BaseRetriever)
+    answers = namespace["answers"]
+    assert answers and all(isinstance(d, Document) for d in answers)
+    assert answers[0].metadata["evidence"][0]["origin"].endswith("setup.md")
+    assert "score" in answers[0].metadata

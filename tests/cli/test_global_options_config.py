@@ -231,15 +231,20 @@ def test_output_markdown_and_json(brain: BrainRunner, reference_brain: Path) -> 
 
 
 def test_show_completion_prints_a_script(brain_exe: BrainRunner) -> None:
-    done = brain_exe("--show-completion", "bash")
+    done = brain_exe("--show-completion", env={"BRAIN_COMPLETION_SHELL": "zsh"})
     assert done.code == 0, done
-    assert "_BRAIN_COMPLETE" in done.stdout and "complete " in done.stdout
+    assert "_BRAIN_COMPLETE" in done.stdout and "compdef" in done.stdout
+    from_login_shell = brain_exe("--show-completion", env={"SHELL": "/usr/bin/fish"}, cwd=None)
+    assert from_login_shell.code == 0, from_login_shell
+    assert "complete --command brain" in from_login_shell.stdout or "_BRAIN_COMPLETE" in from_login_shell.stdout
+    unknown = brain_exe("--show-completion", env={"BRAIN_COMPLETION_SHELL": "tcsh"})
+    assert_one_line_error(unknown, 3)
 
 
 def test_install_completion_writes_the_shell_rc(brain_exe: BrainRunner, tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    done = brain_exe("--install-completion", "bash", env={"HOME": str(home), "SHELL": "/bin/bash"})
+    done = brain_exe("--install-completion", env={"HOME": str(home), "BRAIN_COMPLETION_SHELL": "bash"})
     assert done.code == 0, done
     assert (home / ".bash_completions" / "brain.sh").is_file()
     assert "brain.sh" in (home / ".bashrc").read_text()

@@ -88,8 +88,21 @@ def test_the_report_says_when_a_source_replaces_another_files_version(brain: Bra
     (root / "b/README.md").write_text("# B\n\nBeta, revised.\n")
     os.utime(root / "b/README.md", (1, 1))
     again = _ingest(brain, brain_dir, str(root / "b/README.md"), "--origin", "README.md")
-    # No replaced-other-path note (a one-word document gives no knowledge: that is its own note).
-    assert again["replaced"] == 1 and set(again["problems_by_code"]) <= {"no-candidates"}, again
+    assert again["replaced"] == 1 and "replaced-other-path" not in again["problems_by_code"], again
+
+
+def test_a_file_replacing_its_own_version_gets_no_note_even_with_a_copy_elsewhere(
+    brain: BrainRunner, tmp_path: Path
+) -> None:
+    text = "# A\n\nAlpha is a letter.\n"
+    root = _write(tmp_path / "src", {"a.md": text, "copy/a.md": text})
+    brain_dir = tmp_path / "brain"
+    assert brain("--brain", str(brain_dir), "init").code == 0
+    assert _ingest(brain, brain_dir, str(root))["duplicate"] == 1
+    (root / "a.md").write_text(text + "\nAlpha is first.\n")
+    os.utime(root / "a.md", (1, 1))
+    again = _ingest(brain, brain_dir, str(root))
+    assert again["replaced"] == 1 and "replaced-other-path" not in again["problems_by_code"], again
 
 
 @needs_git
@@ -188,3 +201,76 @@ def test_default_output_counts_per_code_and_verbose_lists_every_problem(brain: B
     verbose = brain("--brain", str(other), *args, "--allow", "semantic", "--verbose")
     rows = [line for line in verbose.stdout.splitlines() if " validate " in line]
     assert len(rows) == 24 and rows[0].startswith("src/n00.md"), verbose.stdout  # two problems per source
+
+
+@needs_git
+def test_sync_of_one_folder_covers_the_origins_below_it_only(brain: BrainRunner, tmp_path: Path) -> None:
+    """`ingest docs --sync` in a brain without the local index (CI after a pull) leaves README.md alone."""
+    repo = _git_repo(
+        tmp_path / "project",
+        {"README.md": "# Project\n\nA project is a plan.\n", "docs/guide.md": "# Guide\n\nA guide is a text.\n",
+         "docs/old.md": "# Old\n\nAn old page is a page.\n"},
+    )  # fmt: skip
+    brain_dir = tmp_path / "brain"
+    assert brain("--brain", str(brain_dir), "init").code == 0
+    _ingest(brain, brain_dir, ".", cwd=repo)
+    (repo / "docs" / "old.md").unlink()
+    (brain_dir / "boltzmann" / "fingerprints.json").unlink()  # as in a fresh CI checkout of a pulled brain
+    synced = _ingest(brain, brain_dir, "docs", "--sync", cwd=repo)
+    assert [m["origin"] for m in synced["missing"]] == ["docs/old.md"], synced["missing"]
+    assert _origins(brain_dir) == ["README.md", "docs/guide.md", "docs/old.md"]  # registrations stay in the ledger
+    listed = brain("--brain", str(brain_dir), "ls", "--type", "canonical", "--json").json()
+    assert sorted(m["title"].split(" ")[0] for m in listed) == ["README.md", "docs/guide.md"]
+
+
+
+def _current_canonical(brain: BrainRunner, brain_dir: Path) -> list[str]:
+    listed = brain("--brain", str(brain_dir), "ls", "--type", "canonical", "--json").json()
+    return sorted(m["title"].split(" (")[0] for m in listed)
+
+
+def test_a_changed_file_replaces_its_own_version_when_its_default_origin_moved(
+    brain: BrainRunner, tmp_path: Path
+) -> None:
+    """Outside a repository the default origin follows the current directory; the same file changed and
+    ingested from elsewhere replaces its own previous version (the index knows the path), with a note."""
+    work = _write(tmp_path / "work", {"notes/a.md": "# A\n\nAlpha is a letter.\n", "notes/b.md": "# B\n\nBeta.\n"})
+    brain_dir = tmp_path / "brain"
+    assert brain("--brain", str(brain_dir), "init").code == 0
+    _ingest(brain, brain_dir, "notes", cwd=work)
+    (work / "notes" / "a.md").write_text("# A\n\nAlpha is the first letter.\n")
+    os.utime(work / "notes" / "a.md", (1, 1))
+    moved = _ingest(brain, brain_dir, ".", cwd=work / "notes")
+    outcome = next(o for o in moved["outcomes"] if o["origin"] == "a.md")
+    assert outcome["status"] == "replaced", moved
+    (note,) = [p for p in outcome["problems"] if p["kind"] == "note"]
+    assert note["code"] == "origin-changed" and "registered as notes/a.md" in note["detail"]
+    assert _current_canonical(brain, brain_dir) == ["a.md", "notes/b.md"]  # b.md unchanged keeps its origin
+
+
+def test_a_changed_duplicate_or_an_explicit_origin_replaces_nothing(brain: BrainRunner, tmp_path: Path) -> None:
+    text = "# A\n\nAlpha is a letter.\n"
+    work = _write(tmp_path / "work", {"a.md": text, "copy/a.md": text, "c.md": "# C\n\nGamma.\n"})
+    brain_dir = tmp_path / "brain"
+    assert brain("--brain", str(brain_dir), "init").code == 0
+    _ingest(brain, brain_dir, ".", cwd=work)
+    (work / "copy" / "a.md").write_text(text + "\nAlpha is first.\n")
+    os.utime(work / "copy" / "a.md", (1, 1))
+    again = _ingest(brain, brain_dir, ".", cwd=work)
+    copy = next(o for o in again["outcomes"] if o["origin"] == "copy/a.md")
+    assert copy["status"] == "registered" and again["replaced"] == 0, again  # a.md still holds the old bytes
+    (work / "c.md").write_text("# C\n\nGamma is third.\n")
+    os.utime(work / "c.md", (1, 1))
+    explicit = _ingest(brain, brain_dir, "c.md", "--origin", "https://example.org/c", cwd=work)
+    assert explicit["registered"] == 1 and explicit["replaced"] == 0, explicit
+    assert _current_canonical(brain, brain_dir) == ["a.md", "c.md", "copy/a.md", "https://example.org/c"]
+
+
+@needs_git
+def test_a_run_that_finds_nothing_says_why(brain: BrainRunner, tmp_path: Path) -> None:
+    repo = _git_repo(tmp_path / "repo", {".gitignore": "*\n", "notes/a.md": "# A\n\nAlpha.\n"})
+    brain_dir = tmp_path / "brain"
+    assert brain("--brain", str(brain_dir), "init").code == 0
+    run = brain("--brain", str(brain_dir), "--actor", ACTOR, "ingest", "notes", cwd=repo)
+    assert run.code == 0 and "warning: no source found under notes" in run.stderr and "--no-ignore" in run.stderr, run
+    assert _ingest(brain, brain_dir, "notes", "--no-ignore", cwd=repo)["registered"] == 1

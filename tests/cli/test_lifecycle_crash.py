@@ -35,7 +35,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     root = tmp_path_factory.mktemp("crash")
     docs = root / "docs"
     docs.mkdir()
-    words = "cache shard node replica token index eviction latency client policy".split()
+    words = ["cache", "shard", "node", "replica", "token", "index", "eviction", "latency", "client", "policy"]
     for i in range(120):
         (docs / f"note{i:03d}.md").write_text(
             f"# Topic {i}\n\nA {words[i % 10]}{i} is a {words[(i * 3) % 10]} kept near the {words[(i * 7) % 10]}.\n\n"

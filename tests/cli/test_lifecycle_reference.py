@@ -3,6 +3,7 @@ with the exact removal records; and the reference's own drop reproduced byte for
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -159,11 +160,23 @@ def test_drop_episodic_is_refused(brain: BrainRunner, reference_brain: Path):
 def test_drop_a_provenance_record_writes_a_provenance_removal(brain: BrainRunner, reference_brain: Path):
     b = _at_head(reference_brain)
     record = b.module(MemoryType.PROVENANCE).block_ids[0]
+    assert b.resolve(record).payload()["record"]["record_type"] == "validation"  # not needed to verify
     run = _drop(brain, reference_brain, str(record), "--reason", "r")
     assert run.code == 0, run
     assert run.json()["removals"] == {"provenance": [str(record)]}
     assert _new_records(b, HEAD) == [_removal("provenance", [record], "r")]
     assert record not in b.module(MemoryType.PROVENANCE)
+    _verifies(brain, reference_brain)
+
+
+def test_drop_of_a_record_a_member_needs_is_refused(brain: BrainRunner, reference_brain: Path):
+    b = _at_head(reference_brain)
+    ledger = b.ledger()
+    laplace = _ids(b)["Laplace transform"]
+    derivation = next(i for i, r in ledger.records if r.record_type == "derivation" and r.block == laplace)
+    run = _drop(brain, reference_brain, str(derivation), "--reason", "r")
+    assert run.code == 5 and run.json()["refused"]["code"] == "record-explains-member"
+    assert laplace.short in run.stderr and b.snapshot_digest() == HEAD
 
 
 def test_drop_a_non_member_is_refused(brain: BrainRunner, reference_brain: Path):
@@ -177,7 +190,7 @@ def test_the_reference_drop_is_reproduced_byte_for_byte(reference_brain: Path):
     b = Brain.open(reference_brain)
     history = b.history()
     child, parent = next(
-        (c, p) for (c, _), (p, _) in zip(history, history[1:], strict=False)
+        (c, p) for (c, _), (p, _) in itertools.pairwise(history)
         if REFERENCE_DROP in b.module(MemoryType.PROVENANCE, c) and REFERENCE_DROP not in b.module(MemoryType.PROVENANCE, p)
     )
     members = {t: m.members for t, m in b.modules(parent).items()}

@@ -7,7 +7,13 @@ import shutil
 from pathlib import Path
 
 from brain.blocks import EpisodicBlock, MemoryType, ProvenanceBlock
-from brain.blocks.provenance import Actor, ActorKind, DerivationRecord, Producer, ValidationRecord
+from brain.blocks.provenance import (
+    Actor,
+    ActorKind,
+    DerivationRecord,
+    Producer,
+    ValidationRecord,
+)
 from brain.brain import Brain
 from tests.cli.conftest import BrainRunner
 
@@ -94,3 +100,20 @@ def test_a_source_reaching_an_episode_is_demoted_with_it(brain: BrainRunner, tmp
 def _records(b: Brain, before) -> list[dict]:
     old = set(b.module(MemoryType.PROVENANCE, before).block_ids)
     return [b.resolve(i).payload()["record"] for i in b.module(MemoryType.PROVENANCE).block_ids if i not in old]
+
+
+def test_a_deleted_file_that_was_replaced_takes_every_version_with_it(brain: BrainRunner, tmp_path: Path):
+    docs, path = _docs(tmp_path), tmp_path / "brain"
+    assert brain("--brain", str(path), "init").code == 0
+    _ingest(brain, path, docs)
+    notes = docs / "notes.md"
+    notes.write_text(notes.read_text() + "\nThe seminar met again on Friday.\n")
+    replaced = _ingest(brain, path, docs)
+    (row,) = [o for o in replaced["outcomes"] if o["relpath"] == "notes.md"]
+    assert row["status"] == "replaced" and len(row["replaces"]) == 1
+    notes.unlink()
+    synced = _ingest(brain, path, docs, "--sync")
+    assert sorted(m["block"] for m in synced["missing"]) == sorted([row["block"], *row["replaces"]])
+    listed = {m["block_id"] for m in brain("--brain", str(path), "ls", "--all", "--json").json()}
+    assert row["block"] not in listed and row["replaces"][0] not in listed
+    assert brain("--brain", str(path), "verify").code == 0

@@ -15,7 +15,13 @@ from pathlib import Path
 import pytest
 
 from brain.brain import Brain
-from tests.cli.conftest import BRAIN_EXE, BrainRunner, Run, _environment, assert_one_line_error
+from tests.cli.conftest import (
+    BRAIN_EXE,
+    BrainRunner,
+    Run,
+    _environment,
+    assert_one_line_error,
+)
 
 HEAD = "095450f76bbc09cdf261edba937a7cc312346096750fe07b49f532d6640e5904"
 # A canonical member of the reference brain (also packed in the v2 canonical layer).
@@ -147,3 +153,19 @@ def test_the_blob_store_reads_a_fifo_as_damage(reference_brain: Path) -> None:
     with pytest.raises(NotRegularFileError):
         store.open(OciDigest(CANONICAL))
     assert not store.verify_file(OciDigest(CANONICAL))
+
+
+@pytest.mark.registry
+def test_a_full_disk_during_pull_is_exit_8(tmp_path: Path, registry: object) -> None:
+    from oci.push import push
+    from oci.reference import parse_reference
+    from tests.oci.test_push_pull_registry import commit_texts
+
+    source = Brain.init(tmp_path / "source")
+    commit_texts(source, os.urandom(1 << 20).hex())  # a 2 MB source: more than the 1 MiB disk holds
+    ref = f"{registry.host}/faults/full:v1"  # type: ignore[attr-defined]
+    push(source, parse_reference(ref))
+    done = _on_full_tmpfs(f'"$BRAIN" --brain "$FULL/p" pull {ref} 2> pull.err; echo "pull=$?"\n', tmp_path)
+    errors = [line for line in (tmp_path / "pull.err").read_text().splitlines() if line.startswith("error: ")]
+    assert "pull=8" in done.stdout, (done, errors)
+    assert len(errors) == 1 and "no space left on the device" in errors[0]

@@ -70,7 +70,13 @@ def test_show_origin_shows_the_current_canonical_block(brain: BrainRunner, tmp_p
     new = again["outcomes"][0]["block"]
     assert again["replaced"] == 1 and new != old
     assert brain("--brain", str(brain_dir), "show", "docs/glossary.md", "--json").json()["block_id"] == new
-    # A local path is looked up by its default origin (repository-relative), from wherever the user stands.
+    # A local path is looked up by its default origin (repository-relative), from wherever the user stands,
+    # even where the same name is another source's origin (`README.md` at the root vs `docs/README.md`).
     inside = brain("--brain", str(brain_dir), "show", "glossary.md", "--json", cwd=tmp_path / "docs")
     assert inside.code == 0 and inside.json()["block_id"] == new, inside
+    _write(tmp_path, {"README.md": "# Top\n\nThe top is a page.\n", "docs/README.md": "# Docs\n\nDocs are pages.\n"})
+    readmes = brain("--brain", str(brain_dir), "--actor", ACTOR, "ingest", "README.md", "docs", "--json").json()
+    ids = {o["origin"]: o["block"] for o in readmes["outcomes"]}
+    for cwd, block in ((tmp_path, ids["README.md"]), (tmp_path / "docs", ids["docs/README.md"])):
+        assert brain("--brain", str(brain_dir), "show", "README.md", "--json", cwd=cwd).json()["block_id"] == block
     assert_one_line_error(brain("--brain", str(brain_dir), "show", "docs/missing.md"), 4)

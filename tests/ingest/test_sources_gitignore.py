@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from brain.brain import Brain
+from brain.errors import UsageError
 from ingest.sources import SourceFile, discover
 from ingest.sources.ignore import CACHE_DIRECTORIES
 from tests.ingest.test_sources_discover import _tree
@@ -194,3 +195,12 @@ def test_random_rule_sets_agree_with_git(tmp_path: Path, seed: int) -> None:
         files[f"{directory}/.gitignore".lstrip("/")] = "\n".join(lines) + "\n"
     repo = _repo(tmp_path / "repo", files)
     assert _found(repo) == _git_sources(repo), {k: v for k, v in files.items() if k.endswith(".gitignore")}
+
+
+def test_a_broken_gitignore_line_is_skipped_as_git_does_but_a_broken_brainignore_is_an_error(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo", {"a.log": "x", "b.md": "x", "c.tmp": "x"})
+    (repo / ".gitignore").write_bytes(b"[z-a]\n!\n*.log\n\xff\xfe.tmp\n")  # two non-patterns, one non-UTF-8 line
+    assert _found(repo) == _git_sources(repo) == ["b.md", "c.tmp"]
+    (repo / ".brainignore").write_text("[z-a]\n")
+    with pytest.raises(UsageError, match=r"\.brainignore"):
+        _found(repo)

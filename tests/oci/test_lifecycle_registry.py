@@ -69,3 +69,38 @@ def pushed_digest(result: dict):
     from brain.identity import OciDigest
 
     return OciDigest.parse(result["digest"])
+
+
+def test_after_a_redaction_push_names_remote_tags_holding_the_bytes_and_pull_never_restores_them(
+    registry: RegistryServer, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    secret = docs / "secret.md"
+    secret.write_text("# Vault\n\nThe vault passphrase is walrus-orchid-ledger.\n\nA vault is a strong room.\n")
+    shutil.copyfile(DOCS[0], docs / "other.txt")
+    _ok(run(tmp_path, "--brain", "brain", "init"))
+    first = _ok(run(tmp_path, "--brain", "brain", "--actor", "ci@example.org", "ingest", "docs", "--json"))
+    block = next(o["block"] for o in first["outcomes"] if o["relpath"] == "secret.md")
+    old = registry.ref("lifecycle/secret:old")
+    _ok(run(tmp_path, "--brain", "brain", "push", old))
+    _ok(run(tmp_path, "--brain", "brain", "--actor", "ci@example.org", "redact", block, "--reason", "leak", "--yes"))
+    new = registry.ref("lifecycle/secret:new")
+    pushed = run(tmp_path, "--brain", "brain", "push", new)
+    assert pushed.returncode == 0, pushed.stderr
+    assert "remote tags still holding bytes redacted here: old" in pushed.stderr
+    envelope = tmp_path / "brain" / "blobs" / "sha256" / block.removeprefix("sha256:")
+    # Pulling the old artifact (which still holds the bytes) never writes them back.
+    head = (tmp_path / "brain" / "boltzmann" / "head.json").read_bytes()
+    refused = run(tmp_path, "--brain", "brain", "pull", old, "--force")
+    assert refused.returncode == 5 and "redacted in this brain" in refused.stderr, refused.stderr
+    assert (tmp_path / "brain" / "boltzmann" / "head.json").read_bytes() == head
+    assert not envelope.exists()
+    blobs = tmp_path / "brain" / "blobs" / "sha256"
+    assert not any(b"walrus-orchid-ledger" in p.read_bytes() for p in blobs.iterdir() if p.is_file())
+    _ok(run(tmp_path, "--brain", "brain", "verify"))
+    # A fresh brain pulling the new tag gets the tombstone, never the bytes.
+    _ok(run(tmp_path, "--brain", "fresh", "pull", new))
+    _ok(run(tmp_path, "--brain", "fresh", "verify"))
+    fresh = tmp_path / "fresh" / "blobs" / "sha256"
+    assert not (fresh / block.removeprefix("sha256:")).exists()

@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from brain.blocks import Actor, CanonicalBlock, MemoryType, ProvenanceBlock, RegistrationRecord
+from brain.blocks import (
+    Actor,
+    CanonicalBlock,
+    MemoryType,
+    ProvenanceBlock,
+    RegistrationRecord,
+)
 from brain.brain import Brain
 from brain.errors import InvalidInputError, NotFoundError, UntrustedArtifactError
 from brain.identity import OciDigest, utc_timestamp

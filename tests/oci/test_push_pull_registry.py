@@ -212,7 +212,9 @@ def test_fetch_does_not_move_head_and_inspect_reads_manifest_only(registry: Regi
     pushed = push(source, ref, client=client)
     calls.clear()
     described = inspect(ref, client=client)
-    assert [m for m, _, _ in calls] == ["GET", "GET"]
+    # The manifest and the config, then the signature lookup (Referrers API, then the sha256-<hex> fallback tag).
+    assert [m for m, _, _ in calls] == ["GET", "GET", "GET", "GET"]
+    assert "/referrers/" in calls[2][1] and "/manifests/sha256-" in calls[3][1]
     assert described.digest == pushed.digest and described.snapshot == snapshot and described.history_length == 2
     assert [(m.memory_type, m.block_count) for m in described.modules] == [(MemoryType.CANONICAL, 3), (MemoryType.PROVENANCE, 3)]
     # The annotation is JSON text on the wire; --json consumers get it as an object, not a string in a string.

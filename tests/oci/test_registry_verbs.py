@@ -286,3 +286,31 @@ def test_logout_forgets_credentials(auth_registry: RegistryServer, tmp_path: Pat
     one_line_error(run(tmp_path, "logout", "not a host"), 3)
     # Logged out, the registry refuses us again.
     one_line_error(run(tmp_path, "tags", auth_registry.ref("verbs/any")), 7)
+
+
+def test_copy_of_a_signed_brain_pulls_authenticated_and_without_signatures_does_not(
+    registry: RegistryServer, tmp_path: Path
+) -> None:
+    key = tmp_path / "key"
+    subprocess.run([require_tool("ssh-keygen"), "-q", "-t", "ed25519", "-N", "", "-C", "k", "-f", str(key)], check=True)
+    (tmp_path / "doc.md").write_text("# Doc\n\nA brain is a content-addressed store of typed knowledge blocks.\n")
+    env = {"BRAIN_ACTOR": "ci@example.org", "BRAIN_SIGN_WITH": str(key)}
+    assert run(tmp_path, "--brain", "signed", "init", "--trust-key", f"{key}.pub", env=env).returncode == 0
+    assert run(tmp_path, "--brain", "signed", "ingest", "doc.md", env=env).returncode == 0
+    source = registry.ref("verbs/signed:v1")
+    pushed_ = run(tmp_path, "--brain", "signed", "push", source, "--json")
+    assert pushed_.returncode == 0, pushed_.stderr
+    digest = json.loads(pushed_.stdout)["digest"]
+
+    copied = run(tmp_path, "copy", source, registry.ref("verbs/signed-copy:v1"), "--json")
+    assert copied.returncode == 0, copied.stderr
+    assert len(json.loads(copied.stdout)["referrers"]) >= 2  # the genesis and the ingest signatures
+    assert skopeo_digest(registry.ref("verbs/signed-copy:v1")) == digest
+    pulled = run(tmp_path, "--brain", "consumer", "pull", registry.ref("verbs/signed-copy:v1"), "--require-signed")
+    assert pulled.returncode == 0, pulled.stderr
+
+    bare = run(tmp_path, "copy", source, registry.ref("verbs/unsigned-copy:v1"), "--no-referrers")
+    assert bare.returncode == 0, bare.stderr
+    refused = run(tmp_path, "--brain", "consumer2", "pull", registry.ref("verbs/unsigned-copy:v1"), "--require-signed")
+    assert refused.returncode != 0
+    assert not (tmp_path / "consumer2" / "boltzmann" / "head.json").exists()

@@ -27,7 +27,14 @@ from oci.reference import parse_reference
 from oci.retry import RetryPolicy
 from oci.transport import RegistryClient
 from tests.oci.test_push_pull_registry import commit_texts
-from tests.registry import CutBody, FaultyProxy, RegistryServer, ResetRequest, WrongLength, require_tool
+from tests.registry import (
+    CutBody,
+    FaultyProxy,
+    RegistryServer,
+    ResetRequest,
+    WrongLength,
+    require_tool,
+)
 
 pytestmark = pytest.mark.registry
 FAST = RetryPolicy(attempts=4, base_delay=0.01, max_delay=0.05, max_retry_after=0.1)

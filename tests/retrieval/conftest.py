@@ -45,11 +45,17 @@ def run_cli(*args: str) -> Run:
 
 
 def ingest(brain_dir: Path, *paths: Path) -> None:
-    """Ingest `paths` into `brain_dir` (creating it), asserting success."""
+    """Ingest the directories `paths` into `brain_dir` (creating it), asserting success.
+
+    Each is ingested from inside it, so the default origins (relative to the current directory outside
+    a repository) are the paths below it, whichever copy of the corpus is ingested.
+    """
     if not brain_dir.exists():
         assert run_cli("--brain", str(brain_dir), "--actor", ACTOR, "init").code == 0
-    done = run_cli("--brain", str(brain_dir), "--actor", ACTOR, "--quiet", "ingest", *map(str, paths))
-    assert done.code == 0, done
+    for path in paths:
+        with contextlib.chdir(path):
+            done = run_cli("--brain", str(brain_dir.absolute()), "--actor", ACTOR, "--quiet", "ingest", ".")
+        assert done.code == 0, done
 
 
 def copy_brain(source: Path, target: Path) -> Path:
@@ -63,9 +69,11 @@ def copy_brain(source: Path, target: Path) -> Path:
 @pytest.fixture(scope="session")
 def corpus_brain_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture corpus ingested with the heuristic proposer (built once per session; do not modify)."""
-    target = tmp_path_factory.mktemp("corpus") / "brain"
-    ingest(target, CORPUS)
-    return target
+    work = tmp_path_factory.mktemp("corpus")
+    corpus = work / "corpus"  # a copy outside this repository: origins relative to the corpus, as in a copy
+    shutil.copytree(CORPUS, corpus)
+    ingest(work / "brain", corpus)
+    return work / "brain"
 
 
 @pytest.fixture

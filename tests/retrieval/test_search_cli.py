@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,9 @@ def test_human_output_shows_title_origin_locator_and_excerpt(corpus_brain: Path,
     assert "== papers/cache-design.pdf" in done.stdout
     assert "Consistent hashing" in done.stdout and "papers/cache-design.pdf:p.2 L" in done.stdout
     assert "\x1b[" not in done.stdout  # no styles in a pipe
+    coloured = brain("--brain", str(corpus_brain), "--color", "always", "search", "consistent hashing", "-k", "1")
+    excerpt = next(line for line in coloured.stdout.splitlines() if "is a scheme" in line)
+    assert re.search(r"\x1b\[[0-9;]*mhashing\x1b\[0m is a scheme", excerpt), excerpt  # matched words highlighted
     assert "search index built" in done.stderr
     assert brain("--brain", str(corpus_brain), "search", "qwzxv").stderr.strip() == "no matches"
 
@@ -83,10 +87,14 @@ def test_filters_by_type_subject_and_date(corpus_brain: Path, brain: Any) -> Non
 
     episodic = matches("deploy release", "-t", "episodic")
     assert episodic and {m["memory_type"] for m in episodic} == {"episodic"}
-    dated = matches("deploy release", "-t", "episodic", "--since", "2026-03-14", "--until", "2026-03-14")
-    assert dated and len(dated) < len(episodic)
-    assert all(m["memory_type"] in {"semantic", "procedural"} for m in matches("shard", "--subject", "Components"))
-    assert matches("shard", "--subject", "Components")
+    day = {m["block"] for m in matches("deploy release", "-t", "episodic", "--since", "2026-03-14", "--until",
+                                       "2026-03-14")}
+    before = {m["block"] for m in matches("deploy release", "-t", "episodic", "--until", "2026-03-13")}
+    after = {m["block"] for m in matches("deploy release", "-t", "episodic", "--since", "2026-03-15")}
+    assert day and before and after and not (day & before) and not (day & after) and not (before & after)
+    assert matches("deploy release", "-t", "episodic", "--since", "2027-01-01") == []
+    assert all(m["memory_type"] in {"semantic", "procedural"} for m in matches("shard", "--subject", "Lumen architecture > Components"))
+    assert matches("shard", "--subject", "Lumen architecture > Components")
     assert matches("shard", "--subject", "no such subject") == []
 
 

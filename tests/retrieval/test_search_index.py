@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from brain.blocks.memory_type import MemoryType
 from brain.brain import Brain
 from brain.identity import BlockId, MerkleRoot
 from brain.merkle import InclusionProof
@@ -231,3 +232,58 @@ def test_search_json_from_the_cli_is_the_library_answer(corpus_brain: Path, brai
     done = brain("--brain", str(corpus_brain), "search", "object store maintenance", "--json", "-k", "4")
     assert done.code == 0, done
     assert json.loads(done.stdout) == _search(corpus_brain, "object store maintenance", limit=4)
+
+
+def test_members_that_leave_are_deleted_exactly_and_the_scores_equal_a_rebuild(corpus_brain: Path) -> None:
+    before = _search(corpus_brain, "shard warmer object store", limit=30)
+    gone = [m for m in before["matches"] if m["memory_type"] in ("semantic", "procedural")][:3]
+    source = next(m for m in before["matches"] if m["memory_type"] == "canonical")
+    brain = Brain.open(corpus_brain)
+    with brain.writer("tester@example.org") as writer:
+        for match in [*gone, source]:
+            writer.remove(MemoryType(match["memory_type"]), [BlockId.parse(match["block"])])
+        writer.commit()
+    after = _search(corpus_brain, "shard warmer object store", limit=30)
+    left = {m["block"] for m in after["matches"]}
+    assert not left & {m["block"] for m in [*gone, source]}
+    index = SearchIndex.open(Brain.open(corpus_brain))
+    assert index.meta("orphans") is None  # every posting was deleted from the text table, none left behind
+    index.close()
+    dumped = _dump(corpus_brain)
+    shutil.rmtree(search_dir(corpus_brain))
+    assert _search(corpus_brain, "shard warmer object store", limit=30) == after  # scores included
+    assert _dump(corpus_brain) == dumped
+
+
+def test_a_kill_during_an_update_leaves_a_usable_index(tmp_path: Path) -> None:
+    import random
+    import signal
+    import subprocess
+    import time
+
+    from brain.blocks import Block
+    from brain.identity import OciDigest
+    from tests.cli.conftest import BRAIN_EXE
+
+    rnd = random.Random(5)
+    words = [f"w{n}" for n in range(3000)]
+    path = tmp_path / "big"
+    brain = Brain.init(path)
+    with brain.writer("tester@example.org") as writer:
+        for n in range(3000):
+            view = "\n".join(" ".join(rnd.choices(words, k=12)) for _ in range(12)).encode()
+            digest = writer.put_blob(view)
+            blob = {"blob": str(digest), "media_type": "text/plain", "size": len(view)}
+            writer.add(Block.from_payload("canonical", {**blob, "normalized_view": blob}))
+            assert OciDigest.of(view) == digest
+        writer.commit()
+    for delay in (0.4, 0.8, 1.2):
+        process = subprocess.Popen([str(BRAIN_EXE), "--brain", str(path), "search", "--reindex"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        after = _search(path, "w17 w2041", limit=20)
+        assert after["snapshot"] == str(brain.snapshot_digest()) and after["matches"]
+    shutil.rmtree(search_dir(path))
+    assert _search(path, "w17 w2041", limit=20) == after

@@ -143,9 +143,20 @@ def test_http_routes_answer_with_the_cli_json(server: Server, corpus_brain: Path
     assert requests.get(f"{server.url}/healthz", timeout=30).json() == {"status": "ok"}
 
 
+def _brain_digest(brain_dir: Path) -> str:
+    """The brain's files, without the search index sidecar (whose WAL files change as workers open it)."""
+    index = brain_dir / "boltzmann" / "search"
+    moved = brain_dir.parent / "index-aside"
+    index.rename(moved)
+    try:
+        return tree_digest(brain_dir)
+    finally:
+        moved.rename(index)
+
+
 def test_http_bad_input_is_a_clear_4xx_and_writes_nothing(server: Server, corpus_brain: Path) -> None:
     server.raw("GET", "/v1/search?q=shard")  # the index exists: what follows must not change the brain
-    before = tree_digest(corpus_brain)
+    before = _brain_digest(corpus_brain)
     cases = {
         "/v1/search?q=": 400,
         "/v1/search?q=%22%2A%28%29": 400,
@@ -174,7 +185,7 @@ def test_http_bad_input_is_a_clear_4xx_and_writes_nothing(server: Server, corpus
     for method in ("POST", "PUT", "DELETE", "PATCH"):
         status, body = server.raw(method, "/v1/blocks/abcd")
         assert status == 405 and "read-only" in body["error"]
-    assert tree_digest(corpus_brain) == before
+    assert _brain_digest(corpus_brain) == before
     assert server.process.poll() is None  # still serving
 
 
@@ -197,7 +208,7 @@ def test_http_token_is_required_on_every_route(corpus_brain: Path, tmp_path: Pat
 def test_a_non_loopback_bind_needs_a_token(corpus_brain: Path) -> None:
     done = run_cli("--brain", str(corpus_brain), "serve", "--http", "0.0.0.0:0")
     assert done.code == 3 and "--token-file" in done.stderr
-    assert run_cli("--brain", str(corpus_brain), "serve").code == 3
+    assert run_cli("--brain", str(corpus_brain), "serve", "--mcp", "--http", "127.0.0.1:0").code == 3
     assert run_cli("--brain", str(corpus_brain), "serve", "--http", "nonsense").code == 3
 
 
@@ -233,3 +244,26 @@ def test_the_server_follows_the_head_and_each_answer_is_one_snapshot(
         for match in answer["matches"]:
             assert match["verified"] is True
             assert match["proof"]["root"] == str(snapshot.modules[match["memory_type"]].root)
+
+
+def test_workers_stop_with_their_parent_even_after_a_sigkill(corpus_brain: Path) -> None:
+    import signal
+    import time
+
+    running = Server(corpus_brain, "--workers", "2")
+    try:
+        assert running.raw("GET", "/healthz")[0] == 200
+        running.process.send_signal(signal.SIGKILL)
+        running.process.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                running.raw("GET", "/healthz")
+            except OSError:
+                break  # nobody listens any more
+            time.sleep(0.2)
+        else:
+            pytest.fail("a worker kept serving after its parent was killed")
+    finally:
+        if running.process.stderr is not None:
+            running.process.stderr.close()
