@@ -59,6 +59,7 @@ _NOT_FACT_FIELDS = frozenset(
 )
 PLAIN_HEADING_LEVEL = 7
 TITLE_WINDOW = 16_384  # the title is looked for in the first characters only
+SPLIT_BELOW = 1 << 20  # a smaller text is split at once (faster); a larger one is walked line by line
 HEAD_LINE_CHARS = 4_096  # titles and change-log headers are found in the first characters of a line
 CHANGELOG_WINDOW = 30  # a GNU ChangeLog has an entry header within its first lines (after a preface)
 _FIRST_HEADING = re.compile(r"^#{1,6}[ \t]+\S", re.MULTILINE)
@@ -352,6 +353,8 @@ class _Scan:
             self.semantic(kind, label, rules.clean(sentence), (first, last))
 
     def flush_list(self) -> None:
+        if not self.items and self.lead_in is None and self.pending_definition is None and not self.lead_in_refused:
+            return  # the common case: a paragraph line with no list before it
         pending, self.pending_definition = self.pending_definition, None
         refused, self.lead_in_refused = self.lead_in_refused, False
         if not self.items:
@@ -543,7 +546,7 @@ class _Scan:
             last_item.last = number
             return
         if (
-            self.changelog and not raw[0].isspace() and not self.paragraph and len(stripped) < 100
+            not self.paragraph and not raw[0].isspace() and len(stripped) < 100 and self.changelog
             and rules.release(stripped) is not None
         ):
             self.heading(PLAIN_HEADING_LEVEL, rules.clean(stripped), number)  # "Version 1.2 (2026-03-14)"
@@ -611,6 +614,8 @@ def document_title(text: str, markdown: bool) -> str | None:
 
 def _first_lines(text: str, count: int) -> list[str]:
     """The first `count` lines of `text`, each cut at `HEAD_LINE_CHARS`, without copying the rest of the text."""
+    if len(text) < SPLIT_BELOW:
+        return [line[:HEAD_LINE_CHARS] for line in text.split("\n", count)[:count]]
     lines: list[str] = []
     start = 0
     while len(lines) < count and start <= len(text):
@@ -622,7 +627,10 @@ def _first_lines(text: str, count: int) -> list[str]:
 
 
 def _lines(text: str) -> Iterator[str]:
-    """The lines of `text`, one at a time (a split would hold a copy of all of them at once)."""
+    """The lines of `text`; one at a time for a large text (a split would hold a copy of all of them at once)."""
+    if len(text) < SPLIT_BELOW:
+        yield from text.split("\n")
+        return
     start = 0
     while start <= len(text):
         end = text.find("\n", start)
@@ -728,14 +736,14 @@ def extract_counted(source: SourceText, allowed: frozenset[str]) -> tuple[list[C
     """The first `MAX_CANDIDATES_PER_SOURCE` candidates of `extract`, and how many distinct ones it found in all."""
     out: list[Candidate] = []
     seen: _Seen = set()
-    first_line = _first_lines(source.text.lstrip("\n"), 1)[0]
     opening = _first_lines(source.text, CHANGELOG_WINDOW)
+    first_line = next((line for line in opening if line), "")
     try:
         if rules.DEBIAN_ENTRY.match(first_line):
             debian_changelog(source, allowed, out, seen)
         elif rules.GIT_COMMIT.fullmatch(first_line):
             git_log(source, allowed, out, seen)
-        elif any(line[:1].isalnum() and rules.gnu_entry_date(line) is not None for line in opening):
+        elif any(rules.may_start_gnu_entry(line) and rules.gnu_entry_date(line) is not None for line in opening):
             gnu_changelog(source, allowed, out, seen)
         else:
             _extract_into(source, allowed, out, seen)

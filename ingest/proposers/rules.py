@@ -353,6 +353,14 @@ GIT_COMMIT = re.compile(r"commit [0-9a-f]{40}\b.*")
 GIT_DATE = re.compile(r"Date: +(?:[A-Z][a-z]{2} )?(?P<rest>.+)")
 
 
+_WEEKDAYS = frozenset(["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
+
+
+def may_start_gnu_entry(line: str) -> bool:
+    """A cheap test before `gnu_entry_date`: entry headers start with a year or a weekday."""
+    return line[:1].isdigit() or line[:3] in _WEEKDAYS
+
+
 def gnu_entry_date(line: str) -> tuple[str, str] | None:
     """`(YYYY-MM-DD, author)` of a GNU ChangeLog entry header, or None."""
     match = GNU_ENTRY.fullmatch(line)
