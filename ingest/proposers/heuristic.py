@@ -743,7 +743,9 @@ def extract_counted(source: SourceText, allowed: frozenset[str]) -> tuple[list[C
             debian_changelog(source, allowed, out, seen)
         elif rules.GIT_COMMIT.fullmatch(first_line):
             git_log(source, allowed, out, seen)
-        elif any(rules.may_start_gnu_entry(line) and rules.gnu_entry_date(line) is not None for line in opening):
+        elif rules.may_hold_gnu_entry(source.text) and any(
+            rules.may_start_gnu_entry(line) and rules.gnu_entry_date(line) is not None for line in opening
+        ):
             gnu_changelog(source, allowed, out, seen)
         else:
             _extract_into(source, allowed, out, seen)

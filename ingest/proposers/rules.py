@@ -356,6 +356,15 @@ GIT_DATE = re.compile(r"Date: +(?:[A-Z][a-z]{2} )?(?P<rest>.+)")
 _WEEKDAYS = frozenset(["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
 
 
+_GNU_HINT = re.compile(r"^(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[ T]|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} )", re.MULTILINE)
+GNU_HINT_CHARS = 8_192
+
+
+def may_hold_gnu_entry(text: str) -> bool:
+    """One search of the opening characters before testing lines: does any line start like an entry header?"""
+    return _GNU_HINT.search(text, 0, GNU_HINT_CHARS) is not None
+
+
 def may_start_gnu_entry(line: str) -> bool:
     """A cheap test before `gnu_entry_date`: entry headers start with a year or a weekday."""
     return line[:1].isdigit() or line[:3] in _WEEKDAYS
