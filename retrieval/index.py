@@ -76,6 +76,10 @@ class IndexUnusableError(BrainError):
     """The index file cannot be used as it is (corrupt, foreign or from another format); it is rebuilt."""
 
 
+class _OldSideUnreadableError(Exception):
+    """A composition of the snapshot the index describes cannot be read (the index is rebuilt)."""
+
+
 @dataclass
 class UpdateStats:
     """What one update did (for `--reindex` output and the benchmark)."""
@@ -133,7 +137,10 @@ class SearchIndex:
         if not in_memory:
             path = index_path(brain.path)
             try:
-                search_dir(brain.path).mkdir(parents=True, exist_ok=True)
+                directory = search_dir(brain.path)
+                if directory.is_symlink() or (directory.exists() and not directory.is_dir()):
+                    directory.unlink()  # our sidecar's name, taken by something else: it is not ours to keep
+                directory.mkdir(parents=True, exist_ok=True)
                 try:
                     return cls._open_file(brain, path)
                 except IndexUnusableError:
@@ -298,7 +305,12 @@ class SearchIndex:
             self._clear()
             old_modules = {}
         new_modules = _modules_of(snapshot)
-        changes = {t: self._diff(t, old_modules.get(t), new_modules.get(t)) for t in MODULES}
+        try:
+            changes = {t: self._diff(t, old_modules.get(t), new_modules.get(t)) for t in MODULES}
+        except _OldSideUnreadableError:
+            # The indexed snapshot's compositions are damaged or gone: what the index holds cannot be
+            # diffed, so start from nothing (the head's side raised, not this, if the brain is broken).
+            return self._apply(key, rebuild=True)
         affected_access, affected_facts = self._apply_records(changes["provenance"], stats)
         added_now: set[str] = set()
         for memory_type in SEARCHABLE:
@@ -359,7 +371,10 @@ class SearchIndex:
     ) -> _Change:
         if old == new:
             return _Change()
-        before = self._readable_members(old)
+        try:
+            before = self._readable_members(old)
+        except (BrainError, orjson.JSONDecodeError, KeyError, TypeError) as e:
+            raise _OldSideUnreadableError(str(e)) from None
         after = self._readable_members(new)
         return _Change(added=sorted(i[7:] for i in after - before), removed=sorted(i[7:] for i in before - after))
 

@@ -289,7 +289,7 @@ class Searcher:
         return sorted([*rows, *added], key=lambda r: -r.score)
 
     def _neighbours(self, hex_id: str) -> Iterator[tuple[Neighbour, bool | None]]:
-        """Blocks one edge away (at most `_EDGES_PER_KIND_QUERY` per direction) and whether each is accessible
+        """Blocks one edge away (at most `_EDGES_PER_QUERY` per direction) and whether each is accessible
         (None: not indexed, so never shown)."""
         key = self.index.key(hex_id)
         if key is None:
@@ -298,24 +298,27 @@ class Searcher:
         if self._kinds is None:
             self._kinds = self.index.kind_names()
         kinds = self._kinds
-        for near, far, inverse in (("src", "dst", False), ("dst", "src", True)):
-            sql = (
-                f"SELECT e.kind, k.digest, b.accessible FROM edges e JOIN keys k ON k.id = e.{far} "
-                f"LEFT JOIN blocks b ON b.id = e.{far} WHERE e.{near}=? ORDER BY k.digest LIMIT ?"
-            )
-            for kind, digest, accessible in db.execute(sql, (key, _EDGES_PER_QUERY)):
-                name = kinds.get(kind) or self._kind_name(kind)
-                yield Neighbour(bytes(digest).hex(), _inverse(name) if inverse else name), _flag(accessible)
-        evidence = next((i for i, name in kinds.items() if name == "evidence"), None)
-        if evidence is None:
-            return
-        for digest, accessible in db.execute(
-            "SELECT DISTINCT k.digest, b.accessible FROM edges e JOIN edges o ON o.dst = e.dst AND o.kind = e.kind "
-            "JOIN keys k ON k.id = o.src LEFT JOIN blocks b ON b.id = o.src "
-            "WHERE e.src=? AND e.kind=? AND o.src != e.src ORDER BY k.digest LIMIT ?",
-            (key, evidence, _EDGES_PER_QUERY),
-        ):
-            yield Neighbour(bytes(digest).hex(), "shared-evidence"), _flag(accessible)
+        evidence = next((i for i, name in kinds.items() if name == "evidence"), -1)
+        # One statement for the three directions (out, in, through a shared source): a query reads up to
+        # `MAX_SEEDS × FAN_OUT` nodes, and statements, not rows, are what costs here.
+        rows = db.execute(
+            "SELECT * FROM (SELECT 0, e.kind, k.digest, b.accessible FROM edges e JOIN keys k ON k.id = e.dst "
+            "LEFT JOIN blocks b ON b.id = e.dst WHERE e.src = :key ORDER BY k.digest LIMIT :cap) "
+            "UNION ALL SELECT * FROM (SELECT 1, e.kind, k.digest, b.accessible FROM edges e "
+            "JOIN keys k ON k.id = e.src LEFT JOIN blocks b ON b.id = e.src WHERE e.dst = :key "
+            "ORDER BY k.digest LIMIT :cap) "
+            "UNION ALL SELECT * FROM (SELECT DISTINCT 2, -1, k.digest, b.accessible FROM edges e "
+            "JOIN edges o ON o.dst = e.dst AND o.kind = e.kind JOIN keys k ON k.id = o.src "
+            "LEFT JOIN blocks b ON b.id = o.src WHERE e.src = :key AND e.kind = :evidence AND o.src != e.src "
+            "ORDER BY k.digest LIMIT :cap)",
+            {"key": key, "cap": _EDGES_PER_QUERY, "evidence": evidence},
+        ).fetchall()
+        for direction, kind, digest, accessible in rows:
+            if direction == 2:
+                yield Neighbour(bytes(digest).hex(), "shared-evidence"), _flag(accessible)
+                continue
+            name = kinds.get(kind) or self._kind_name(kind)
+            yield Neighbour(bytes(digest).hex(), _inverse(name) if direction else name), _flag(accessible)
 
     def _kind_name(self, kind: int) -> str:
         self._kinds = self.index.kind_names()  # a kind added since the cache was filled

@@ -15,10 +15,19 @@ from rich.text import Text
 
 from cli.context import cli_context
 from cli.options import JsonFlag
-from cli.output import Output
+from cli.output import Output, Result
 from retrieval.models import SearchResult
 from retrieval.query import DEFAULT_LIMIT, Searcher, SearchRequest
 from retrieval.tokenize import highlight_spans, query_terms
+
+
+class ReindexResult(Result):
+    """`brain search --reindex` without a query: what the rebuilt index describes."""
+
+    snapshot: str
+    blocks: int
+    not_stored: int
+
 
 QueryArgument = Annotated[str, typer.Argument(metavar="QUERY", help="Words to search for.", show_default=False)]
 TypesOption = Annotated[
@@ -64,6 +73,9 @@ def search(
             stats = searcher.refresh(rebuild=True)
             output.message(f"search index rebuilt: {stats.added} blocks")
             if not query:
+                rebuilt = ReindexResult(snapshot=str(searcher.index.snapshot_digest()), blocks=stats.added,
+                                        not_stored=stats.not_stored)
+                output.result(rebuilt, lambda r: [])
                 return
         result = searcher.search(request)
     finally:

@@ -167,7 +167,7 @@ def _joined_lines(source: str) -> list[str]:
     return lines
 
 
-def man_to_text(source: str) -> str:
+def man_to_text(source: str) -> str:  # noqa: C901 - one dispatch over roff requests, in the order man(7) lists them
     """The view of a roff page under the rules in this module's docstring (before NFC)."""
     page = _Page()
     pending_heading: str | None = None

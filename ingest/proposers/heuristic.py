@@ -492,7 +492,7 @@ class _Scan:
 
     lineno: int = 0
 
-    def line(self, number: int, raw: str) -> None:
+    def line(self, number: int, raw: str) -> None:  # noqa: C901 - one classifier per line kind, tried in priority order
         self.lineno = number
         stripped = raw.strip()
         if not stripped:

@@ -77,6 +77,8 @@ def test_reindex_rebuilds_and_subsequent_queries_agree(corpus_brain: Path, brain
     assert json.loads(first.stdout) == json.loads(rebuilt.stdout)
     only = brain("--brain", str(corpus_brain), "search", "--reindex")
     assert only.code == 0 and only.stdout == ""
+    stats = brain("--brain", str(corpus_brain), "search", "--reindex", "--json").json()
+    assert stats["snapshot"] == json.loads(first.stdout)["snapshot"] and stats["blocks"] > 40
 
 
 def test_filters_by_type_subject_and_date(corpus_brain: Path, brain: Any) -> None:

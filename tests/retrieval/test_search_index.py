@@ -13,7 +13,7 @@ import pytest
 
 from brain.blocks.memory_type import MemoryType
 from brain.brain import Brain
-from brain.identity import BlockId, MerkleRoot
+from brain.identity import BlockId, MerkleRoot, OciDigest
 from brain.merkle import InclusionProof
 from brain.store.head import Origin, write_head
 from retrieval.index import SearchIndex
@@ -168,13 +168,16 @@ def test_a_damaged_block_is_reported_unverified_and_left_out_after_a_rebuild(cor
     assert match["block"] not in {m["block"] for m in _search(corpus_brain, "warmer", types=("semantic",))["matches"]}
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign", "not-a-directory"])
 def test_a_corrupt_or_foreign_index_file_is_rebuilt(corpus_brain: Path, damage: str) -> None:
     expected = _search(corpus_brain, "deploy release")
     path = index_path(corpus_brain)
     for suffix in ("-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
-    if damage == "garbage":
+    if damage == "not-a-directory":
+        shutil.rmtree(search_dir(corpus_brain))
+        search_dir(corpus_brain).write_bytes(b"a file where the index directory goes")
+    elif damage == "garbage":
         path.write_bytes(b"not a database at all" * 100)
     elif damage == "truncated":
         path.write_bytes(path.read_bytes()[: path.stat().st_size // 3])
@@ -270,7 +273,7 @@ def test_a_kill_during_an_update_leaves_a_usable_index(tmp_path: Path) -> None:
     path = tmp_path / "big"
     brain = Brain.init(path)
     with brain.writer("tester@example.org") as writer:
-        for n in range(3000):
+        for _ in range(3000):
             view = "\n".join(" ".join(rnd.choices(words, k=12)) for _ in range(12)).encode()
             digest = writer.put_blob(view)
             blob = {"blob": str(digest), "media_type": "text/plain", "size": len(view)}
@@ -287,3 +290,25 @@ def test_a_kill_during_an_update_leaves_a_usable_index(tmp_path: Path) -> None:
         assert after["snapshot"] == str(brain.snapshot_digest()) and after["matches"]
     shutil.rmtree(search_dir(path))
     assert _search(path, "w17 w2041", limit=20) == after
+
+
+def test_a_damaged_composition_of_the_indexed_snapshot_means_a_rebuild(corpus_brain: Path, corpus_copy: Any) -> None:
+    import orjson
+
+    _search(corpus_brain, "shard")
+    index = SearchIndex.open(Brain.open(corpus_brain))
+    old_semantic = orjson.loads(index.meta("modules") or "{}")["semantic"][0]
+    index.close()
+    corpus = corpus_copy()
+    (corpus / "notes" / "new.md").write_text("# New\n\nA wombat is a marsupial that digs burrows.\n")
+    ingest(corpus_brain, corpus)
+    brain = Brain.open(corpus_brain)
+    assert brain.snapshot().modules["semantic"].composition.hex != old_semantic  # type: ignore[union-attr]
+    old_file = brain.blobs.path(OciDigest(old_semantic))
+    old_file.chmod(0o644)
+    old_file.write_bytes(b"garbage")
+    searcher = Searcher(brain)
+    stats = searcher.refresh()
+    searcher.close()
+    assert stats.rebuilt
+    assert _search(corpus_brain, "wombat burrows")["matches"]
