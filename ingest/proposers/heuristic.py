@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -314,9 +315,8 @@ class _Scan:
     def lead_in_from(self, lines: list[tuple[int, str]]) -> None:
         """The lead-in a list follows: a whole short line or sentence ending in `:`, else the list is its content."""
         text = " ".join(t for _, t in lines)
-        start, end = 0, len(text)
-        for start, end in rules.whole_sentences(text):  # the last sentence is the lead-in
-            pass
+        spans = deque(rules.whole_sentences(text), maxlen=1)  # the last sentence is the lead-in
+        start, end = spans[0] if spans else (0, len(text))
         sentence = text[start:end]
         found = rules.definition(sentence[:-1].rstrip() + ".", self.names) if len(sentence.split()) > 2 else None
         if found is not None:
@@ -369,21 +369,10 @@ class _Scan:
         changelog = self.changelog
         # Under "Parameters"/"Arguments" the items are a function's parameters, not terms.
         parameters = bool(self.headings) and rules.is_parameter_heading(self.headings[-1][1])
-        claimed = False
+        claimed = self.claim_items(items, terms=not (changelog or parameters))
+        if pending is not None and not claimed and self.definition_with_list(pending, items):
+            return
         ordered = any(item.ordered for item in items)
-        for item in items:
-            if self.episode(item.text, item.first):
-                claimed = True
-            elif not item.ordered and not changelog and not parameters and (term := self.term(item.text)) is not None:
-                claimed = True
-                self.semantic("concept", term[0], term[1], (item.first, item.last))
-        if pending is not None and not claimed and len(items) <= MAX_LEAD_IN_ITEMS:
-            kind, label, sentence, first, _ = pending
-            content = "; ".join(rules.clean(item.text).rstrip(".;,") for item in items)
-            statement = f"{sentence} {content}."
-            if len(statement) <= rules.MAX_STATEMENT_CHARS:
-                self.semantic(kind, label, statement, (first, items[-1].last))
-                return
         announced = lead_in or self.subject_heading()
         if claimed or refused or changelog or len(items) < 2 or announced is None:
             return
@@ -409,6 +398,26 @@ class _Scan:
         if subjects:
             payload["subject"] = SUBJECT_SEPARATOR.join(subjects)
         self.emit(_PROCEDURAL, ("procedural", label, payload.get("subject", "")), payload, (items[0].first, items[-1].last))
+
+    def claim_items(self, items: list[_Item], *, terms: bool) -> bool:
+        """Dated items become episodes and (when `terms`) "Term: definition" items concepts; True if any did."""
+        claimed = False
+        for item in items:
+            if self.episode(item.text, item.first):
+                claimed = True
+            elif terms and not item.ordered and (term := self.term(item.text)) is not None:
+                claimed = True
+                self.semantic("concept", term[0], term[1], (item.first, item.last))
+        return claimed
+
+    def definition_with_list(self, pending: tuple[str, str, str, int, int], items: list[_Item]) -> bool:
+        """"The API is minimal:" and its short list are one statement: "The API is minimal: a; b; c."."""
+        kind, label, sentence, first, _ = pending
+        statement = f"{sentence} {'; '.join(rules.clean(item.text).rstrip('.;,') for item in items)}."
+        if len(items) > MAX_LEAD_IN_ITEMS or len(statement) > rules.MAX_STATEMENT_CHARS:
+            return False
+        self.semantic(kind, label, statement, (first, items[-1].last))
+        return True
 
     def subject_heading(self) -> str | None:
         return self.headings[-1][1] if self.headings else None
