@@ -37,8 +37,8 @@ class BytesPipeline(Protocol):
     name: str
     version: str
 
-    def normalize_bytes(self, data: bytes) -> NormalizedOutput:
-        """The view of `data`."""
+    def normalize_bytes(self, data: bytes) -> NormalizedOutput | None:
+        """The view of `data` (None: this pipeline reads files only)."""
         ...
 
 
@@ -98,6 +98,8 @@ class GzipText:
         content = inflate(data, self.max_bytes)
         inner = self.inner if self.inner is not None else _sniffed_inner(content, self.sniff)
         output = inner.normalize_bytes(content)
+        if output is None:  # a pipeline that reads files only (a gzipped PDF): no view of the content
+            raise NormalizationError(GZIP_NOT_TEXT, f"the gzip content is for {inner.name}, which reads files only", note=True)
         recorded = output.pipeline or inner.name
         return NormalizedOutput(output.data, output.media_type, pipeline=PREFIX + recorded, notes=output.notes)
 

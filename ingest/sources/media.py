@@ -112,6 +112,8 @@ def _sniff_text(head: bytes) -> str:
         return "text/html"
     if start.startswith(_ROFF_START):
         return "text/troff"
+    if start[:1] in (b"{", b"[") and b'"' in start:
+        return "application/json"  # data, not prose (e.g. inside a gzip file)
     return "text/plain"
 
 
