@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEMO_BRAIN := brain-demo
 
-.PHONY: demo test install install-dev bench clean
+.PHONY: demo test lint install install-dev bench clean
 
 $(BIN)/activate:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "brain needs Python 3.11+"'
@@ -28,7 +28,14 @@ demo: install
 	@echo "  . $(VENV)/bin/activate      # this shell: then 'brain --brain $(DEMO_BRAIN) ls'"
 	@echo "  pipx install .   (or: uv tool install .)   # everywhere, as a tool"
 
-test: install-dev
+# Lint and types first (settings in pyproject.toml), so a regression fails `make test` and CI before the suite runs.
+# Every first-party package that exists is type-checked (packages arriving later join by existing).
+PACKAGES := brain ingest oci cli retrieval serve export signers
+lint: install-dev
+	$(BIN)/ruff check .
+	$(BIN)/mypy $(wildcard $(PACKAGES))
+
+test: lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: install-dev

@@ -53,7 +53,7 @@ def main() -> None:
                 proxy = FaultyProxy(server.host).start()
                 first = {"left": 1}
 
-                def cut_once(method: str, path: str):  # type: ignore[no-untyped-def]
+                def cut_once(method: str, path: str, first: dict[str, int] = first):  # type: ignore[no-untyped-def]
                     if method == "GET" and str(digest) in path and first["left"]:
                         first["left"] -= 1
                         return CutBody(args.cut_mib * MIB)
@@ -71,7 +71,7 @@ def main() -> None:
                 proxy = FaultyProxy(server.host).start()
                 patches = {"n": 0}
 
-                def reset_third(method: str, path: str):  # type: ignore[no-untyped-def]
+                def reset_third(method: str, path: str, patches: dict[str, int] = patches):  # type: ignore[no-untyped-def]
                     if method == "PATCH":
                         patches["n"] += 1
                         if patches["n"] == 3:

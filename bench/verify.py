@@ -77,7 +77,7 @@ def main(argv: list[str]) -> int:
         cores = os.cpu_count() or 1
         results = {}
         for jobs in sorted({1, cores}):
-            results[jobs] = median_seconds(lambda: verify_brain(path, jobs=jobs))
+            results[jobs] = median_seconds(lambda jobs=jobs: verify_brain(path, jobs=jobs))
             report(f"verify {blocks} blocks, --jobs {jobs}", results[jobs], TARGET_SECONDS)
         if cores > 1:
             print(f"speed-up with {cores} workers: {results[1][0] / results[cores][0]:.2f}x wall")

@@ -110,7 +110,7 @@ class Brain:
         except (IntegrityError, InvalidInputError) as e:
             raise IntegrityError(
                 f"snapshot {digest} at {self.blobs.path(digest)} is unreadable: {e.message}", hint=_FIX
-            ) from None
+            ) from e
 
     def composition(self, ref: ModuleRef) -> Composition:
         """The composition a module reference names, verified against its root, type and count."""
@@ -130,7 +130,7 @@ class Brain:
         except (IntegrityError, InvalidInputError) as e:
             raise IntegrityError(
                 f"composition {ref.composition} at {where} is unreadable: {e.message}", hint=_FIX
-            ) from None
+            ) from e
         problem = _ref_mismatch(ref, composition)
         if problem is not None:
             raise IntegrityError(f"composition {ref.composition} at {where} {problem}", hint=_FIX)

@@ -10,7 +10,7 @@ import gc
 import operator
 import re
 from collections.abc import Iterable
-from typing import Any, Literal, Self
+from typing import Any, Final, Literal, Self
 
 from pydantic import PrivateAttr, model_validator
 
@@ -22,7 +22,7 @@ from brain.identity import BlockId, MerkleRoot, OciDigest
 from brain.merkle import inclusion_proof_of_sorted_hex, merkle_root_of_sorted_hex
 from brain.merkle.proof import InclusionProof
 
-LAYOUT = "rfc6962-sorted/1"
+LAYOUT: Final = "rfc6962-sorted/1"
 _COMPOSITION_KEYS = frozenset({"block_ids", "boltzmann", "layout", "memory_type"})
 _ID_RUN = re.compile(r"(?:sha256:[0-9a-f]{64})*")
 _MEMORY_TYPES = {m.value: m for m in MemoryType}

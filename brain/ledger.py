@@ -69,7 +69,7 @@ def record_of(block: Block) -> Record | None:
 def structural_targets(block: Block) -> set[BlockId]:
     """Blocks this one depends on structurally: semantic `relations[].target`, procedural `steps[].uses`."""
     payload = block.payload()
-    found: set[object] = set()
+    found: set[object] = set()  # checked below: a generic block's payload is only schema-checked
     if block.memory_type is MemoryType.SEMANTIC:
         found.update(r.get("target") for r in payload.get("relations") or () if isinstance(r, dict))
     elif block.memory_type is MemoryType.PROCEDURAL:

@@ -1,7 +1,6 @@
 """A module of a brain at one snapshot: its reference, its members, and reading their blocks (§7.1-7.2).
 
-`Ledger` (the derived views of the provenance module) lives in `brain.ledger` and is re-exported here so
-`from brain.module import Ledger; Ledger.of(brain.modules())` works.
+The derived views of the provenance module (`Ledger`) live in `brain.ledger`.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ from brain.blocks.base import Block, BlockDecodeError
 from brain.blocks.memory_type import MemoryType
 from brain.errors import IntegrityError, NotFoundError
 from brain.identity import BlockId
-from brain.ledger import Ledger
 from brain.store.blobs import BlobStore
 
 if TYPE_CHECKING:
@@ -35,7 +33,7 @@ def read_block(blobs: BlobStore, block_id: BlockId, tombstones: frozenset[BlockI
         raise IntegrityError(
             f"block {block_id} at {blobs.path(block_id)} is not a valid block: {e.message}",
             hint="restore the file from a copy of the brain, then run `brain verify`",
-        ) from None
+        ) from e
 
 
 class Module:
@@ -122,4 +120,4 @@ class Module:
             yield block
 
 
-__all__ = ["DestroyedBlockError", "Ledger", "Module", "read_block"]
+__all__ = ["DestroyedBlockError", "Module", "read_block"]

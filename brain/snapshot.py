@@ -111,7 +111,7 @@ class _Document(JcsDocument):
         except ValidationError as e:
             first = e.errors(include_url=False)[0]
             where = ".".join(map(str, first["loc"])) or "document"
-            raise SnapshotDecodeError(f"invalid {what}: {where}: {first['msg']}") from None
+            raise SnapshotDecodeError(f"invalid {what}: {where}: {first['msg']}") from e
         if parsed.to_bytes() != data:
             raise SnapshotDecodeError(f"{what} is not in canonical jcs/1 form (re-serialization differs)")
         parsed._adopt(data, actual)

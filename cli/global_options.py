@@ -24,6 +24,7 @@ from typer._click.core import (  # typer vendors click; these are its own types
 )
 from typer.core import TyperGroup
 
+from brain.errors import BrainError
 from cli.config import (
     BoundConfig,
     bind_config,
@@ -75,7 +76,7 @@ class BrainGroup(TyperGroup):
         if parent is None and "default_map" not in extra:
             try:
                 bound = load_config(self, args)
-            except Exception:
+            except BrainError:
                 if not extra.get("resilient_parsing"):
                     raise
             extra["default_map"] = bound.default_map if bound is not None else None

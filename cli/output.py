@@ -20,13 +20,15 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 from rich import box
 from rich.console import Console, RenderableType
 from rich.json import JSON
 from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
+
+from brain.frozen import FrozenModel
 
 R = TypeVar("R", bound=BaseModel | Sequence[BaseModel])
 
@@ -101,11 +103,8 @@ class _PrintableTable(Table):
         ]
 
 
-class Result(BaseModel):
+class Result(FrozenModel):
     """Base of the CLI's presentation models: frozen, no unknown fields; its JSON is the `--json` output."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
 
 class StdoutClosedError(Exception):
     """The reader of stdout went away (`brain log | head`); `cli.main` exits quietly with 141."""

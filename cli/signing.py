@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, create_model
 
 from brain.authenticity import refusal, sign_snapshot, signing_root
 from brain.authn.keys import KeyFormatError, PublicKey, parse_public_key_line
 from brain.authn.signer import Signer
 from brain.brain import Brain
 from brain.errors import InvalidInputError, SigningKeyError
+from brain.frozen import FrozenModel
 from brain.identity import OciDigest, actor_id_problem
 from brain.snapshot import TrustKey, TrustScope
 from cli.context import CliContext
@@ -64,10 +65,8 @@ def load_signer(spec: str) -> Signer:
     return open_signer(spec, passphrase_for)
 
 
-class SignedHead(BaseModel):
+class SignedHead(FrozenModel):
     """The record a command added over the snapshot it made."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     snapshot: OciDigest
     record: OciDigest

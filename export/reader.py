@@ -13,11 +13,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict
-
 from brain.blocks.memory_type import MemoryType
 from brain.brain import Brain
 from brain.errors import NotFoundError
+from brain.frozen import FrozenModel
 from brain.identity import BlockId, OciDigest, is_digest_string
 from brain.ledger import Ledger
 from export.records import EXPORTED_TYPES, KnowledgeRecord, record_of
@@ -28,10 +27,8 @@ if TYPE_CHECKING:
 MAX_VIEW_BYTES = 64 << 20
 
 
-class EvidenceBundle(BaseModel):
+class EvidenceBundle(FrozenModel):
     """A block and the sources it cites, each with origin, locator and the source's text: what an answer cites."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     block: KnowledgeRecord
     sources: list[KnowledgeRecord]

@@ -9,30 +9,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from brain.blocks.base import Block
 from brain.blocks.memory_type import MemoryType
+from brain.frozen import FrozenModel
 from brain.identity import BlockId, OciDigest
 from brain.ledger import Ledger
 
 EXPORTED_TYPES = (MemoryType.CANONICAL, MemoryType.SEMANTIC, MemoryType.PROCEDURAL, MemoryType.EPISODIC)
 
 
-class Evidence(BaseModel):
+class Evidence(FrozenModel):
     """A source a block cites: its id, the origin it was registered from, and where in it (the locator)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: BlockId
     origin: str | None = None
     locator: str | None = None
 
 
-class KnowledgeRecord(BaseModel):
+class KnowledgeRecord(FrozenModel):
     """One exported block. `text` is what a retriever indexes; `payload` is the block's own JSON."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: BlockId
     type: MemoryType

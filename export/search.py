@@ -7,21 +7,27 @@ evidence bundle `retrieval` verified (source origin, locator, excerpt).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict
-
+from brain.frozen import FrozenModel
 from brain.identity import BlockId
 from export.records import KnowledgeRecord
 
 if TYPE_CHECKING:
-    from export.reader import BrainReader
+    from brain.brain import Brain
 
 
-class Hit(BaseModel):
+class BrainReader(Protocol):
+    """What searching needs of `export.reader.BrainReader` (named here so this module, which the reader
+    imports when it first searches, does not import the reader back)."""
+
+    brain: Brain
+
+    def show(self, block: BlockId | str) -> KnowledgeRecord: ...  # noqa: D102
+
+
+class Hit(FrozenModel):
     """One search result: the block, its score, its verified evidence bundle (origin, locator, excerpt)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     record: KnowledgeRecord
     score: float

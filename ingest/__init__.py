@@ -6,11 +6,7 @@
 
 from __future__ import annotations
 
-from brain.blocks.memory_type import MemoryType
-
 # The only memory types a proposer may be asked for (§2: canonical and provenance are never proposed).
-PROPOSABLE_MEMORY_TYPES: frozenset[MemoryType] = frozenset(
-    {MemoryType.EPISODIC, MemoryType.SEMANTIC, MemoryType.PROCEDURAL}
-)
+from brain.blocks.memory_type import PROPOSABLE_MEMORY_TYPES
 
 __all__ = ["PROPOSABLE_MEMORY_TYPES"]

@@ -23,9 +23,8 @@ import threading
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from pydantic import BaseModel, ConfigDict
-
 from brain.errors import UsageError
+from brain.frozen import FrozenModel
 from ingest.proposers.base import TokenUsage
 
 CHARS_PER_TOKEN = 3
@@ -187,10 +186,8 @@ class CostLimits:
         return Budget(max_tokens=self.max_tokens, max_cost=self.max_cost, prices=self.prices)
 
 
-class ProposerUsage(BaseModel):
+class ProposerUsage(FrozenModel):
     """What a metered proposer cost in a run (`estimated` after `--dry-run`), and what the budget held back."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     prompt_tokens: int
     completion_tokens: int

@@ -26,13 +26,14 @@ from blake3 import blake3
 
 from brain.errors import CanonicalFormError, InvalidInputError
 from brain.identity import canonicalize
+from brain.store.sidecars import PROPOSALS
 from ingest.proposers.base import ProposalResult, Proposer, TokenUsage
 from ingest.proposers.candidates import Task, candidate_set_from_json, parse_candidate_set
 from ingest.proposers.errors import ProposerError
 
 CACHE_FORMAT = "brain.proposal-cache/1"
 TASK_FORMAT = "brain.task/1"
-CACHE_FILE = Path("boltzmann") / "cache" / "proposals.log"
+CACHE_FILE = Path(*PROPOSALS.parts)
 
 
 def _question(proposer: Proposer, task: Task) -> dict[str, Any]:
@@ -58,7 +59,7 @@ def _canonical_question(proposer: Proposer, question: dict[str, Any]) -> bytes:
     try:
         return canonicalize(question)
     except CanonicalFormError as e:
-        raise InvalidInputError(f"proposer {proposer.id} parameters cannot be a cache key: {e.message}") from None
+        raise InvalidInputError(f"proposer {proposer.id} parameters cannot be a cache key: {e.message}") from e
 
 
 def cache_key(proposer: Proposer, task: Task) -> str:

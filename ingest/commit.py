@@ -208,10 +208,10 @@ class Stager:
             self.add(ProvenanceBlock(record=record))
         if pipeline is not None:
             name, version = pipeline
-            record = NormalizationRecord(
+            normalization = NormalizationRecord(
                 actor=self.actor, at=utc_timestamp(), block=canonical.block_id, pipeline=name, pipeline_version=version
             )
-            self.add(ProvenanceBlock(record=record))
+            self.add(ProvenanceBlock(record=normalization))
         return True
 
     def demote(self, block_ids: Iterable[BlockId], reason: str) -> int:

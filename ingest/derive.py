@@ -79,7 +79,7 @@ class Questions:
         key, task_id = question_ids(self.proposer, question)
         task = question.model_copy(update={"task_id": task_id})
         if not reg.newly_added and (
-            not self.read_cache or self.cache.has(key) or self.answered(reg.block, task.task_id)
+            not self.read_cache or self.cache.has(key) or self.answered(reg.block, task_id)
         ):
             return None
         # An unchanged source the fingerprint index vouched for was not read: its stored view is the text.

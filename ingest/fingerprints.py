@@ -28,10 +28,11 @@ from typing import Any, NamedTuple
 from brain.errors import InvalidInputError
 from brain.identity import BlockId, OciDigest
 from brain.store.atomic import atomic_write
+from brain.store.sidecars import FINGERPRINTS
 from ingest.hashing import Blake3Tee, FileHashes, hash_file, iter_file_chunks
 
 FORMAT = "brain.fingerprints/1"
-SIDECAR = Path("boltzmann") / "fingerprints.json"
+SIDECAR = Path(*FINGERPRINTS.parts)
 RACY_WINDOW_NS = 2_000_000_000
 
 __all__ = [
@@ -39,11 +40,26 @@ __all__ = [
     "SIDECAR",
     "Blake3Tee",
     "FileHashes",
+    "Fingerprint",
     "FingerprintEntry",
     "FingerprintIndex",
     "hash_file",
     "iter_file_chunks",
 ]
+
+
+class Fingerprint(NamedTuple):
+    """What registering one source found, for `FingerprintIndex.remember` once the source is fully handled."""
+
+    path: Path
+    size: int
+    mtime_ns: int
+    blake3: str
+    sha256: OciDigest
+    media_type: str
+    block: BlockId
+    pipeline: str | None = None
+    pipeline_version: str | None = None
 
 
 class FingerprintEntry(NamedTuple):
@@ -143,8 +159,8 @@ class FingerprintIndex:
             for path in sorted(self._rows, reverse=True):
                 index[self._rows[path][2]] = path
             self._by_blake3 = index
-        path = self._by_blake3.get(blake3_hex)
-        entry = None if path is None else self.get(path)
+        found = self._by_blake3.get(blake3_hex)
+        entry = None if found is None else self.get(found)
         if entry is not None and entry.blake3 != blake3_hex:
             # The path was re-recorded with other content since: rebuild the map once and look again.
             self._by_blake3 = None
@@ -178,6 +194,14 @@ class FingerprintIndex:
                 self._by_blake3[blake3] = entry.path
         self._dirty = True
         return entry
+
+    def remember(self, fingerprint: Fingerprint) -> FingerprintEntry:
+        """`record` what registering a source found."""
+        path, size, mtime_ns, blake3, sha256, media_type, block, pipeline, pipeline_version = fingerprint
+        return self.record(
+            path, size=size, mtime_ns=mtime_ns, blake3=blake3, sha256=sha256, block=block, media_type=media_type,
+            pipeline=pipeline, pipeline_version=pipeline_version,
+        )  # fmt: skip
 
     def forget(self, path: Path | str) -> bool:
         """Drop the entry for `path`; True if there was one."""

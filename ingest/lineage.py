@@ -31,6 +31,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal, NamedTuple
 
 from brain.blocks import Block, MemoryType
 from brain.blocks.provenance import (
@@ -47,14 +48,81 @@ from brain.ledger import record_of, structural_targets
 from brain.module import read_block
 from brain.store.atomic import atomic_write
 from brain.store.blobs import BlobStore
+from brain.store.sidecars import LINEAGE
 from ingest.validate import ContradictionKey, statement_key
 
-LOG = Path("boltzmann") / "cache" / "lineage.log"
+LOG = Path(*LINEAGE.parts)
 FORMAT = "brain.lineage/4"  # the first line; a log of another format (or none) is stale
 _MARKER = "snapshot"
 _TAIL = 1 << 16  # a marker line is short; the tail read to find the last one
 
-Fact = tuple  # e.g. ("registered", origin, hex), ("cited", hex, (hex, ...), task id or None), ("demoted", hex)
+
+
+class Registered(NamedTuple):
+    """A `registration` record naming an origin: the origin now names this canonical block."""
+
+    kind: Literal["registered"]
+    origin: str
+    block: str
+
+
+class Superseded(NamedTuple):
+    """A `supersession` record: `loser` is superseded by `winner`."""
+
+    kind: Literal["superseded"]
+    loser: str
+    winner: str
+
+
+class Demoted(NamedTuple):
+    """A `demotion` record."""
+
+    kind: Literal["demoted"]
+    block: str
+
+
+class Cited(NamedTuple):
+    """A `derivation` record: `block` cites `evidence`, asked under `task`, made by `producer`."""
+
+    kind: Literal["cited"]
+    block: str
+    evidence: tuple[str, ...]
+    task: str | None
+    producer: tuple[str, str, str | None]
+    """The producer's kind, id and version."""
+
+
+class Stated(NamedTuple):
+    """A semantic member's contradiction key and statement, for the gate."""
+
+    kind: Literal["stated"]
+    block: str
+    label: str
+    subject: str | None
+    semantic_kind: str
+    statement: str
+
+
+class Linked(NamedTuple):
+    """A semantic relation or procedural step names `target`: `block` depends on it structurally."""
+
+    kind: Literal["linked"]
+    target: str
+    block: str
+
+
+class Recorded(NamedTuple):
+    """A provenance record (`record`) is about `about` (its block, a supersession's loser, a removal's
+    blocks) and cites `cited` (a derivation's evidence): every view `Ledger` files it under."""
+
+    kind: Literal["recorded"]
+    record: str
+    about: tuple[str, ...]
+    cited: tuple[str, ...]
+
+
+# One line of the log each (a JSON array: the kind, then the fields), block ids as hex.
+Fact = Registered | Superseded | Demoted | Cited | Stated | Linked | Recorded
 
 
 @dataclass
@@ -73,12 +141,13 @@ class Lineage:
     records_about: dict[str, set[str]] = field(default_factory=dict)  # block → records naming it as a subject
     records_citing: dict[str, set[str]] = field(default_factory=dict)  # block → derivation records citing it
 
-    def apply(self, fact: Fact) -> None:
+    def apply(self, fact: Sequence[Any]) -> None:
+        """Index one fact: a `Fact`, or the JSON array the log holds for it (same fields, same order)."""
         kind = fact[0]
         if kind == "registered":
-            self.origins.setdefault(fact[1], set()).add(fact[2])  # type: ignore[arg-type]
+            self.origins.setdefault(fact[1], set()).add(fact[2])
         elif kind == "superseded":
-            self.superseded_by.setdefault(fact[1], set()).add(fact[2])  # type: ignore[arg-type]
+            self.superseded_by.setdefault(fact[1], set()).add(fact[2])
         elif kind == "demoted":
             self.demoted.add(fact[1])
         elif kind == "cited":
@@ -167,41 +236,35 @@ def facts_of_block(block: Block) -> Iterator[Fact]:
     if block.memory_type is MemoryType.SEMANTIC:
         key, statement = statement_key(block.payload())
         if key is not None:
-            yield ("stated", block.block_id.hex, *key, statement)
+            yield Stated("stated", block.block_id.hex, *key, statement)
     if block.memory_type in (MemoryType.SEMANTIC, MemoryType.PROCEDURAL):
         for target in sorted(t.hex for t in structural_targets(block)):
-            yield ("linked", target, block.block_id.hex)
+            yield Linked("linked", target, block.block_id.hex)
 
 
 def facts_of(record: Record, record_id: BlockId) -> Iterator[Fact]:
     """The lineage facts the provenance record `record_id` adds: what it is about and cites, then those
     replacing consults."""
-    yield ("recorded", record_id.hex, *subjects_of(record))
-    if isinstance(record, RegistrationRecord):
-        if record.origin is not None:
-            yield ("registered", record.origin, record.block.hex)
-    elif isinstance(record, SupersessionRecord):
-        yield ("superseded", record.supersedes.hex, record.block.hex)
-    elif isinstance(record, DemotionRecord):
-        yield ("demoted", record.block.hex)
-    elif isinstance(record, DerivationRecord):
-        producer = record.producer
-        made = (producer.kind.value, producer.id, producer.version)
-        yield ("cited", record.block.hex, tuple(e.hex for e in record.derived_from), record.task, made)
-
-
-def subjects_of(record: Record) -> tuple[list[str], list[str]]:
-    """The hexes of the blocks `record` is about (its block, a supersession's loser, a removal's blocks)
-    and of those it cites (a derivation's evidence): every view `Ledger` files it under."""
-    about = {b.hex for b in getattr(record, "blocks", ())}
+    about = {b.hex for b in getattr(record, "blocks", ())}  # a removal's
     for name in ("block", "supersedes"):
         if (named := getattr(record, name, None)) is not None:
             about.add(named.hex)
-    cited = [b.hex for b in record.derived_from] if isinstance(record, DerivationRecord) else []
-    return sorted(about), cited
+    cited = tuple(b.hex for b in record.derived_from) if isinstance(record, DerivationRecord) else ()
+    yield Recorded("recorded", record_id.hex, tuple(sorted(about)), cited)
+    if isinstance(record, RegistrationRecord):
+        if record.origin is not None:
+            yield Registered("registered", record.origin, record.block.hex)
+    elif isinstance(record, SupersessionRecord):
+        yield Superseded("superseded", record.supersedes.hex, record.block.hex)
+    elif isinstance(record, DemotionRecord):
+        yield Demoted("demoted", record.block.hex)
+    elif isinstance(record, DerivationRecord):
+        producer = record.producer
+        made = (producer.kind.value, producer.id, producer.version)
+        yield Cited("cited", record.block.hex, tuple(e.hex for e in record.derived_from), record.task, made)
 
 
-def _line(fact: Fact) -> str:
+def _line(fact: Fact | tuple[str, ...]) -> str:
     return json.dumps(fact, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 

@@ -25,7 +25,7 @@ from brain.blocks import MemoryType
 from brain.blocks.canonical import CanonicalBlock, NormalizedView
 from brain.identity import BlockId, OciDigest
 from ingest.commit import Stager
-from ingest.fingerprints import FingerprintEntry, FingerprintIndex
+from ingest.fingerprints import Fingerprint, FingerprintEntry, FingerprintIndex
 from ingest.hashing import Blake3Tee, iter_file_chunks
 from ingest.normalize import NormalizationError, installed_pipelines, pipeline_for
 from ingest.proposers.heuristic import NO_CANDIDATES
@@ -67,8 +67,8 @@ class Registration:
     newly_added: bool = False
     # The previous versions of this origin that the new block superseded (§3.7 "replace source").
     replaces: list[BlockId] = field(default_factory=list)
-    # Arguments for `FingerprintIndex.record`, applied once the source is fully handled.
-    fingerprint: dict[str, Any] | None = None
+    # What the fingerprint index remembers, once the source is fully handled (None: nothing to remember).
+    fingerprint: Fingerprint | None = None
 
 
 @dataclass(frozen=True)
@@ -138,22 +138,31 @@ class Registrar:
         if self.options.media_type is None and (note := guess.problem(source.relpath)) is not None:
             reg.problems.append(SourceProblemReport(stage="register", code=note.code, detail=note.detail, kind="note"))
         reg.media_type, reg.size = media_type, size
-        fingerprint = {
-            "path": source.path, "size": source.size, "mtime_ns": source.mtime_ns, "blake3": tee.hexdigest(),
-            "sha256": digest, "media_type": media_type,
-        }  # fmt: skip
+        # Everything but what the block is: that comes from the index entry, or from registering below.
+        seen = Fingerprint(
+            source.path, source.size, source.mtime_ns, tee.hexdigest(), digest, media_type, block=BlockId("0" * 64)
+        )
         if self.options.use_index:
             prior = self.index.get(source.path) or self.index.by_blake3(tee.hexdigest())
             if prior is not None and prior.sha256 == digest and self._still_current(prior):
-                return self._unchanged(reg, prior, fingerprint)
+                return self._unchanged(reg, prior, seen)
         view, pipeline = self._normalize(reg, media_type, digest, source.path, data)
         canonical = CanonicalBlock(blob=digest, media_type=media_type, size=size, normalized_view=view)
         reg.block = canonical.block_id
-        reg.fingerprint = fingerprint | {
-            "block": canonical.block_id,
-            "pipeline": pipeline[0] if pipeline else None,
-            "pipeline_version": pipeline[1] if pipeline else None,
-        }
+        reg.fingerprint = seen._replace(
+            block=canonical.block_id,
+            pipeline=pipeline[0] if pipeline else None,
+            pipeline_version=pipeline[1] if pipeline else None,
+        )
+        self._stage(reg, source, canonical, pipeline)
+        return reg
+
+    def _stage(
+        self, reg: Registration, source: SourceFile, canonical: CanonicalBlock, pipeline: tuple[str, str] | None
+    ) -> None:
+        """Stage the canonical block with its records: new, a replacement of the origin's current version,
+        a duplicate of a path registered earlier in this run, or unchanged."""
+        origin = reg.origin
         previous: list[BlockId] = []
         moved_from: list[str] = []
         if not self.stager.is_member(MemoryType.CANONICAL, canonical.block_id):
@@ -178,11 +187,10 @@ class Registrar:
             if first is not None:
                 detail = f"same bytes as {first[0]}"
                 reg.problems.append(SourceProblemReport(stage="register", code="duplicate", detail=detail, kind="note"))
-            elif (known := self.index.get(source.path)) is not None and known.sha256 != digest:
+            elif (known := self.index.get(source.path)) is not None and known.sha256 != canonical.blob:
                 self._check_reverted(reg, canonical.block_id)
         self._first_path.setdefault(canonical.block_id, (source.relpath, origin))
         self._origin_paths.setdefault(origin, source.path)
-        return reg
 
     def _own_previous_version(self, path: Path, new: BlockId) -> tuple[list[BlockId], list[str]]:
         """The current version this very file registered under another origin, and that origin.
@@ -248,7 +256,7 @@ class Registrar:
         return self.stager.is_member(MemoryType.CANONICAL, entry.block)
 
     def _unchanged(
-        self, reg: Registration, entry: FingerprintEntry, fingerprint: dict[str, Any] | None = None
+        self, reg: Registration, entry: FingerprintEntry, seen: Fingerprint | None = None
     ) -> Registration:
         reg.status, reg.block, reg.media_type, reg.size = "unchanged", entry.block, entry.media_type, entry.size
         first = self._first_path.get(entry.block)
@@ -258,10 +266,10 @@ class Registrar:
             reg.status = "duplicate"
             detail = f"same bytes as {first[0]}"
             reg.problems.append(SourceProblemReport(stage="register", code="duplicate", detail=detail, kind="note"))
-        if fingerprint is not None:
-            reg.fingerprint = fingerprint | {
-                "block": entry.block, "pipeline": entry.pipeline, "pipeline_version": entry.pipeline_version,
-            }  # fmt: skip
+        if seen is not None:
+            reg.fingerprint = seen._replace(
+                block=entry.block, pipeline=entry.pipeline, pipeline_version=entry.pipeline_version
+            )
         self._first_path.setdefault(entry.block, (reg.relpath, reg.origin))
         return reg
 

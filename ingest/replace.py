@@ -24,11 +24,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from brain.blocks import Block, MemoryType
+from brain.blocks.memory_type import PROPOSABLE_MEMORY_TYPES
 from brain.identity import BlockId, OciDigest
 from ingest.lineage import Fact, Lineage, LineageLog, facts_of_block
 from ingest.validate import ContradictionKey
 
-_DERIVED = (MemoryType.SEMANTIC, MemoryType.PROCEDURAL, MemoryType.EPISODIC)
+# Members that cite evidence through `derivation` records: what a model may propose (episodic included).
+_CITING = tuple(sorted(PROPOSABLE_MEMORY_TYPES))
 
 
 class RunLineage:
@@ -150,7 +152,7 @@ class RunLineage:
                 if not lineage.is_accessible(derived):
                     continue
                 block = BlockId(derived)
-                if not any(self._is_member(t, block) for t in _DERIVED):
+                if not any(self._is_member(t, block) for t in _CITING):
                     continue
                 if not any(lineage.is_accessible(e) for e in lineage.evidence.get(derived, ())):
                     stale.add(block)

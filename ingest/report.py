@@ -12,8 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from brain.frozen import FrozenModel
 from ingest.budget import ProposerUsage
 
 Stage = Literal["discover", "register", "normalize", "propose", "validate"]
@@ -23,8 +22,8 @@ Status = Literal["registered", "replaced", "unchanged", "duplicate", "skipped", 
 STRICT_KINDS: frozenset[str] = frozenset({"failure", "rejection"})
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Model(FrozenModel):
+    """Frozen; unknown fields refused."""
 
 
 class SourceProblemReport(_Model):

@@ -276,7 +276,7 @@ class _Run:
                 self.outcomes.append(reg)
                 continue
             if reg.fingerprint is not None and not self.dry_run:
-                self.index.record(**reg.fingerprint)
+                self.index.remember(reg.fingerprint)
             self.outcomes.append(_outcome(reg, job))
         self.pending.clear()
         self.pending_jobs = 0

@@ -170,16 +170,9 @@ class _Batch:
 def _judge(
     candidate: Candidate, task: Task, batch: _Batch
 ) -> tuple[MemoryType | None, dict[str, Any], Block | None, list[Issue]]:
-    issues: list[Issue] = []
     memory_type = _MEMORY_TYPES.get(candidate.memory_type)
-    if memory_type not in task.allowed_memory_types:
-        allowed = ", ".join(task.allowed_memory_types)
-        detail = f"{candidate.memory_type!r} is not allowed (task allows {allowed})"
-        issues.append(Issue("memory-type-not-allowed", detail))
     cited = list(dict.fromkeys(candidate.evidence))
-    for cited_id in cited:
-        if cited_id != str(task.source):
-            issues.append(Issue(EVIDENCE_NOT_IN_TASK, f"evidence {cited_id} is not the task's source {task.source}"))
+    issues = _task_issues(candidate, task, memory_type, cited)
 
     payload = drop_nulls(candidate.payload)
     if memory_type in EVIDENCE_TYPES and "evidence" not in payload:
@@ -187,37 +180,74 @@ def _judge(
     elif "evidence" in payload and _id_set(payload["evidence"]) != set(candidate.evidence):
         issues.append(Issue("evidence-mismatch", "payload evidence differs from the candidate's evidence"))
 
-    block = None
+    block = _block_of(candidate, memory_type, payload, issues)
+    issues.extend(_evidence_issues(cited, batch.context.members.get(MemoryType.CANONICAL)))
+    if block is not None and memory_type is not None and batch.is_member(memory_type, block.block_id):
+        issues.append(Issue("duplicate", f"{block.block_id} is already a {memory_type} member"))
+    if memory_type is MemoryType.SEMANTIC:
+        issues.extend(_relation_issues(payload, batch))
+    issues.extend(_content_issues(payload.get("content"), batch.context.blob_size))
+    if memory_type is MemoryType.SEMANTIC:
+        issues.extend(_semantic_issues(payload, block, batch))
+    return memory_type, payload, block, issues
+
+
+def _task_issues(candidate: Candidate, task: Task, memory_type: MemoryType | None, cited: list[str]) -> list[Issue]:
+    """What the task rules out: a type it does not allow, evidence other than its source."""
+    issues: list[Issue] = []
+    if memory_type not in task.allowed_memory_types:
+        allowed = ", ".join(task.allowed_memory_types)
+        detail = f"{candidate.memory_type!r} is not allowed (task allows {allowed})"
+        issues.append(Issue("memory-type-not-allowed", detail))
+    for cited_id in cited:
+        if cited_id != str(task.source):
+            issues.append(Issue(EVIDENCE_NOT_IN_TASK, f"evidence {cited_id} is not the task's source {task.source}"))
+    return issues
+
+
+def _block_of(
+    candidate: Candidate, memory_type: MemoryType | None, payload: dict[str, Any], issues: list[Issue]
+) -> Block | None:
+    """The block the payload validates to, or None with a `schema` issue."""
     if memory_type is None:
         issues.append(Issue("schema", f"no schema is registered for memory type {candidate.memory_type!r}"))
-    else:
-        try:
-            block = Block.from_payload(memory_type, payload)
-        except InvalidInputError as e:
-            issues.append(Issue("schema", e.message))
+        return None
+    try:
+        return Block.from_payload(memory_type, payload)
+    except InvalidInputError as e:
+        issues.append(Issue("schema", e.message))
+        return None
 
-    canonical = batch.context.members.get(MemoryType.CANONICAL)
+
+def _evidence_issues(cited: list[str], canonical: frozenset[BlockId] | None) -> list[Issue]:
+    """Cited evidence that is not a canonical member."""
+    issues = []
     for cited_id in cited:
         if canonical is None or not is_digest_string(cited_id) or BlockId.parse(cited_id) not in canonical:
             where = "no canonical module is installed" if canonical is None else "not a canonical member"
             issues.append(Issue("evidence-not-found", f"evidence {cited_id}: {where}"))
+    return issues
 
-    if block is not None and memory_type is not None and batch.is_member(memory_type, block.block_id):
-        issues.append(Issue("duplicate", f"{block.block_id} is already a {memory_type} member"))
-    if memory_type is MemoryType.SEMANTIC:
-        for target in _relation_targets(payload):
-            if not batch.anywhere(target):
-                detail = f"relation target {target} is not a member of any module"
-                issues.append(Issue("relation-target-not-found", detail))
-    issues.extend(_content_issues(payload.get("content"), batch.context.blob_size))
-    if memory_type is MemoryType.SEMANTIC and block is not None and block.schema_version == 3:
+
+def _relation_issues(payload: dict[str, Any], batch: _Batch) -> list[Issue]:
+    """Semantic relations whose target is not a member anywhere."""
+    return [
+        Issue("relation-target-not-found", f"relation target {target} is not a member of any module")
+        for target in _relation_targets(payload)
+        if not batch.anywhere(target)
+    ]
+
+
+def _semantic_issues(payload: dict[str, Any], block: Block | None, batch: _Batch) -> list[Issue]:
+    """A catalog declaration (never proposable), and statements contradicting held ones."""
+    issues = []
+    if block is not None and block.schema_version == 3:
         issues.append(Issue("catalog-declaration-not-allowed", "catalog structure (semantic v3) cannot be proposed"))
-    if memory_type is MemoryType.SEMANTIC:
-        key, statement = statement_key(payload)
-        for held_statement, held_id in batch.held(key) if key is not None else ():
-            if held_statement != statement:
-                issues.append(Issue("contradiction", f"conflicts with {held_id}: {held_statement!r}"))
-    return memory_type, payload, block, issues
+    key, statement = statement_key(payload)
+    for held_statement, held_id in batch.held(key) if key is not None else ():
+        if held_statement != statement:
+            issues.append(Issue("contradiction", f"conflicts with {held_id}: {held_statement!r}"))
+    return issues
 
 
 def _id_set(value: Any) -> set[Any] | None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from brain.errors import RemoteError, UsageError
+from brain.store.atomic import atomic_write
 
 ENV_TOKEN = "BRAIN_REGISTRY_TOKEN"
 ENV_USERNAME = "BRAIN_REGISTRY_USERNAME"
@@ -59,11 +60,11 @@ def _read_config(path: Path) -> dict:
     except FileNotFoundError:
         return {}
     except OSError as e:
-        raise UsageError(f"{path} cannot be read: {e.strerror}", hint="fix its permissions or set DOCKER_CONFIG") from None
+        raise UsageError(f"{path} cannot be read: {e.strerror}", hint="fix its permissions or set DOCKER_CONFIG") from e
     try:
         value = json.loads(data) if data.strip() else {}
-    except ValueError:
-        raise UsageError(f"{path} is not valid JSON", hint="fix or remove it, then run `brain login`") from None
+    except ValueError as e:
+        raise UsageError(f"{path} is not valid JSON", hint="fix or remove it, then run `brain login`") from e
     if not isinstance(value, dict):
         raise UsageError(f"{path} is not a JSON object", hint="fix or remove it, then run `brain login`")
     return value
@@ -106,7 +107,7 @@ def credentials_from_config(host: str, path: Path | None = None) -> Credentials 
     """The credentials Docker's config holds for `host` (running a helper if one is configured)."""
     path = path or docker_config_path()
     config = _read_config(path)
-    auths = config.get("auths") if isinstance(config.get("auths"), dict) else {}
+    auths = config["auths"] if isinstance(config.get("auths"), dict) else {}
     for key, entry in auths.items():
         if _host_key(key) != host or not isinstance(entry, dict):
             continue
@@ -116,7 +117,7 @@ def credentials_from_config(host: str, path: Path | None = None) -> Credentials 
             return _decode_auth(path, host, entry["auth"])
         if isinstance(entry.get("username"), str) and isinstance(entry.get("password"), str):
             return Credentials(entry["username"], entry["password"], source=str(path))
-    helpers = config.get("credHelpers") if isinstance(config.get("credHelpers"), dict) else {}
+    helpers = config["credHelpers"] if isinstance(config.get("credHelpers"), dict) else {}
     if isinstance(helpers.get(host), str):
         return _run_helper(helpers[host], host)
     if isinstance(config.get("credsStore"), str) and config["credsStore"]:
@@ -139,7 +140,7 @@ def store_credentials(host: str, username: str, password: str, path: Path | None
     """Save `username:password` for `host` in Docker's config.json (mode 0600, atomic, other keys kept)."""
     path = path or docker_config_path()
     config = _read_config(path)
-    auths = config.get("auths") if isinstance(config.get("auths"), dict) else {}
+    auths = config["auths"] if isinstance(config.get("auths"), dict) else {}
     auths = {k: v for k, v in auths.items() if _host_key(k) != host}
     auths[host] = {"auth": Credentials(username, password).basic}
     config["auths"] = auths
@@ -151,38 +152,8 @@ def _write_config(path: Path, config: dict) -> None:
     """Replace Docker's config.json atomically, created 0600 (it holds secrets), other keys untouched."""
     data = (json.dumps(config, indent="\t", sort_keys=True) + "\n").encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    temp = path.parent / f".{path.name}.tmp-{os.getpid()}"
     # Created 0600 from the start so the secret is never readable by others, even briefly.
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, 0o600)
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-
-
-def login(
-    host: str, username: str, password: str, *, plain_http: bool = False, path: Path | None = None
-) -> tuple[Path, bool]:
-    """Check `username`/`password` against the registry's `/v2/`, then store them.
-
-    Returns the config path and whether the registry actually checked them: one that answers `/v2/`
-    without asking for credentials accepts anonymous requests, and the credentials are stored unverified.
-    """
-    from oci.reference import parse_registry
-    from oci.transport import RegistryClient
-
-    if not username or not password:
-        raise UsageError("login needs a username and a non-empty password")
-    reference = parse_registry(host, plain_http=plain_http)
-    client = RegistryClient(reference, Credentials(username, password, source="login"))
-    client.ping()
-    return store_credentials(reference.registry, username, password, path), client.challenged
+    atomic_write(path, data, mode=0o600)
 
 
 @dataclass(frozen=True)

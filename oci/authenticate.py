@@ -16,7 +16,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from brain.authn.chain import ChainStore, descends_from, first_parent_walk
 from brain.authn.decision import Authentication, authenticate
@@ -24,6 +24,7 @@ from brain.authn.outcomes import FindingCode, Outcome, State
 from brain.authn.records import SignatureRecord
 from brain.brain import Brain
 from brain.errors import BrainError, UntrustedArtifactError
+from brain.frozen import FrozenModel
 from brain.identity import OciDigest
 from brain.snapshot import Projection, Snapshot, TrustRoot
 from brain.store import Head
@@ -53,19 +54,15 @@ _MAY_BECOME_VALID = frozenset({Outcome.VALID, Outcome.VALID_AS_PROPOSAL, Outcome
 _ESCAPE = "--allow-unauthorized installs it anyway (and says so)"
 
 
-class PullPolicy(BaseModel):
+class PullPolicy(FrozenModel):
     """What a pull accepts besides an `authorized` head."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     require_signed: bool = False
     allow_unauthorized: bool = False
 
 
-class PullAuthentication(BaseModel):
+class PullAuthentication(FrozenModel):
     """What the pull decided about authenticity (reported with the pull result)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     snapshot: OciDigest
     state: State

@@ -16,9 +16,9 @@ from types import TracebackType
 from typing import BinaryIO, Self, cast
 
 import requests
-from pydantic import BaseModel, ConfigDict
 
 from brain.errors import RemoteError, UntrustedArtifactError, UsageError
+from brain.frozen import FrozenModel
 from brain.identity import OciDigest
 from oci.manifest import Descriptor, Manifest
 from oci.reference import Reference
@@ -95,10 +95,8 @@ class _SourceBlob:
         self.close()
 
 
-class CopiedManifest(BaseModel):
+class CopiedManifest(FrozenModel):
     """One manifest copied (the artifact itself or one of its referrers) and what its blobs cost."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     digest: OciDigest
     artifact_type: str | None = None
@@ -107,10 +105,8 @@ class CopiedManifest(BaseModel):
     bytes_copied: int
 
 
-class CopyResult(BaseModel):
+class CopyResult(FrozenModel):
     """What `copy` did: the destination reference, its manifest digest (equal to the source's), referrers."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     source: str
     destination: str

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from brain.blocks.memory_type import MemoryType
 from brain.errors import BrainError, UntrustedArtifactError
+from brain.frozen import FrozenModel
 from brain.identity import MerkleRoot, OciDigest
 from brain.snapshot import Projection, Snapshot
 from oci import media_types as mt
@@ -22,10 +23,8 @@ from oci.referrers import SignatureSummary, summarize_signatures
 from oci.transport import RegistryClient
 
 
-class InspectedModule(BaseModel):
+class InspectedModule(FrozenModel):
     """One module of a remote artifact."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     memory_type: MemoryType
     root: MerkleRoot
@@ -35,10 +34,8 @@ class InspectedModule(BaseModel):
     embedding_model: str | None = None
 
 
-class InspectResult(BaseModel):
+class InspectResult(FrozenModel):
     """What a remote artifact holds, read from its manifest and config."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     reference: str
     digest: OciDigest
@@ -80,7 +77,7 @@ def describe(reference: Reference, digest: OciDigest, manifest: Manifest, config
             decoded = Snapshot.decode(config, manifest.config.digest)
             refs, snapshot, created_at = decoded.modules, manifest.config.digest, decoded.created_at
     except BrainError as e:
-        raise UntrustedArtifactError(f"{reference}: the config {manifest.config.digest} is not valid: {e.message}") from None
+        raise UntrustedArtifactError(f"{reference}: the config {manifest.config.digest} is not valid: {e.message}") from e
     layers = {mt.module_of_layer(layer.mediaType): layer for layer in manifest.layers}
     modules: list[InspectedModule] = []
     for name, ref in refs.items():
@@ -97,7 +94,7 @@ def describe(reference: Reference, digest: OciDigest, manifest: Manifest, config
                 block_count=ref.block_count,
                 layer=layer.digest,
                 layer_size=layer.size,
-                embedding_model=getattr(ref, "embedding_model", None),
+                embedding_model=ref.embedding_model,
             )
         )
     modules.sort(key=lambda m: list(MemoryType).index(m.memory_type))

@@ -12,14 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
-
 from brain.blocks.base import Block
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.blocks.provenance import RemovalRecord
 from brain.brain import Brain
 from brain.composition import Composition, ModuleRef
 from brain.errors import BrainError, NotFoundError, UntrustedArtifactError
+from brain.frozen import FrozenModel
 from brain.identity import BlockId, OciDigest, utc_timestamp
 from brain.ledger import record_of
 from brain.snapshot import Projection, Snapshot
@@ -46,10 +45,8 @@ from oci.unpack import (
 HeadGuard = Callable[[Head | None, OciDigest], None]
 
 
-class InstallResult(BaseModel):
+class InstallResult(FrozenModel):
     """What an install adopted: the manifest, the snapshot now current (or fetched), and the modules."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     manifest: OciDigest
     # The published snapshot, and the snapshot the head now names (a new local one after a partial install).

@@ -10,23 +10,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Collection
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
-from brain.identity import OciDigest
+from brain.frozen import FrozenModel
+from brain.identity import BlockId, OciDigest
 from brain.store.atomic import atomic_write
 from brain.store.blobs import BlobStore
+from brain.store.sidecars import LAYERS
 
-CACHE_FILE = ("boltzmann", "layers.json")
+CACHE_FILE = LAYERS.parts
 # Bounded so the sidecar stays small; old entries only cost a rebuild.
 MAX_ENTRIES = 256
 
 
-class CachedLayer(BaseModel):
+class CachedLayer(FrozenModel):
     """A layer built earlier: its digest and size, plus facts about its members worth not recomputing."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     digest: OciDigest
     size: int = Field(ge=0)
@@ -35,7 +36,7 @@ class CachedLayer(BaseModel):
     inflated_size: int | None = Field(default=None, ge=0)
 
 
-def module_key(composition: OciDigest, tombstones: tuple[str, ...] | frozenset[str] = ()) -> str:
+def module_key(composition: OciDigest, tombstones: Collection[BlockId | str] = ()) -> str:
     """The cache key of a module layer: its composition digest plus its sorted tombstones."""
     if not tombstones:
         return f"module:{composition}"

@@ -8,19 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pydantic import BaseModel, ConfigDict
-
 from brain.brain import Brain
 from brain.errors import ConflictError, NotFoundError
+from brain.frozen import FrozenModel
 from brain.identity import OciDigest, is_digest_string
 from brain.store.layout import validate_tag
 from brain.store.lock import WriterLock
 
 
-class LocalTagResult(BaseModel):
+class LocalTagResult(FrozenModel):
     """`tag`/`untag` on the local brain: the tag, the manifest it names (named before, for untag)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     tag: str
     digest: OciDigest

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from brain.errors import CanonicalFormError, UntrustedArtifactError
+from brain.frozen import FrozenModel
 from brain.identity import OciDigest, canonicalize, parse_strict
 from oci import media_types as mt
 
 
-class Descriptor(BaseModel):
+class Descriptor(FrozenModel):
     """An OCI content descriptor: media type, digest, size and optional annotations."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     mediaType: str  # noqa: N815 - the OCI key
     digest: OciDigest
@@ -41,10 +40,8 @@ class Descriptor(BaseModel):
         return (self.annotations or {}).get(key)
 
 
-class Manifest(BaseModel):
+class Manifest(FrozenModel):
     """A Boltzmann brain manifest (§6.1)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     schemaVersion: int  # noqa: N815
     mediaType: str = mt.MANIFEST  # noqa: N815

@@ -61,7 +61,7 @@ def composition_size(ref: ModuleRef) -> int:
 
 def tombstones_of(ref: ModuleRef) -> frozenset[BlockId]:
     """The module reference's tombstones as a set (empty when absent)."""
-    return frozenset(getattr(ref, "tombstones", None) or ())
+    return frozenset(ref.tombstones or ())
 
 
 @dataclass

@@ -13,12 +13,11 @@ import os
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
-from pydantic import BaseModel, ConfigDict
-
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.brain import Brain
 from brain.composition import ModuleRef
 from brain.errors import NotFoundError, RefusedError
+from brain.frozen import FrozenModel
 from brain.identity import OciDigest, canonicalize
 from brain.snapshot import Projection, Snapshot
 from brain.store.layout import Descriptor as IndexEntry
@@ -33,10 +32,8 @@ from oci.selection import select_modules
 from oci.tarball import LayerFile, write_layer
 
 
-class PackedLayer(BaseModel):
+class PackedLayer(FrozenModel):
     """One layer of a packed artifact, and whether its blob was reused from an earlier pack."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     media_type: str
     digest: OciDigest
@@ -46,10 +43,8 @@ class PackedLayer(BaseModel):
     inflated_size: int | None = None
 
 
-class PackResult(BaseModel):
+class PackResult(FrozenModel):
     """What `pack` produced: the manifest digest, the tag it now carries, and its layers in order."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     digest: OciDigest
     size: int
@@ -70,7 +65,7 @@ def module_annotations(ref: ModuleRef) -> dict[str, str]:
         mt.MERKLE_LAYOUT: ref.layout,
         mt.BLOCK_COUNT: str(ref.block_count),
     }
-    if getattr(ref, "embedding_model", None):
+    if ref.embedding_model:
         annotations[mt.EMBEDDING_MODEL] = ref.embedding_model
     return annotations
 
@@ -143,6 +138,8 @@ def _history_layer(brain: Brain, cache: LayerCache, snapshot_digest: OciDigest) 
 
 def _vector_layer(brain: Brain, memory_type: MemoryType, ref: ModuleRef) -> tuple[PackedLayer, Descriptor]:
     digest = ref.index_digest
+    if digest is None:  # the caller packs a vector layer only for a module that has an index
+        raise NotFoundError(f"the {memory_type} module has no vector index")
     if not brain.blobs.verify_file(digest):
         where = brain.blobs.path(digest)
         raise NotFoundError(f"the {memory_type} vector index {digest} is not stored intact at {where}")
@@ -181,7 +178,7 @@ def build_manifest(
                                       annotations=module_annotations(ref)))
         if versions:
             schema_versions[str(memory_type)] = list(versions)
-        if getattr(ref, "index_digest", None) is not None:
+        if ref.index_digest is not None:
             vector, descriptor = _vector_layer(brain, memory_type, ref)
             layers.append(vector)
             descriptors.append(descriptor)

@@ -15,8 +15,6 @@ import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.brain import Brain
 from brain.errors import (
@@ -26,6 +24,7 @@ from brain.errors import (
     UntrustedArtifactError,
     UsageError,
 )
+from brain.frozen import FrozenModel
 from brain.identity import OciDigest
 from brain.store import Head
 from oci import media_types as mt
@@ -33,16 +32,14 @@ from oci.auth import resolve_credentials
 from oci.authenticate import PullAuthentication, PullPolicy, authenticate_pull, both
 from oci.install import install_artifact, installed_from, verify_published
 from oci.manifest import Descriptor, Manifest
-from oci.push import local_history
+from brain.queries import local_history
 from oci.reference import Reference
 from oci.selection import select_modules
 from oci.transport import Progress, RegistryClient
 
 
-class PlannedBlob(BaseModel):
+class PlannedBlob(FrozenModel):
     """One blob of the artifact and whether the local store already holds it intact."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     digest: OciDigest
     size: int
@@ -51,10 +48,8 @@ class PlannedBlob(BaseModel):
     stored: bool
 
 
-class _Pulled(BaseModel):
+class _Pulled(FrozenModel):
     """The artifact a pull is about and which of its modules it installs."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     reference: str
     digest: OciDigest
@@ -233,7 +228,9 @@ def pull(
     # Pulled by tag: the local index.json names it the same; pinned to a digest alone: an untagged entry.
     local_tag = reference.tag if reference.digest is not None else reference.tag_or_default
     added: list[OciDigest] = list(gate.prefetched)  # removed again if the artifact is refused
-    stored = lambda d: brain.blobs.path(d.digest)  # every blob is downloaded before it is read
+    def stored(descriptor: Descriptor) -> Path:  # every blob is downloaded before it is read
+        return brain.blobs.path(descriptor.digest)
+
 
     def download(blobs: list[PlannedBlob]) -> None:
         for blob in blobs:

@@ -14,13 +14,20 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-
-from pydantic import BaseModel, ConfigDict
+from functools import partial
 
 from brain.blocks.memory_type import MemoryType
 from brain.brain import Brain
-from brain.errors import ConflictError, LockTimeoutError, NotFoundError, UntrustedArtifactError, UsageError
+from brain.errors import (
+    ConflictError,
+    LockTimeoutError,
+    NotFoundError,
+    UntrustedArtifactError,
+    UsageError,
+)
+from brain.frozen import FrozenModel
 from brain.identity import OciDigest
+from brain.queries import local_history
 from brain.store.lock import WriterLock
 from oci import media_types as mt
 from oci.auth import resolve_credentials
@@ -30,10 +37,8 @@ from oci.referrers import push_signatures
 from oci.transport import Progress, RegistryClient
 
 
-class PushResult(BaseModel):
+class PushResult(FrozenModel):
     """What `push` did: the manifest digest now tagged remotely and how many blobs it had to send."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     reference: str
     digest: OciDigest
@@ -57,23 +62,8 @@ class PushResult(BaseModel):
         return self.head is not None and self.head != self.snapshot
 
 
-def local_history(brain: Brain, start: OciDigest) -> set[OciDigest]:
-    """Every stored snapshot reachable from `start` through all parents (including `start`)."""
-    seen: set[OciDigest] = set()
-    pending = [start]
-    while pending:
-        digest = pending.pop()
-        if digest in seen or not brain.blobs.has(digest):
-            continue
-        seen.add(digest)
-        pending.extend(brain.snapshot(digest).parent_digests)
-    return seen
-
-
-class LocalArtifact(BaseModel):
+class LocalArtifact(FrozenModel):
     """The artifact a push sends: its manifest, and whether it was packed (or re-packed) for this push."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     data: bytes
     manifest: Manifest
@@ -181,7 +171,7 @@ def push(
         uploaded = present = sent = 0
         blobs: dict[OciDigest, Descriptor] = {d.digest: d for d in (*manifest.layers, manifest.config)}
         for descriptor in blobs.values():
-            opener: Callable = lambda d=descriptor.digest: brain.blobs.open(d)  # noqa: E731 - bound per blob
+            opener: Callable = partial(brain.blobs.open, descriptor.digest)
             if client.push_blob(descriptor.digest, descriptor.size, opener, progress):
                 uploaded, sent = uploaded + 1, sent + descriptor.size
             else:

@@ -34,6 +34,7 @@ from brain.errors import (
     RemoteError,
     UntrustedArtifactError,
 )
+from brain.frozen import FrozenModel
 from brain.identity import OciDigest, canonicalize, parse_strict
 from brain.store.layout import Descriptor as IndexEntry
 from oci import media_types as mt
@@ -320,10 +321,8 @@ def _status_error(client: RegistryClient, what: str, status: int) -> RemoteError
     return RemoteError(f"{what} on {client.reference.registry}: unexpected HTTP {status}")
 
 
-class SignatureSummary(BaseModel):
+class SignatureSummary(FrozenModel):
     """A signature a remote artifact carries, as `brain inspect` shows it (cryptography checked, trust not judged)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     record: OciDigest
     key: str

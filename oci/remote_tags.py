@@ -10,14 +10,13 @@ from __future__ import annotations
 import re
 from urllib.parse import urljoin
 
-from pydantic import BaseModel, ConfigDict
-
 from brain.errors import (
     ConflictError,
     NotFoundError,
     RemoteError,
     UntrustedArtifactError,
 )
+from brain.frozen import FrozenModel
 from brain.identity import OciDigest
 from brain.store.layout import validate_tag
 from oci.manifest import Manifest
@@ -59,10 +58,8 @@ def list_tags(client: RegistryClient) -> list[str]:
     raise UntrustedArtifactError(f"{reference.registry} kept paginating the tag list past {MAX_PAGES} pages")
 
 
-class RemoteTagResult(BaseModel):
+class RemoteTagResult(FrozenModel):
     """`tag REF NEW_TAG` on a registry: the manifest now under `tag`, and what it replaced."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     reference: str
     tag: str

@@ -20,7 +20,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Protocol
 
 from brain.errors import UntrustedArtifactError
 from brain.store.atomic import open_temp, temp_file
@@ -61,10 +61,16 @@ class TarEntry:
     size: int
 
 
+class ByteStream(Protocol):
+    """What a layer is read from: a blocking `read` (a file, a verifying reader, a fetched blob)."""
+
+    def read(self, size: int = -1, /) -> bytes: ...  # noqa: D102
+
+
 class _Inflater:
     """Exact-length reads from a gzip stream, refusing to produce more than `bound` bytes."""
 
-    def __init__(self, stream: BinaryIO, bound: int, what: str) -> None:
+    def __init__(self, stream: ByteStream, bound: int, what: str) -> None:
         self._stream = stream
         self._bound = bound
         self._what = what
@@ -161,7 +167,7 @@ class LayerReader:
     """Iterate the regular-file members of one gzip tar layer, enforcing every §6.8 safety rule."""
 
     def __init__(
-        self, stream: BinaryIO, *, compressed_size: int, what: str, cap: int | None = None, max_inflate: int | None = None
+        self, stream: ByteStream, *, compressed_size: int, what: str, cap: int | None = None, max_inflate: int | None = None
     ) -> None:
         self._inflater = _Inflater(stream, inflate_bound(compressed_size, cap, max_inflate), what)
         self._what = what

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 from urllib.parse import urlencode, urljoin, urlsplit, urlunsplit
 
 import oras.auth.utils
@@ -156,7 +156,7 @@ class RegistryClient:
             token = backend.request_anonymous_token(challenge)  # type: ignore[attr-defined]
         return f"Bearer {token}" if token else None
 
-    def _send(self, method: str, url: str, headers: dict[str, str], data: object, stream: bool) -> requests.Response:
+    def _send(self, method: str, url: str, headers: dict[str, str], data: Any, stream: bool) -> requests.Response:
         # At most two challenges per request: e.g. a pull-scoped token first, then a push-scoped one.
         for challenges_left in (2, 1, 0):
             sent = dict(headers)

@@ -35,7 +35,7 @@ from oci.members import (
     content_hexes,
     tombstones_of,
 )
-from oci.tarball_reader import LayerReader, read_all, spool_file
+from oci.tarball_reader import ByteStream, LayerReader, read_all, spool_file
 
 BlobSource = Callable[[Descriptor], "Path | BinaryIO"]
 _HEX = re.compile(r"[0-9a-f]{64}")
@@ -209,7 +209,7 @@ class UnpackedModule:
 
 
 def unpack_module(
-    stream: BinaryIO,
+    stream: ByteStream,
     descriptor: Descriptor,
     memory_type: MemoryType,
     ref: ModuleRef,
@@ -251,7 +251,7 @@ def unpack_module(
 
 
 def _read_module_members(
-    stream: BinaryIO, descriptor: Descriptor, what: str, ref: ModuleRef, held: _Held, max_inflate: int | None
+    stream: ByteStream, descriptor: Descriptor, what: str, ref: ModuleRef, held: _Held, max_inflate: int | None
 ) -> bytes:
     """Read every member into `held`; the composition's bytes (bounded by the size its block count implies)."""
     composition_bytes: bytes | None = None
@@ -307,7 +307,7 @@ def _check_block(blobs: BlobStore, what: str, block_id: BlockId, memory_type: Me
 
 
 def unpack_history(
-    stream: BinaryIO, descriptor: Descriptor, staging: Staging | None, max_inflate: int | None = None
+    stream: ByteStream, descriptor: Descriptor, staging: Staging | None, max_inflate: int | None = None
 ) -> dict[OciDigest, Snapshot]:
     """Check the history layer's snapshots and compositions (each must hash to its name and decode);
     adopt them into `staging` unless it is None."""

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-SEARCH_DIR = ("boltzmann", "search")
+from brain.store.sidecars import SEARCH
+
+SEARCH_DIR = SEARCH.parts
 INDEX_FILE = "index.sqlite"
 
 

@@ -6,23 +6,29 @@ Imports inside functions and `if TYPE_CHECKING:` blocks count too; a lazy import
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# Every first-party package, existing or arriving: a package that is not there yet is skipped, so adding one
+# here is how it joins the checks. `cli` is the top; consumer-side packages sit at the ingest/oci level.
+PACKAGES = ("brain", "ingest", "oci", "cli", "retrieval", "serve", "export", "signers")
+TERMINAL = frozenset({"typer", "rich"})
+NETWORK = frozenset({"oras", "requests", "httpx", "openai", "urllib3", "aiohttp", "mcp"})
+
 FORBIDDEN: dict[str, frozenset[str]] = {
-    "brain": frozenset(
-        {"cli", "ingest", "oci", "retrieval", "serve", "export", "typer", "rich", "oras", "requests", "httpx", "openai", "mcp"}
-    ),
-    "ingest": frozenset({"oci", "cli"}),
-    "oci": frozenset({"ingest", "cli"}),
-    "signers": frozenset({"ingest", "oci", "cli", "typer", "rich", "oras", "requests", "httpx", "openai"}),
+    "brain": frozenset({"cli", "ingest", "oci", "retrieval", "serve", "export", "signers"}) | TERMINAL | NETWORK,
+    "ingest": frozenset({"oci", "cli", "serve", "export"}) | TERMINAL,
+    "oci": frozenset({"ingest", "cli", "serve", "export"}) | TERMINAL,
     # cli → serve → retrieval → brain: the consumer side reads brains and never builds or moves them.
-    "retrieval": frozenset({"cli", "ingest", "oci", "serve", "typer", "rich", "mcp"}),
-    "serve": frozenset({"cli", "ingest", "oci", "typer", "rich"}),
-    "export": frozenset({"cli", "ingest", "oci", "typer", "rich"}),
+    "retrieval": frozenset({"cli", "ingest", "oci", "serve", "export", "mcp"}) | TERMINAL,
+    "serve": frozenset({"cli", "ingest", "oci"}) | TERMINAL,
+    "export": frozenset({"cli", "ingest", "oci"}) | TERMINAL,
+    # Key files and the ssh-agent socket: depends on `brain` only.
+    "signers": frozenset({"cli", "ingest", "oci", "retrieval", "serve", "export"}) | TERMINAL | NETWORK,
 }
 
 
@@ -51,10 +57,15 @@ def _is_dynamic_import(node: ast.Call) -> bool:
     )
 
 
+def _sources(package: str) -> list[Path]:
+    """The package's modules (none when the package does not exist yet)."""
+    return sorted((ROOT / package).rglob("*.py")) if (ROOT / package).is_dir() else []
+
+
 def violations(package: str) -> list[str]:
     """`path: imports name` for every forbidden import under `package/`."""
     found = []
-    for path in sorted((ROOT / package).rglob("*.py")):
+    for path in _sources(package):
         for name in sorted(imported_top_levels(path.read_text(encoding="utf-8")) & FORBIDDEN[package]):
             found.append(f"{path.relative_to(ROOT)}: imports {name}")
     return found
@@ -84,3 +95,158 @@ def test_brain_package_is_checked() -> None:
 )
 def test_import_scanner_sees_every_form(source: str, expected: set[str]) -> None:
     assert imported_top_levels(source) == expected
+
+
+# --- network access stays in the proposers ------------------------------------------------------------------
+
+# Standard-library modules that open connections (the parsing ones, like urllib.parse, are fine anywhere).
+NETWORK_STDLIB = ("socket", "ssl", "http.client", "http.server", "urllib.request", "ftplib", "smtplib")
+
+
+def imported_modules(source: str) -> set[str]:
+    """The full dotted name of every absolute import in `source` (lazy and TYPE_CHECKING ones included)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Call) and _is_dynamic_import(node):
+            names.add(node.args[0].value)  # type: ignore[attr-defined]
+    return names
+
+
+def _is_network(name: str) -> bool:
+    return name.split(".")[0] in NETWORK or any(name == m or name.startswith(m + ".") for m in NETWORK_STDLIB)
+
+
+def test_ingest_reaches_the_network_only_through_proposers() -> None:
+    outside = [p for p in _sources("ingest") if "proposers" not in p.relative_to(ROOT / "ingest").parts]
+    assert outside  # the check is not vacuous
+    found = [
+        f"{path.relative_to(ROOT)}: imports {name}"
+        for path in outside
+        for name in sorted(imported_modules(path.read_text(encoding="utf-8")))
+        if _is_network(name)
+    ]
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    ("name", "network"),
+    [("openai", True), ("http.client", True), ("socket", True), ("urllib.parse", False), ("http", False)],
+)
+def test_network_names(name: str, network: bool) -> None:
+    assert _is_network(name) is network
+
+
+# --- no import cycles between modules -----------------------------------------------------------------------
+
+# Deliberate ones, each an edge whose removal leaves no cycle. Any other cycle fails below.
+ALLOWED_EDGES = {
+    # `Block.decode`/`Block.from_payload` are the facade over the decoder, which needs every block class;
+    # it is imported when first called.
+    ("brain.blocks.base", "brain.blocks.decode"),
+    # The writer annotates the `Brain` it writes to (type checkers only); `Brain.writer()` builds it.
+    ("brain.writer", "brain.brain"),
+}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in _sources(package):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def _imports(source: str) -> Iterator[str]:
+    """Dotted names `source` imports: at module level, in functions and under TYPE_CHECKING alike (a cycle
+    for type checkers only still ties the two modules together)."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+
+
+def import_graph(sources: dict[str, str]) -> dict[str, set[str]]:
+    """Module → the first-party modules it imports, from module name → source text.
+
+    A name resolves to its longest prefix that is a module: `from pkg import submodule` is an edge to the
+    submodule, `from pkg.mod import name` one to `pkg.mod`. Parent packages a submodule import runs first
+    are not edges (Python initializes them before the importer continues).
+    """
+
+    def resolve(name: str) -> str | None:
+        while name and name not in sources:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, source in sources.items():
+        targets = {resolve(name) for name in _imports(source)}
+        graph[module] = {t for t in targets if t is not None and t != module}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components with more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            child = next(edges, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(frozenset(component))
+    return found
+
+
+def test_no_import_cycles_between_modules() -> None:
+    graph = import_graph({name: path.read_text(encoding="utf-8") for name, path in _modules().items()})
+    assert len(graph) > 100  # the scan saw the code base
+    for importer, imported in ALLOWED_EDGES:
+        graph[importer].discard(imported)
+    assert sorted(sorted(c) for c in cycles(graph)) == []
+
+
+def test_cycle_finder_sees_lazy_and_type_checking_imports() -> None:
+    sources = {
+        "a": "import b\n",
+        "b": "def f():\n    from c import x\n",
+        "c": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from a import y\n",
+        "d": "import a\nfrom c import z\n",
+    }
+    assert cycles(import_graph(sources)) == [frozenset({"a", "b", "c"})]

@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
-
 from brain.authn.chain import ChainStore, descends_from, first_parent_walk
 from brain.authn.keys import PublicKey, parse_trust_key
 from brain.authn.outcomes import BLOCKING, FindingCode, Outcome, Role, Stance, State
@@ -34,6 +32,7 @@ from brain.authn.trust import (
     sorted_scopes,
 )
 from brain.blocks.memory_type import MemoryType
+from brain.frozen import FrozenModel
 from brain.identity import OciDigest
 from brain.snapshot import Snapshot, TrustKey, TrustRoot, TrustScope
 
@@ -48,29 +47,23 @@ _ACCEPTED = frozenset({Outcome.VALID, Outcome.VALID_AS_PROPOSAL})
 _PROPOSABLE = frozenset({TrustScope.INGEST, TrustScope.COMMIT})
 
 
-class Policy(BaseModel):
+class Policy(FrozenModel):
     """Local policy of the decision: how many distinct valid keys a head needs, and whether a proposal may be one."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     required_signatures: int = 1
     allow_propose_head: bool = False
 
 
-class Finding(BaseModel):
+class Finding(FrozenModel):
     """One finding about the snapshot; `blocking` findings make it `unauthorized`."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     code: FindingCode
     blocking: bool
     detail: str
 
 
-class Verdict(BaseModel):
+class Verdict(FrozenModel):
     """What one record proves."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     record: OciDigest
     key: str
@@ -82,10 +75,8 @@ class Verdict(BaseModel):
     detail: str | None = None
 
 
-class Attribution(BaseModel):
+class Attribution(FrozenModel):
     """Who the provenance records this snapshot adds name as actors, and whether a valid key vouches for them."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     snapshot: OciDigest
     verified: list[str] = []
@@ -93,10 +84,8 @@ class Attribution(BaseModel):
     evidence_gaps: list[str] = []
 
 
-class Authentication(BaseModel):
+class Authentication(FrozenModel):
     """The §9.7 result for one snapshot."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     snapshot: OciDigest
     state: State
@@ -139,7 +128,7 @@ class _Findings(list[Finding]):
         self.append(Finding(code=code, blocking=code in BLOCKING if blocking is None else blocking, detail=detail))
 
 
-def authenticate(
+def authenticate(  # noqa: C901 - §9's decision procedure, one numbered step after another as the spec gives it
     chain: ChainStore,
     digest: OciDigest,
     snapshot: Snapshot | None = None,

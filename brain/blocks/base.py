@@ -25,8 +25,12 @@ class Block(WireModel):
     """A block: one typed payload in the five-key envelope, identified by the SHA-256 of its JCS bytes."""
 
     if TYPE_CHECKING:
-        memory_type: MemoryType
-        schema_version: int
+        # Class constants of typed blocks, fields of `GenericBlock`: read-only here either way.
+        @property
+        def memory_type(self) -> MemoryType: ...
+
+        @property
+        def schema_version(self) -> int: ...
 
     # Whether every field is validated to an exact JSON type (strict strings, integers within ±(2^53−1)), so
     # the envelope needs no walk for floats or unsafe integers before it is serialized.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, create_model
 
 from brain.blocks.base import ENVELOPE_KEYS, SERIALIZATION, Block, BlockDecodeError, TypedBlock
 from brain.blocks.canonical import CanonicalBlock
@@ -17,6 +17,7 @@ from brain.blocks.provenance import ProvenanceBlock
 from brain.blocks.schemas import REGISTERED_VERSIONS, payload_problems, select_schema_version
 from brain.blocks.semantic import SemanticBlock
 from brain.errors import CanonicalFormError, InvalidInputError
+from brain.frozen import FrozenModel
 from brain.identity import BlockId, canonicalize
 from brain.identity.jcs import canonicalize_parsed
 
@@ -39,12 +40,12 @@ def _v1_envelope_model(block_type: type[TypedBlock]) -> type[BaseModel]:
         "schema_version": (_V1, ...),
         "serialization": (Literal["jcs/1"], ...),
     }
-    return create_model(f"{block_type.__name__}Envelope", __config__=ConfigDict(frozen=True, extra="forbid"), **fields)
+    return create_model(f"{block_type.__name__}Envelope", __base__=FrozenModel, **fields)
 
 
 # Every v1 envelope, parsed and validated in one pass by pydantic-core, discriminated by memory_type.
 _V1_ENVELOPES: TypeAdapter[Any] = TypeAdapter(
-    Annotated[Union[tuple(_v1_envelope_model(t) for t in TYPED_V1.values())], Field(discriminator="memory_type")]  # noqa: UP007
+    Annotated[Union[tuple(_v1_envelope_model(t) for t in TYPED_V1.values())], Field(discriminator="memory_type")]  # type: ignore[arg-type]  # noqa: UP007
 )
 
 
@@ -101,9 +102,9 @@ def _decode_in_order(data: bytes) -> Block:
         if version == 1:
             block: Block = TYPED_V1[memory_type].model_validate(payload)
         else:
-            block = GenericBlock(memory_type=memory_type, schema_version=version, payload=payload)
+            block = GenericBlock(memory_type=memory_type, schema_version=version, body=payload)
     except ValidationError as e:
-        raise BlockDecodeError(f"invalid {memory_type} v{version} payload: {_first_error(e)}") from None
+        raise BlockDecodeError(f"invalid {memory_type} v{version} payload: {_first_error(e)}") from e
     # Step 9 without re-serializing the model: the parsed envelope must already be in JCS form, and the
     # model must hold exactly the parsed payload (nothing dropped, such as an explicit null, or coerced).
     canonical = canonicalize_parsed(envelope)
@@ -131,9 +132,9 @@ def block_from_payload(memory_type: MemoryType, payload: dict[str, Any]) -> Bloc
     try:
         if version == 1:
             return TYPED_V1[memory_type].model_validate(cleaned)
-        return GenericBlock(memory_type=memory_type, schema_version=version, payload=cleaned)
+        return GenericBlock(memory_type=memory_type, schema_version=version, body=cleaned)
     except ValidationError as e:
-        raise InvalidInputError(f"invalid {memory_type} payload: {_first_error(e)}") from None
+        raise InvalidInputError(f"invalid {memory_type} payload: {_first_error(e)}") from e
 
 
 def _typed_v1(memory_type: MemoryType, cleaned: dict[str, Any]) -> Block | None:

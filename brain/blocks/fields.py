@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import Field, StringConstraints
 
+from brain.frozen import FrozenModel
 from brain.identity import MAX_SAFE_INTEGER, BlockId, OciDigest
 from brain.identity.clock import TIMESTAMP_PATTERN
 
@@ -42,10 +43,8 @@ __all__ = [
 ]
 
 
-class WireModel(BaseModel):
+class WireModel(FrozenModel):
     """A frozen wire object whose field names are the spec's JSON keys; unknown members are refused."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy (as in pydantic, `update` is not validated) whose cached bytes and digests start empty."""

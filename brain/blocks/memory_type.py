@@ -26,13 +26,13 @@ class MemoryType(StrEnum):
 
     @property
     def is_derived(self) -> bool:
-        """Derived modules cite canonical evidence and cannot be published without `canonical`."""
-        return self in (MemoryType.SEMANTIC, MemoryType.PROCEDURAL)
+        """Derived modules cite canonical evidence and cannot be published without `canonical` (§2, §6.7)."""
+        return self in DERIVED_MEMORY_TYPES
 
     @property
     def is_proposable(self) -> bool:
-        """Whether a model may propose blocks of this type."""
-        return self in (MemoryType.EPISODIC, MemoryType.SEMANTIC, MemoryType.PROCEDURAL)
+        """Whether a model may propose blocks of this type (§2)."""
+        return self in PROPOSABLE_MEMORY_TYPES
 
     @classmethod
     def parse(cls, name: str) -> MemoryType:
@@ -45,6 +45,14 @@ class MemoryType(StrEnum):
             choices = ", ".join(m.value for m in cls)
             raise InvalidInputError(f"unknown memory type {name!r}: choose one of {choices}") from None
 
+
+# §2's table, the one definition of each column: "derived (cites canonical evidence)" decides publishing
+# (§6.7); "proposable by a model" decides what a task may allow, and which members carry `derivation`
+# records (episodic blocks cite evidence too, so a canonical drop's cascade reaches them, §7.4).
+DERIVED_MEMORY_TYPES: frozenset[MemoryType] = frozenset({MemoryType.SEMANTIC, MemoryType.PROCEDURAL})
+PROPOSABLE_MEMORY_TYPES: frozenset[MemoryType] = frozenset(
+    {MemoryType.EPISODIC, MemoryType.SEMANTIC, MemoryType.PROCEDURAL}
+)
 
 # The fixed order of module layers in a packed artifact and of modules in reports (§6.2).
 MODULE_ORDER: tuple[MemoryType, ...] = (

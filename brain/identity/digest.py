@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeGuard
 
 from pydantic_core import core_schema
 
@@ -19,7 +19,7 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 
-def is_digest_string(value: object) -> bool:
+def is_digest_string(value: object) -> TypeGuard[str]:
     """True iff `value` is a syntactically valid digest string."""
     return isinstance(value, str) and _DIGEST.fullmatch(value) is not None
 

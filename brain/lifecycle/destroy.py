@@ -29,12 +29,13 @@ from brain.module import read_block
 from brain.store.atomic import atomic_write
 from brain.store.blobs import TOMBSTONES_FILE
 from brain.store.layout import pretty_json
+from brain.store.sidecars import CACHE, SEARCH
 
 if TYPE_CHECKING:
     from brain.brain import Brain
 
 # Local caches that may hold block text: deleted by a redaction (rebuilt on demand).
-CACHE_DIRS: tuple[tuple[str, ...], ...] = (("boltzmann", "cache"), ("boltzmann", "search"))
+CACHE_DIRS: tuple[tuple[str, ...], ...] = (CACHE.parts, SEARCH.parts)
 
 
 @dataclass

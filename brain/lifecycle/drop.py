@@ -62,7 +62,7 @@ def drop_cascade(graph: DependencyGraph, blocks: Iterable[BlockId]) -> set[Block
     return reach(blocks, lambda b: (*graph.evidence_dependents(b), *graph.structural_dependents(b)))
 
 
-def plan_drop(
+def plan_drop(  # noqa: C901 - one refusal per §7.4 rule, checked in the order the messages promise
     requested: Iterable[BlockId],
     members: Members,
     graph: DependencyGraph,

@@ -34,12 +34,15 @@ def fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def open_temp(directory: str | Path) -> tuple[str, int]:
-    """A new `.tmp-<hex>` file in `directory`, opened for writing and locked against `sweep_temps`: (path, fd)."""
+def open_temp(directory: str | Path, mode: int = 0o666) -> tuple[str, int]:
+    """A new `.tmp-<hex>` file in `directory`, opened for writing and locked against `sweep_temps`: (path, fd).
+
+    `mode` (less the umask) applies from creation: a secret is never readable by others, even briefly.
+    """
     while True:
         temp = os.path.join(directory, f"{TEMP_PREFIX}{secrets.token_hex(8)}")
         try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
         except FileExistsError:
             continue
         try:
@@ -88,9 +91,9 @@ def _remove_abandoned(entry: os.DirEntry[str], before: float) -> bool:
 
 
 @contextlib.contextmanager
-def temp_file(directory: Path) -> Iterator[tuple[Path, BinaryIO]]:
+def temp_file(directory: Path, mode: int = 0o666) -> Iterator[tuple[Path, BinaryIO]]:
     """A new, exclusively created `.tmp-<hex>` file in `directory`; deleted on exit unless renamed away."""
-    name, fd = open_temp(directory)
+    name, fd = open_temp(directory, mode)
     temp = Path(name)
     handle = os.fdopen(fd, "wb")
     try:
@@ -111,10 +114,10 @@ def publish(temp: Path, handle: BinaryIO, target: Path, *, sync: bool = True) ->
         fsync_directory(target.parent)
 
 
-def atomic_write(path: Path, data: bytes, *, sync: bool = True) -> None:
-    """Replace `path` with exactly `data`, atomically (and durably unless `sync=False`)."""
+def atomic_write(path: Path, data: bytes, *, sync: bool = True, mode: int = 0o666) -> None:
+    """Replace `path` with exactly `data`, atomically (and durably unless `sync=False`); `mode` as `open_temp`."""
     path = Path(path)
-    with temp_file(path.parent) as (temp, handle):
+    with temp_file(path.parent, mode) as (temp, handle):
         handle.write(data)
         publish(temp, handle, path, sync=sync)
 

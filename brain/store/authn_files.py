@@ -24,19 +24,20 @@ from brain.errors import BrainUnreadableError, CanonicalFormError, RefusedError
 from brain.identity import OciDigest, canonicalize, parse_strict
 from brain.store.atomic import atomic_write
 from brain.store.blobs import BlobStore
+from brain.store.sidecars import REMOTES, SIGNATURES, TRUST
 
-SIGNATURES_FILE = ("boltzmann", "signatures.json")
-TRUST_FILE = ("boltzmann", "trust.json")
-REMOTES_FILE = ("boltzmann", "remotes.json")
+SIGNATURES_FILE = SIGNATURES.parts
+TRUST_FILE = TRUST.parts
+REMOTES_FILE = REMOTES.parts
 AUTHN_SIDECARS = (SIGNATURES_FILE, TRUST_FILE, REMOTES_FILE)
 _FIX = "restore it from a copy of the brain, or delete it to start over (signatures must then be added again)"
 
 
-def _path(root: Path, name: tuple[str, str]) -> Path:
+def _path(root: Path, name: tuple[str, ...]) -> Path:
     return Path(root).joinpath(*name)
 
 
-def _read(root: Path, name: tuple[str, str]) -> bytes | None:
+def _read(root: Path, name: tuple[str, ...]) -> bytes | None:
     where = _path(root, name)
     try:
         return where.read_bytes()
@@ -46,7 +47,7 @@ def _read(root: Path, name: tuple[str, str]) -> bytes | None:
         raise BrainUnreadableError(f"{where} cannot be read: {e.strerror}", hint=_FIX) from None
 
 
-def _write(root: Path, name: tuple[str, str], data: bytes) -> None:
+def _write(root: Path, name: tuple[str, ...], data: bytes) -> None:
     where = _path(root, name)
     where.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(where, data)
@@ -94,7 +95,7 @@ def store_records(root: Path, blobs: BlobStore, records: Iterable[SignatureRecor
     return added
 
 
-def _model(root: Path, name: tuple[str, str], model: type[TrustPin | RemoteMemory]) -> TrustPin | RemoteMemory | None:
+def _model(root: Path, name: tuple[str, ...], model: type[TrustPin | RemoteMemory]) -> TrustPin | RemoteMemory | None:
     data = _read(root, name)
     if data is None:
         return None

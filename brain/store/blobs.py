@@ -31,10 +31,11 @@ from brain.store.atomic import (
     sync_tree,
     temp_file,
 )
+from brain.store.sidecars import TOMBSTONES
 from brain.store.write_behind import WriteBehind
 
 BLOB_DIR = ("blobs", "sha256")
-TOMBSTONES_FILE = ("boltzmann", "tombstones.json")  # digests destroyed by redaction → reason (§5.5, §7.5)
+TOMBSTONES_FILE = TOMBSTONES.parts  # digests destroyed by redaction → reason (§5.5, §7.5)
 CHUNK = 1 << 20
 _PERMISSION = "check the owner and mode of the file (chmod u+r) and its directory, then run `brain verify`"
 _REMOVE = "move it away (the store holds only regular files), then pull or restore the blob and run `brain verify`"
@@ -90,6 +91,10 @@ class VerifyingReader(io.RawIOBase):
 
     def readable(self) -> bool:
         return True
+
+    def read(self, size: int = -1, /) -> bytes:
+        """Up to `size` bytes (all that is left by default); never None: the file is blocking."""
+        return super().read(size) or b""
 
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
         count = self._handle.readinto(buffer)

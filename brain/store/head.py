@@ -9,21 +9,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from brain.errors import BrainUnreadableError, CanonicalFormError
+from brain.frozen import FrozenModel
 from brain.identity import OciDigest, canonicalize, parse_strict
 from brain.store.atomic import atomic_write
+from brain.store.sidecars import HEAD
 
-HEAD_FILE = ("boltzmann", "head.json")
+HEAD_FILE = HEAD.parts
 DEFAULT_RETAINED = 10
 _FIX = "restore boltzmann/head.json from a copy of the brain, or point it at a stored snapshot"
 
 
-class Origin(BaseModel):
+class Origin(FrozenModel):
     """Where the current snapshot was pulled from (only after a pull)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     partial: bool
     reference: str
@@ -31,10 +31,8 @@ class Origin(BaseModel):
     tag: str | None = None
 
 
-class Head(BaseModel):
+class Head(FrozenModel):
     """The current snapshot and the snapshots kept reachable (newest first, head first)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     boltzmann: Literal[1] = 1
     snapshot: OciDigest
@@ -74,18 +72,18 @@ def read_head(root: Path) -> Head | None:
     except FileNotFoundError:
         return None
     except OSError as e:
-        raise BrainUnreadableError(f"{where} cannot be read: {e.strerror}", hint=_FIX) from None
+        raise BrainUnreadableError(f"{where} cannot be read: {e.strerror}", hint=_FIX) from e
     if not data.strip():
         raise BrainUnreadableError(f"{where} is empty", hint=_FIX)
     try:
         return Head.model_validate(parse_strict(data))
     except CanonicalFormError as e:
         # e.message says what is wrong ("not JSON: ...", "duplicate key ..."): prefixing only the file reads once.
-        raise BrainUnreadableError(f"{where}: {e.message}", hint=_FIX) from None
+        raise BrainUnreadableError(f"{where}: {e.message}", hint=_FIX) from e
     except ValidationError as e:
         first = e.errors()[0]
         place = ".".join(str(p) for p in first["loc"]) or "document"
-        raise BrainUnreadableError(f"{where} is not a head pointer: {place}: {first['msg']}", hint=_FIX) from None
+        raise BrainUnreadableError(f"{where} is not a head pointer: {place}: {first['msg']}", hint=_FIX) from e
 
 
 def write_head(root: Path, head: Head) -> None:

@@ -112,7 +112,7 @@ class Layout:
                 f"{self.root} is not a brain: {LAYOUT_FILE} is missing", hint="create one with `brain init`"
             ) from None
         except (OSError, ValueError) as e:
-            raise NotABrainError(f"{where} is not readable JSON: {e}") from None
+            raise NotABrainError(f"{where} is not readable JSON: {e}") from e
         version = value.get("imageLayoutVersion") if isinstance(value, dict) else None
         if version != LAYOUT_VERSION:
             raise NotABrainError(
@@ -132,7 +132,7 @@ class Layout:
             return ImageIndex.model_validate(json.loads(data))
         except ValueError as e:
             detail = e.errors()[0]["msg"] if isinstance(e, ValidationError) else str(e)
-            raise BrainUnreadableError(f"{where} is not a valid OCI image index: {detail}") from None
+            raise BrainUnreadableError(f"{where} is not a valid OCI image index: {detail}") from e
 
     def write_index(self, index: ImageIndex) -> None:
         """Replace `index.json` atomically (callers hold the writer lock)."""

@@ -22,8 +22,9 @@ from brain.errors import ConflictError, LockTimeoutError
 from brain.identity import utc_timestamp
 from brain.store.atomic import sweep_temps
 from brain.store.blobs import BLOB_DIR
+from brain.store.sidecars import LOCK
 
-LOCK_FILE = ("boltzmann", "lock")
+LOCK_FILE = LOCK.parts
 POLL_SECONDS = 0.05
 
 
@@ -67,7 +68,7 @@ class WriterLock:
             raise ConflictError(
                 f"cannot open the writer lock {self.path}: {e.strerror}",
                 hint="check that the brain directory is writable by you",
-            ) from None
+            ) from e
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         announced: str | None = None
         try:

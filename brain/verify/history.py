@@ -158,9 +158,9 @@ class HistoryWalker:
         threshold = 1 if heavy else len(digests) + 1
         found = {f.digest: f for f in parallel_map(inspect_compositions, self.blobs.root, digests, self.jobs, threshold)}
         members: dict[str, frozenset[str] | None] = {}
-        for digest, (module, snapshot) in first_use.items():
+        for digest, (module, first) in first_use.items():
             facts = found[digest]
-            where = f"{self.blobs.path(OciDigest.parse(digest))}, named by snapshot {_short(snapshot)}"
+            where = f"{self.blobs.path(OciDigest.parse(digest))}, named by snapshot {_short(first)}"
             history.problems.extend(composition_problems(facts, module, where))
             members[digest] = frozenset(facts.ids) if usable(facts) else None
         checked: set[tuple[str, str, str, int, tuple[str, ...]]] = set()

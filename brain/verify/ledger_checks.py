@@ -11,10 +11,12 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from brain.blocks.memory_type import MODULE_ORDER, PROPOSABLE_MEMORY_TYPES
 from brain.verify.facts import BlockFacts, RecordFacts
 from brain.verify.report import Problem
 
-DERIVED_MODULES = ("episodic", "semantic", "procedural")
+# The modules whose members need `derivation` and `validation` records: the proposable ones (§2), in §6.2 order.
+DERIVED_MODULES = tuple(t.value for t in MODULE_ORDER if t in PROPOSABLE_MEMORY_TYPES)
 PROTECTED_MODULES = ("canonical", "provenance")
 
 
@@ -118,11 +120,11 @@ def _derived_problems(
     if facts.evidence is not None and derivations:
         stated = set(facts.evidence)
         if not any(stated == set(record.derived_from) for _, record in derivations):
-            cited = sorted({e for _, record in derivations for e in record.derived_from})
+            recorded = sorted({e for _, record in derivations for e in record.derived_from})
             problems.append(
                 Problem.of(
                     "evidence-mismatch",
-                    f"payload evidence {sorted(stated)} differs from the derivation record's {cited}",
+                    f"payload evidence {sorted(stated)} differs from the derivation record's {recorded}",
                     module=module,
                     block=block_id,
                 )

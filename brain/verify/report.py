@@ -13,15 +13,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
 
 from brain.blocks.memory_type import MODULE_ORDER
+from brain.frozen import FrozenModel
 from brain.verify.codes import Severity, severity_of
 
 MODULE_NAMES = tuple(m.value for m in MODULE_ORDER)
 
 
-class Problem(BaseModel):
+class Problem(FrozenModel):
     """One finding: its code, where it is (module, offending block or blob digest) and what exactly is wrong."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     code: str
     module: str | None = None

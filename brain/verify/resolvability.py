@@ -11,11 +11,12 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from brain.store.sidecars import TOMBSTONES
 from brain.verify.facts import OK, BlockFacts
 from brain.verify.report import Counts
 
 RESOLVABLE, TOMBSTONED, MISSING = "resolvable", "tombstoned", "missing"
-TOMBSTONES_FILE = ("boltzmann", "tombstones.json")
+TOMBSTONES_FILE = TOMBSTONES.parts
 
 
 def read_tombstoned_blobs(root: Path) -> frozenset[str]:

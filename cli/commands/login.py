@@ -42,7 +42,7 @@ def login(
     as_json: JsonFlag = False,
 ) -> None:
     """Log in to a registry (verified against it, then saved to Docker's config.json)."""
-    from oci.auth import login as verify_and_store
+    from oci.login import login as verify_and_store
     from oci.reference import parse_registry
 
     registry = parse_registry(host, plain_http=plain_http).registry

@@ -8,20 +8,17 @@ selective pull left out is an error, since its members exist but cannot be read 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Annotated, Any
+from collections.abc import Sequence
+from typing import Annotated
 
 import typer
 from rich.console import RenderableType
 
-from brain.blocks.base import Block
 from brain.blocks.memory_type import MemoryType
-from brain.brain import Brain
 from brain.errors import NotFoundError
-from brain.identity import BlockId, is_digest_string
-from brain.installed import left_out_modules
+from brain.identity import BlockId
 from brain.ledger import Ledger
-from brain.module import Module
+from brain.queries import not_installed, title_of
 from cli.context import cli_context
 from cli.options import JsonFlag, MemoryTypeOption, parse_memory_type
 from cli.output import Output, Result
@@ -75,45 +72,6 @@ def ls(
     ]
     shown = [m for m in members if show_all or m.accessible]
     output.result(shown, lambda rows: _render(rows, output, wanted))
-
-
-def not_installed(brain: Brain, modules: Mapping[MemoryType, Module]) -> list[MemoryType]:
-    """Modules a selective pull left out: the head says the pull was partial and none of their blocks is stored."""
-    head = brain.head()
-    if head is None or head.origin is None or not head.origin.partial:
-        return []
-    snapshot = brain.snapshot()
-    left_out = [] if snapshot is None else list(left_out_modules(brain.blobs, head, snapshot))
-    for memory_type, module in modules.items():
-        readable = [b for b in module.block_ids if b not in module.tombstones]
-        if readable and not any(brain.blobs.has(b) for b in readable):
-            left_out.append(memory_type)
-    return left_out
-
-
-def title_of(block: Block, ledger: Ledger) -> str:
-    """A one-line description for people: label, summary, source origin and media type, or record type."""
-    payload: dict[str, Any] = block.payload()
-    if block.memory_type is MemoryType.CANONICAL:
-        registration = ledger.registrations.get(block.block_id)
-        origin = registration.origin if registration is not None else None
-        media = f"{payload.get('media_type', '?')}, {payload.get('size', '?')} bytes"
-        return f"{origin} ({media})" if origin else media
-    if block.memory_type is MemoryType.EPISODIC:
-        return _one_line(str(payload.get("summary", "")))
-    if block.memory_type is MemoryType.PROVENANCE:
-        record = payload.get("record") or {}
-        target = record.get("block") or (record.get("blocks") or [None])[0]
-        about = f" {BlockId.parse(target).short}" if is_digest_string(target) else ""
-        return f"{record.get('record_type', '?')}{about}"
-    kind = payload.get("kind")
-    label = _one_line(str(payload.get("label", "")))
-    return f"{label} ({kind})" if kind else label
-
-
-def _one_line(text: str, limit: int = 100) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _render(rows: Sequence[Member], output: Output, wanted: MemoryType | None) -> list[RenderableType]:

@@ -41,7 +41,7 @@ def push(
             brain, ref, force=force, progress=progress, lock_timeout=context.lock_timeout, as_packed=as_packed,
             on_wait=context.wait_note(), immutable=immutable,
         )
-    if result.stale:
+    if result.stale and result.head is not None:  # stale: packed from an older snapshot than the head
         output.warning(
             f"tag {result.tag} was packed from snapshot {result.snapshot.short}, not the current head "
             f"{result.head.short} (--packed); drop --packed to publish the head"

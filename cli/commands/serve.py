@@ -50,7 +50,7 @@ def serve(
     brain = context.open_brain()  # a clear error before anything listens
     from serve.face import BrainFace
 
-    face = BrainFace(brain.path, _cli_json(brain.path))
+    face = BrainFace(brain.path, _cli_json(brain.path, ctx.find_root().command))
     try:
         if mcp:
             if token_file is not None:
@@ -68,17 +68,16 @@ def serve(
         face.close()
 
 
-def _cli_json(brain_path: Path) -> Callable[[Sequence[str]], Any]:
-    """Run a read-only command of this CLI in-process with --json and return its parsed output."""
+def _cli_json(brain_path: Path, cli: Callable[..., Any]) -> Callable[[Sequence[str]], Any]:
+    """Run a read-only command of this CLI (`cli`: the root command, as the running context names it, so
+    this module need not import the app that imports it) in-process with --json; its parsed output."""
     lock = threading.Lock()  # redirecting stdout is process-wide
 
     def run(args: Sequence[str]) -> Any:
-        from cli.app import app
-
         out = io.StringIO()
         with lock, contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
             try:
-                app(["--brain", str(brain_path), "--quiet", *args, "--json"], prog_name="brain", standalone_mode=False)
+                cli(["--brain", str(brain_path), "--quiet", *args, "--json"], prog_name="brain", standalone_mode=False)
             except click.ClickException as e:
                 raise UsageError(e.format_message()) from None
         return json.loads(out.getvalue())

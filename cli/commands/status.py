@@ -9,7 +9,7 @@ from rich.console import RenderableType
 
 from brain.blocks.memory_type import MODULE_ORDER
 from brain.identity import MerkleRoot, OciDigest
-from cli.commands.ls import not_installed
+from brain.queries import not_installed
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Output, Result

@@ -185,8 +185,8 @@ def _render(result: VerifyResult, output: Output) -> Iterable[RenderableType]:
     groups: dict[str | None, list[Problem]] = {}
     for problem in result.problems:
         groups.setdefault(problem.module, []).append(problem)
-    for module, problems in groups.items():
-        yield Text(f"{module or 'brain'}:", style="bold")
+    for where, problems in groups.items():
+        yield Text(f"{where or 'brain'}:", style="bold")
         for p in problems:
             yield Text.assemble("  ", (f"{p.severity.value:<7}", _STYLES[p.severity]), f" {p.code}  {p.block or '-'}")
             yield Text(f"           {p.detail}")

@@ -11,6 +11,7 @@ same bytes with any zlib, so the version is the inner pipeline's plus `gzip-1`.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -36,8 +37,8 @@ class BytesPipeline(Protocol):
     name: str
     version: str
 
-    def normalize_bytes(self, data: bytes) -> NormalizedOutput:
-        """The view of `data`."""
+    def normalize_bytes(self, data: bytes) -> NormalizedOutput | None:
+        """The view of `data` (None: this pipeline reads files only)."""
         ...
 
 
@@ -67,8 +68,15 @@ def inflate(data: bytes, limit: int) -> bytes:
 class GzipText:
     """A gzip-compressed source: inflate, then the inner pipeline (`inner` fixed on a re-run, else sniffed)."""
 
-    def __init__(self, inner: BytesPipeline | None = None, max_bytes: int = MAX_TEXT_BYTES) -> None:
+    def __init__(
+        self,
+        inner: BytesPipeline | None = None,
+        max_bytes: int = MAX_TEXT_BYTES,
+        *,
+        sniff: Callable[[str], BytesPipeline | None] | None = None,
+    ) -> None:
         self.inner = inner
+        self.sniff = sniff  # the text pipeline for a sniffed media type (the registry's), when `inner` is None
         self.max_bytes = max_bytes
         self.name = PREFIX + (inner.name if inner is not None else "text")
         self.version = f"{inner.version}+{VERSION_TAG}" if inner is not None else VERSION_TAG
@@ -88,19 +96,19 @@ class GzipText:
         the stored blob (named by its digest), and the same bytes must give the same view either way.
         """
         content = inflate(data, self.max_bytes)
-        inner = self.inner if self.inner is not None else _sniffed_inner(content)
+        inner = self.inner if self.inner is not None else _sniffed_inner(content, self.sniff)
         output = inner.normalize_bytes(content)
+        if output is None:  # a pipeline that reads files only (a gzipped PDF): no view of the content
+            raise NormalizationError(GZIP_NOT_TEXT, f"the gzip content is for {inner.name}, which reads files only", note=True)
         recorded = output.pipeline or inner.name
         return NormalizedOutput(output.data, output.media_type, pipeline=PREFIX + recorded, notes=output.notes)
 
 
-def _sniffed_inner(content: bytes) -> BytesPipeline:
-    from ingest.normalize.registry import pipeline_for
+def _sniffed_inner(content: bytes, sniff: Callable[[str], BytesPipeline | None] | None) -> BytesPipeline:
     from ingest.sources.media import sniff_content
 
     media_type = sniff_content(content[:8192])
-    pipeline = pipeline_for(media_type)
-    inner = getattr(pipeline, "normalize_bytes", None) and pipeline
-    if inner is None or isinstance(inner, GzipText):
+    inner = None if sniff is None else sniff(media_type)
+    if inner is None:  # neither text nor a gzip inside a gzip, nor a PDF (read from files only)
         raise NormalizationError(GZIP_NOT_TEXT, f"the gzip content is {media_type}: no text view", note=True)
-    return inner  # type: ignore[return-value]
+    return inner

@@ -203,6 +203,7 @@ class HtmlText(Pipeline):
         if len(data) > self.max_bytes:
             raise NormalizationError(TOO_LARGE, f"{len(data)} bytes exceeds the {self.max_bytes}-byte text limit")
         decoded = read_text(data, self.charset, html=True)
+        del data  # a large source: only its text is needed from here on (the caller passed it, not kept it)
         notes = (decoded.note,) if decoded.note else ()
         view = text_view(html_to_text(decoded.text))
         return NormalizedOutput(view, pipeline=parameterized(self.name, decoded.charset), notes=notes)

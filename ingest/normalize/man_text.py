@@ -6,6 +6,7 @@ Rules (deterministic, no external tools: `groff` output depends on its version a
 - `.PP`, `.LP`, `.P`, `.sp`, `.Pp` end a paragraph; `.TP` / `.IP tag` / `.It` become list items
   `- tag: text`; `.nf`/`.fi` and `.EX`/`.EE` keep their lines (indented four spaces);
 - font macros (`.B`, `.I`, `.BR`, `.IR`, ...) keep their text; other requests and comments are dropped;
+- a line ending in a backslash continues on the next; `.de`/`.ig` blocks are skipped;
 - escapes: font changes (`\\fB`, `\\f(CW`, `\\f[I]`) and size changes are dropped, `\\-` is `-`, named
   characters (`\\(em`, `\\[bu]`, ...) become their Unicode character, `\\e` is a backslash;
 - then the shared text rules (encoding as `charset` finds it, LF, NFC), trailing blank lines removed.
@@ -24,6 +25,7 @@ from ingest.normalize.base import (
     UNICODE_TAG,
     NormalizationError,
     NormalizedOutput,
+    Pipeline,
     read_limited,
     text_view,
 )
@@ -48,6 +50,8 @@ _ESCAPE = re.compile(
 )
 _SIMPLE = {"-": "-", "e": "\\", "\\": "\\", " ": " ", "~": " ", "0": " ", "&": "", "|": "", "^": "", "c": "",
            "%": "", ":": "", "/": "", ",": "", "'": "´", "`": "`", ".": ".", "t": "\t", "!": ""}  # fmt: skip
+_DEFINITIONS = frozenset({"de", "de1", "am", "ig"})  # requests whose body, up to `..`, is not text
+_BULLETS = frozenset({"•", "—", "–", "-", "*", "·", "o", "+"})
 _FONT_MACROS = frozenset({"B", "I", "SM", "SB", "Sy", "Em", "Nm", "Ar", "Pa", "Cm", "Li", "Ev", "Va", "Ic", "Dv", "Er"})
 _ALTERNATING = frozenset({"BR", "RB", "BI", "IB", "IR", "RI"})
 _PARAGRAPH = frozenset({"PP", "LP", "P", "sp", "Pp", "br", "Lp", "HP", "PD"})
@@ -109,8 +113,14 @@ class _Page:
     def flush(self) -> None:
         if self.current:
             text = " ".join(" ".join(self.current).split())
+            if not text:
+                self.current = []
+                return
             if self.item is not None:
-                text = f"- {self.item}: {text}" if text else f"- {self.item}"
+                if self.item in _BULLETS:  # `.IP \(bu`: a plain list item, not a term
+                    text = f"- {text}" if text else ""
+                else:
+                    text = f"- {self.item}: {text}" if text else f"- {self.item}"
                 self.item = None
             elif self.section == "NAME" and (" - " in text or " — " in text):
                 name, _, what = text.replace(" — ", " - ").partition(" - ")
@@ -118,7 +128,8 @@ class _Page:
             self.lines.append(text)
             self.current = []
         elif self.item is not None:
-            self.lines.append(f"- {self.item}")
+            if self.item not in _BULLETS:
+                self.lines.append(f"- {self.item}")
             self.item = None
 
     def blank(self) -> None:
@@ -140,13 +151,36 @@ class _Page:
         self.lines += [f"{marks} {title}", ""]
 
 
-def man_to_text(source: str) -> str:
+def _joined_lines(source: str) -> list[str]:
+    """The input lines, a line ending in an (unescaped) backslash joined to the next one (roff continuation)."""
+    lines: list[str] = []
+    pending = ""
+    for line in source.split("\n"):
+        trailing = len(line) - len(line.rstrip("\\"))
+        if trailing % 2 == 1:
+            pending += line[:-1]
+            continue
+        lines.append(pending + line)
+        pending = ""
+    if pending:
+        lines.append(pending)
+    return lines
+
+
+def man_to_text(source: str) -> str:  # noqa: C901 - one dispatch over roff requests, in the order man(7) lists them
     """The view of a roff page under the rules in this module's docstring (before NFC)."""
     page = _Page()
     pending_heading: str | None = None
     mdoc = False
     program = ""  # mdoc: `.Nm` alone repeats the first `.Nm name`
-    for raw in source.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+    skipping = False  # inside a macro definition (`.de NAME` ... `..`) or an ignored block (`.ig`)
+    for raw in _joined_lines(source.replace("\r\n", "\n").replace("\r", "\n")):
+        if skipping:
+            skipping = raw.strip() != ".."
+            continue
+        if raw[:1] in (".", "'") and raw[1:].lstrip().split(" ", 1)[0] in _DEFINITIONS:
+            skipping = True
+            continue
         if raw.startswith((".", "'")) and not page.literal or raw.startswith((".fi", ".EE", ".Ed")):
             name, _, rest = raw[1:].lstrip().partition(" ")
             name = name.strip()
@@ -214,7 +248,7 @@ def man_to_text(source: str) -> str:
     return "".join(line + "\n" for line in page.lines)
 
 
-class ManText:
+class ManText(Pipeline):
     """The `man-text` pipeline (`charset`: the recorded codec of a re-run; None detects it)."""
 
     name = "man-text"
@@ -237,6 +271,7 @@ class ManText:
         if len(data) > self.max_bytes:
             raise NormalizationError(TOO_LARGE, f"{len(data)} bytes exceeds the {self.max_bytes}-byte text limit")
         decoded = read_text(data, self.charset)
+        del data  # a large source: only its text is needed from here on (the caller passed it, not kept it)
         notes = (decoded.note,) if decoded.note else ()
         view = text_view(man_to_text(decoded.text))
         return NormalizedOutput(view, pipeline=parameterized(self.name, decoded.charset), notes=notes)

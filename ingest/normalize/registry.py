@@ -23,7 +23,14 @@ from ingest.normalize.pdf_text import PdfText
 from ingest.normalize.text_nfc import TextNfc
 
 _TEXT: tuple[TextNfc | HtmlText | ManText, ...] = (TextNfc(), HtmlText(), ManText())
-_PIPELINES: tuple[Pipeline, ...] = (*_TEXT, PdfText(), GzipText())
+
+
+def _text_pipeline_for(media_type: str) -> TextNfc | HtmlText | ManText | None:
+    """What normalizes the content of a gzip file: a text pipeline (a PDF is read from files, a gzip is not nested)."""
+    return next((p for p in _TEXT if p.accepts(media_type)), None)
+
+
+_PIPELINES: tuple[Pipeline, ...] = (*_TEXT, PdfText(), GzipText(sniff=_text_pipeline_for))
 _TEXT_CLASSES = {p.name: type(p) for p in _TEXT}
 
 

@@ -10,6 +10,8 @@ Unicode database is another pipeline version.
 
 from __future__ import annotations
 
+import unicodedata
+from codecs import BOM_UTF8
 from pathlib import Path
 
 from ingest.normalize.base import (
@@ -22,7 +24,7 @@ from ingest.normalize.base import (
     read_limited,
     text_view,
 )
-from ingest.normalize.charset import parameterized, read_text
+from ingest.normalize.charset import UTF8, parameterized, read_text
 
 ACCEPTED = frozenset({"text/plain", "text/markdown", "text/x-rst"})
 
@@ -49,6 +51,20 @@ class TextNfc(Pipeline):
         """The same view from bytes already in memory (a small source read once by registration)."""
         if len(data) > self.max_bytes:
             raise NormalizationError(TOO_LARGE, f"{len(data)} bytes exceeds the {self.max_bytes}-byte text limit")
+        if self.charset in (None, UTF8) and b"\r" not in data and not data.startswith(BOM_UTF8):
+            # LF-only UTF-8 already in NFC is its own view: return the bytes, not a re-encoded copy of them
+            # (a 50 MB source would otherwise be held three times over: bytes, text and view).
+            if data.isascii():
+                return NormalizedOutput(data)
+            try:
+                text = data.decode(UTF8)
+            except UnicodeDecodeError:
+                pass
+            else:
+                if unicodedata.is_normalized("NFC", text):
+                    return NormalizedOutput(data)
+                del text
         decoded = read_text(data, self.charset)
+        del data  # a large source: only its text is needed from here on (the caller passed it, not kept it)
         notes = (decoded.note,) if decoded.note else ()
         return NormalizedOutput(text_view(decoded.text), pipeline=parameterized(self.name, decoded.charset), notes=notes)

@@ -12,8 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from brain.frozen import FrozenModel
 from brain.identity import BlockId
 from ingest.proposers.candidates import CandidateSet, Task
 from ingest.proposers.errors import ProposerError
@@ -24,10 +25,8 @@ PAGED_MEDIA_TYPES = frozenset({"application/pdf"})
 _Count = Field(default=0, ge=0, strict=True)
 
 
-class TokenUsage(BaseModel):
+class TokenUsage(FrozenModel):
     """Tokens a model-backed proposer spent; they add up across requests and sources."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     prompt_tokens: int = _Count
     completion_tokens: int = _Count

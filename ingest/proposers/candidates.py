@@ -17,18 +17,19 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import Field, StringConstraints, ValidationError, field_validator
 
 from brain.blocks.memory_type import MemoryType
 from brain.blocks.provenance import Producer
 from brain.errors import CanonicalFormError
+from brain.frozen import FrozenModel
 from brain.identity import MAX_SAFE_INTEGER, BlockId, parse_strict
 from ingest.proposers.answer_schema import CANDIDATES_JSON_SCHEMA, candidates_json_schema
 from ingest.proposers.errors import ProposerError
 
-CANDIDATES_SCHEMA_VERSION = "boltzmann.candidates/v1"
+CANDIDATES_SCHEMA_VERSION: Final = "boltzmann.candidates/v1"
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
 MAX_CANDIDATES = 10_000
 DEFAULT_REQUIREMENTS: tuple[str, ...] = (
@@ -49,9 +50,7 @@ class Operation(StrEnum):
     REDERIVE = "rederive"
 
 
-class _Wire(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class _Wire(FrozenModel):
     def to_json(self) -> dict[str, Any]:
         """The JSON object, absent optional members omitted."""
         return self.model_dump(mode="json", exclude_none=True)
@@ -123,7 +122,7 @@ def parse_candidate_set(data: bytes, task: Task | None = None, *, limit: int = M
     try:
         document = _load(data)
     except CanonicalFormError as e:
-        raise ProposerError("proposer-garbage", f"answer is not strict JSON: {e.message}") from None
+        raise ProposerError("proposer-garbage", f"answer is not strict JSON: {e.message}") from e
     return candidate_set_from_json(document, task)
 
 
@@ -138,7 +137,7 @@ def candidate_set_from_json(document: Any, task: Task | None = None) -> Candidat
         answer = CandidateSet.model_validate(document)
     except ValidationError as e:
         detail = f"answer does not follow boltzmann.candidates/v1: {_first(e)}"
-        raise ProposerError("proposer-garbage", detail) from None
+        raise ProposerError("proposer-garbage", detail) from e
     if task is not None and answer.task_id is not None and answer.task_id != task.task_id:
         raise ProposerError("proposer-garbage", f"answer is for task {answer.task_id!r}, not {task.task_id!r}")
     return answer
@@ -165,7 +164,7 @@ def _load(data: bytes) -> Any:
             parse_constant=_refuse_constant,
         )
     except json.JSONDecodeError as e:
-        raise CanonicalFormError(f"{e.msg} at line {e.lineno} column {e.colno}") from None
+        raise CanonicalFormError(f"{e.msg} at line {e.lineno} column {e.colno}") from e
     except RecursionError:
         raise CanonicalFormError("JSON nested too deeply") from None
     _check_tree(document)

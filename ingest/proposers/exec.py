@@ -82,7 +82,7 @@ class ExecProposer(Proposer):
                 start_new_session=True,
             )
         except OSError as e:
-            raise ProposerError("proposer-crashed", f"cannot run {self.argv[0]}: {e.strerror or e}") from None
+            raise ProposerError("proposer-crashed", f"cannot run {self.argv[0]}: {e.strerror or e}") from e
         out = _Capped(process.stdout, self.max_output_bytes + 1)
         err = _Tail(process.stderr)
         threads = [

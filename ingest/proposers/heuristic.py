@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +39,7 @@ from ingest.proposers.candidates import Candidate, CandidateSet, Task
 
 PRODUCER = Producer(kind=ProducerKind.PIPELINE, id="brain/heuristic", version="2")
 MAX_CANDIDATES_PER_SOURCE = 2_000
+MAX_COUNTED = 10 * MAX_CANDIDATES_PER_SOURCE  # past this many, the scan stops: the note says "more than"
 CAPPED = "proposals-capped"
 NO_CANDIDATES = "no-candidates"
 SUBJECT_SEPARATOR = " > "
@@ -57,7 +60,13 @@ _NOT_FACT_FIELDS = frozenset(
 )
 PLAIN_HEADING_LEVEL = 7
 TITLE_WINDOW = 16_384  # the title is looked for in the first characters only
+SPLIT_BELOW = 1 << 20  # a smaller text is split at once (faster); a larger one is walked line by line
+HEAD_LINE_CHARS = 4_096  # titles and change-log headers are found in the first characters of a line
+CHANGELOG_WINDOW = 30  # a GNU ChangeLog has an entry header within its first lines (after a preface)
 _FIRST_HEADING = re.compile(r"^#{1,6}[ \t]+\S", re.MULTILINE)
+_FIRST_H1 = re.compile(r"^#[ \t]+\S", re.MULTILINE)
+# Keys of what was found in one source (after the cap only their hashes, to count them).
+_Seen = set[tuple[str, ...] | int]
 # Plain-string aliases: enum attribute lookups are measurable at a few hundred thousand lines per second.
 _SEMANTIC, _EPISODIC, _PROCEDURAL = "semantic", "episodic", "procedural"
 
@@ -101,7 +110,12 @@ def cap_notes(kept: int, total: int) -> tuple[str, ...]:
     """The `proposals-capped` note when the cap left candidates out, else nothing."""
     if total <= kept:
         return ()
-    return (f"{CAPPED}: kept the first {kept} of {total} candidates (at most {MAX_CANDIDATES_PER_SOURCE} per source)",)
+    found = f"more than {MAX_COUNTED}" if total > MAX_COUNTED else str(total)
+    return (f"{CAPPED}: kept the first {kept} of {found} candidates (at most {MAX_CANDIDATES_PER_SOURCE} per source)",)
+
+
+class _CountingDone(Exception):
+    """Raised by `_Scan.emit` once more than `MAX_COUNTED` candidates were found: nothing more can be kept."""
 
 
 def empty_notes(source: SourceText, total: int) -> tuple[str, ...]:
@@ -141,7 +155,7 @@ class _Scan:
     allowed: frozenset[str]
     page: int | None
     out: list[Candidate]
-    seen: set[tuple[str, ...]]
+    seen: _Seen
     title: str | None = None
     markdown: bool = True
     rst: bool = False
@@ -159,6 +173,7 @@ class _Scan:
     changelog_doc: bool = False  # the document's title names a change log: plain lines may be releases
     changelog_section: bool = False  # a heading on the current path names one
     changelog_levels: list[int] = field(default_factory=list)
+    names: frozenset[str] = frozenset()  # lowercased title words: "tmux is ..." may define tmux
 
     def path(self, without: str | None = None) -> list[str]:
         names = [title for _, title in self.headings if title != without]
@@ -188,9 +203,16 @@ class _Scan:
     def emit(self, memory_type: str, key: tuple[str, ...], payload: dict[str, Any], lines: tuple[int, int]) -> None:
         if memory_type not in self.allowed or key in self.seen:
             return
-        self.seen.add(key)
         if len(self.out) >= MAX_CANDIDATES_PER_SOURCE:
-            return  # still counted in `seen`: the cap note says how many were found
+            # Only counted for the cap note (a hash, not the key), and only so far: a 50 MB source has a
+            # million candidates, and nobody needs their exact number, only the first ones.
+            digest = hash(key)
+            if digest not in self.seen:
+                self.seen.add(digest)
+                if len(self.seen) > MAX_COUNTED:
+                    raise _CountingDone
+            return
+        self.seen.add(key)
         first, last = lines
         locator = f"L{first}" if first == last else f"L{first}-L{last}"
         if self.page is not None:
@@ -246,11 +268,7 @@ class _Scan:
         for group, changes in release.groups:
             if changes:
                 parts.append(f"{group}: {', '.join(changes)}" if group else "; ".join(changes))
-        summary = f"Released {release.version}"
-        for part in parts:
-            if len(summary) + len(part) + 2 > rules.MAX_STATEMENT_CHARS:
-                break
-            summary = f"{summary}{': ' if summary.endswith(release.version) else '; '}{part}"
+        summary = _summary(f"Released {release.version}", parts)
         payload = {"summary": summary, "occurred_at": release.occurred_at}
         if self.title is not None:
             payload["context"] = self.title
@@ -297,15 +315,18 @@ class _Scan:
     def lead_in_from(self, lines: list[tuple[int, str]]) -> None:
         """The lead-in a list follows: a whole short line or sentence ending in `:`, else the list is its content."""
         text = " ".join(t for _, t in lines)
-        spans = rules.whole_sentences(text)
-        start, end = spans[-1] if spans else (0, len(text))
+        spans = deque(rules.whole_sentences(text), maxlen=1)  # the last sentence is the lead-in
+        start, end = spans[0] if spans else (0, len(text))
         sentence = text[start:end]
-        found = rules.definition(sentence[:-1].rstrip() + ".") if len(sentence.split()) > 2 else None
+        found = rules.definition(sentence[:-1].rstrip() + ".", self.names) if len(sentence.split()) > 2 else None
         if found is not None:
             kind, label = found
             self.pending_definition = (kind, label, rules.clean(sentence), lines[0][0], lines[-1][0])
         label = rules.clean(sentence[:-1])
-        if label and len(label.split()) <= 12 and (label[0].isupper() or label[0].isdigit()) and not rules.is_link_line(label):
+        if (
+            label and len(label.split()) <= 12 and (label[0].isupper() or label[0].isdigit())
+            and label.split()[0].lower() not in rules.NOT_A_SUBJECT and not rules.is_link_line(label)
+        ):  # "To deploy the app:", "Checklist:"; not "This boils down to several options:"
             self.lead_in = label
         else:
             self.lead_in_refused = True
@@ -321,7 +342,9 @@ class _Scan:
             at += len(line_text) + 1
         for start, end in rules.whole_sentences(text):
             sentence = text[start:end]
-            found = rules.definition(sentence)
+            if sentence[-1] not in ".!" and not sentence.endswith((".)", '."', ".'")):
+                continue  # not a whole sentence: cut by a line that looked like a title, or by a link
+            found = rules.definition(sentence, self.names)
             if found is None or rules.is_link_line(sentence) or rules.is_licence_text(sentence):
                 continue
             kind, label = found
@@ -330,6 +353,8 @@ class _Scan:
             self.semantic(kind, label, rules.clean(sentence), (first, last))
 
     def flush_list(self) -> None:
+        if not self.items and self.lead_in is None and self.pending_definition is None and not self.lead_in_refused:
+            return  # the common case: a paragraph line with no list before it
         pending, self.pending_definition = self.pending_definition, None
         refused, self.lead_in_refused = self.lead_in_refused, False
         if not self.items:
@@ -342,25 +367,23 @@ class _Scan:
                 self.change(item.text)
             return
         changelog = self.changelog
-        claimed = False
+        # Under "Parameters"/"Arguments" the items are a function's parameters, not terms.
+        parameters = bool(self.headings) and rules.is_parameter_heading(self.headings[-1][1])
+        claimed = self.claim_items(items, terms=not (changelog or parameters))
+        if pending is not None and not claimed and self.definition_with_list(pending, items):
+            return
         ordered = any(item.ordered for item in items)
-        for item in items:
-            if self.episode(item.text, item.first):
-                claimed = True
-            elif not item.ordered and not changelog and (term := self.term(item.text)) is not None:
-                claimed = True
-                self.semantic("concept", term[0], term[1], (item.first, item.last))
-        if pending is not None and not claimed and len(items) <= MAX_LEAD_IN_ITEMS:
-            kind, label, sentence, first, _ = pending
-            content = "; ".join(rules.clean(item.text).rstrip(".;,") for item in items)
-            statement = f"{sentence} {content}."
-            if len(statement) <= rules.MAX_STATEMENT_CHARS:
-                self.semantic(kind, label, statement, (first, items[-1].last))
-                return
         announced = lead_in or self.subject_heading()
         if claimed or refused or changelog or len(items) < 2 or announced is None:
             return
-        if not (ordered or rules.looks_procedural(announced)) or not self.steps_like(items, announced):
+        # A long lead-in is a sentence about the list ("Many distributions do this for these reasons:"):
+        # even a numbered list after it is steps only when it announces them.
+        if lead_in is not None and len(lead_in.split()) > 6:
+            if not rules.announces_steps(lead_in):
+                return
+        elif not (ordered or rules.looks_procedural(announced)):
+            return
+        if not self.steps_like(items, announced):
             return
         # "## Steps" under "# Deploying Lumen" is the procedure "Deploying Lumen".
         titles = [title for title in self.path() if not rules.is_generic_title(title)]
@@ -375,6 +398,26 @@ class _Scan:
         if subjects:
             payload["subject"] = SUBJECT_SEPARATOR.join(subjects)
         self.emit(_PROCEDURAL, ("procedural", label, payload.get("subject", "")), payload, (items[0].first, items[-1].last))
+
+    def claim_items(self, items: list[_Item], *, terms: bool) -> bool:
+        """Dated items become episodes and (when `terms`) "Term: definition" items concepts; True if any did."""
+        claimed = False
+        for item in items:
+            if self.episode(item.text, item.first):
+                claimed = True
+            elif terms and not item.ordered and (term := self.term(item.text)) is not None:
+                claimed = True
+                self.semantic("concept", term[0], term[1], (item.first, item.last))
+        return claimed
+
+    def definition_with_list(self, pending: tuple[str, str, str, int, int], items: list[_Item]) -> bool:
+        """"The API is minimal:" and its short list are one statement: "The API is minimal: a; b; c."."""
+        kind, label, sentence, first, _ = pending
+        statement = f"{sentence} {'; '.join(rules.clean(item.text).rstrip('.;,') for item in items)}."
+        if len(items) > MAX_LEAD_IN_ITEMS or len(statement) > rules.MAX_STATEMENT_CHARS:
+            return False
+        self.semantic(kind, label, statement, (first, items[-1].last))
+        return True
 
     def subject_heading(self) -> str | None:
         return self.headings[-1][1] if self.headings else None
@@ -395,8 +438,12 @@ class _Scan:
         if rules.is_licence_text(" ".join([announced, *texts])):
             return False
         half = len(texts) / 2
-        if sum(t[:1] in "-[<" or rules.is_link_line(t) for t in texts) >= half:
+        if sum(t.lstrip("`*")[:1] in "-[<" or rules.is_link_line(t) for t in texts) >= half:
             return False
+        if sum(rules.is_menu_item(t) for t in texts) >= 0.75 * len(texts):
+            return False  # "Home", "Introduction", "Documentation": navigation, not steps
+        if sum(rules.has_words(t) for t in texts) < half:
+            return False  # symbols or code, not actions
         return sum(rules.is_parameter_item(t) for t in texts) < half
 
     # --- headings and lines ------------------------------------------------------------------------------
@@ -454,13 +501,14 @@ class _Scan:
 
     lineno: int = 0
 
-    def line(self, number: int, raw: str) -> None:
+    def line(self, number: int, raw: str) -> None:  # noqa: C901 - one classifier per line kind, tried in priority order
         self.lineno = number
         stripped = raw.strip()
         if not stripped:
             self.flush_paragraph()
-            if self.literal_next:
+            if self.literal_next:  # "Example::" introduced the literal block, not what follows it
                 self.literal, self.literal_next = True, False
+                self.lead_in, self.pending_definition = None, None
             return
         if self.rst and self.rst_line(stripped, raw):
             return
@@ -496,7 +544,10 @@ class _Scan:
                 ):  # "Installing the agent" then steps (PDF text has no blank line before it)
                     self.lead_in = rules.clean(self.paragraph.pop()[1])
                 self.flush_paragraph()
-            self.items.append(_Item(number, number, item[3].strip(), item[1] is None))
+            text = item[3].strip()
+            if text[:1] == "[" and text[2:4] == "] " and text[1] in " xX":
+                text = text[4:]  # a task-list checkbox, `- [ ] step`
+            self.items.append(_Item(number, number, text, item[1] is None))
             return
         if self.items and raw[0].isspace() and not self.paragraph:
             last_item = self.items[-1]
@@ -504,7 +555,7 @@ class _Scan:
             last_item.last = number
             return
         if (
-            self.changelog and not raw[0].isspace() and not self.paragraph and len(stripped) < 100
+            not self.paragraph and not raw[0].isspace() and len(stripped) < 100 and self.changelog
             and rules.release(stripped) is not None
         ):
             self.heading(PLAIN_HEADING_LEVEL, rules.clean(stripped), number)  # "Version 1.2 (2026-03-14)"
@@ -533,17 +584,26 @@ def document_title(text: str, markdown: bool) -> str | None:
     In Markdown and HTML views the first `#` heading wins even after navigation text ("Skip to content").
     """
     if markdown or text.startswith("#"):
-        found = _FIRST_HEADING.search(text, 0, TITLE_WINDOW)
+        # A page's `# ` title, else its first heading (navigation bars carry small headings first).
+        found = _FIRST_H1.search(text, 0, TITLE_WINDOW) or _FIRST_HEADING.search(text, 0, TITLE_WINDOW)
         if found is not None:
             end = text.find("\n", found.start())
             heading = atx_heading(text[found.start() : end if end != -1 else len(text)].strip())
             if heading is not None and rules.clean(heading[1]):
                 return rules.clean(heading[1])
     lines = _first_lines(text, 41)
+    if lines[0].strip() == "---":  # YAML front matter: its `title:`, and the rest is not prose
+        end = next((i for i, line in enumerate(lines[1:40], start=1) if line.strip() == "---"), 0)
+        for line in lines[1:end]:
+            if line.startswith("title:") and line[6:].strip(" '\""):
+                return rules.clean(line[6:].strip(" '\""))
+        lines = lines[end + 1 :]
     for index, raw in enumerate(lines[:40]):
         stripped = raw.strip()
-        if not stripped or stripped.startswith(("<!--", "[![", "![", ".. ")) or rules.is_link_line(stripped):
+        if not stripped or stripped.startswith(("<!--", "<?", "<!", "[![", "![", ".. ")) or rules.is_link_line(stripped):
             continue
+        if not any(c.isalpha() for c in stripped) or stripped.lower().startswith(("copyright", "(c)", "©")):
+            continue  # rules and separators ("_ _ _", "* * *"), licence headers
         if _ADORNMENT.fullmatch(stripped) is not None or (stripped == "---" and index == 0):
             continue
         heading = atx_heading(stripped) if stripped[0] == "#" else None
@@ -562,23 +622,50 @@ def document_title(text: str, markdown: bool) -> str | None:
 
 
 def _first_lines(text: str, count: int) -> list[str]:
-    """The first `count` lines of `text` without splitting (copying) the rest of a large text."""
+    """The first `count` lines of `text`, each cut at `HEAD_LINE_CHARS`, without copying the rest of the text."""
+    if len(text) < SPLIT_BELOW:
+        return [line[:HEAD_LINE_CHARS] for line in text.split("\n", count)[:count]]
     lines: list[str] = []
     start = 0
     while len(lines) < count and start <= len(text):
         end = text.find("\n", start)
         end = len(text) if end == -1 else end
-        lines.append(text[start:end])
+        lines.append(text[start : min(end, start + HEAD_LINE_CHARS)])
         start = end + 1
     return lines
 
 
-def debian_changelog(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: set[tuple[str, ...]]) -> None:
+def _lines(text: str) -> Iterator[str]:
+    """The lines of `text`; one at a time for a large text (a split would hold a copy of all of them at once)."""
+    if len(text) < SPLIT_BELOW:
+        yield from text.split("\n")
+        return
+    start = 0
+    while start <= len(text):
+        end = text.find("\n", start)
+        if end == -1:
+            yield text[start:]  # the whole text when it is one line: no copy
+            return
+        yield text[start:end]
+        start = end + 1
+
+
+def _summary(lead: str, changes: list[str]) -> str:
+    """`lead: change; change; ...`, as many whole changes as fit a statement."""
+    summary = lead
+    for change in changes:
+        if len(summary) + len(change) + 2 > rules.MAX_STATEMENT_CHARS:
+            break
+        summary = f"{summary}{': ' if summary is lead else '; '}{change}"
+    return summary
+
+
+def debian_changelog(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: _Seen) -> None:
     """One episode per entry of a Debian `changelog`: the upload, its changes, the trailer's time (UTC)."""
     scan = _Scan(source, allowed, None, out, seen)
     entry: tuple[int, str, str] | None = None
     changes: list[str] = []
-    for number, raw in enumerate(source.text.split("\n"), start=1):
+    for number, raw in enumerate(_lines(source.text), start=1):
         header = rules.DEBIAN_ENTRY.match(raw)
         if header is not None:
             entry, changes = (number, header[1], header[2]), []
@@ -588,20 +675,65 @@ def debian_changelog(source: SourceText, allowed: frozenset[str], out: list[Cand
         if entry is None:
             continue
         if stripped.startswith(("* ", "- ", "+ ")):
-            changes.append(rules.clean(stripped[2:]))
+            changes.append(rules.change_text(stripped[2:]))
         elif stripped and raw.startswith("    ") and changes:
-            changes[-1] = f"{changes[-1]} {rules.clean(stripped)}"
+            changes[-1] = rules.change_text(f"{changes[-1]} {stripped}")
         occurred_at = rules.debian_trailer_time(raw) if raw.startswith(" -- ") else None
         if occurred_at is not None:
             line, package, version = entry
-            summary = f"Uploaded {package} {version}"
-            for change in changes:
-                if len(summary) + len(change) + 2 > rules.MAX_STATEMENT_CHARS:
-                    break
-                summary = f"{summary}{': ' if summary.endswith(version) else '; '}{change.rstrip('.')}"
+            summary = _summary(f"Uploaded {package} {version}", changes)
             payload = {"summary": summary, "occurred_at": occurred_at, "context": scan.title or package}
             scan.emit(_EPISODIC, ("episodic", occurred_at, summary), payload, (line, number))
             entry = None
+
+
+def gnu_changelog(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: _Seen) -> None:
+    """One episode per entry of a GNU `ChangeLog`: its date, author and changes (`* file (func): what`)."""
+    scan = _Scan(source, allowed, None, out, seen, title="ChangeLog")
+    entry: tuple[int, str, str] | None = None
+    changes: list[str] = []
+
+    def close(last: int) -> None:
+        if entry is None or not changes:
+            return
+        line, day, author = entry
+        summary = _summary(f"Changes by {author}", changes)
+        payload = {"summary": summary, "occurred_at": f"{day}T00:00:00Z", "context": "ChangeLog"}
+        scan.emit(_EPISODIC, ("episodic", payload["occurred_at"], summary), payload, (line, last))
+
+    last = 0
+    for number, raw in enumerate(_lines(source.text), start=1):
+        header = rules.gnu_entry_date(raw) if raw[:1].isalnum() else None
+        if header is not None:
+            close(last)
+            entry, changes = (number, *header), []
+            continue
+        stripped = raw.strip()
+        if not stripped or entry is None:
+            continue
+        last = number
+        if stripped.startswith("* "):
+            changes.append(rules.change_text(stripped[2:]))
+        elif changes and raw[:1].isspace():
+            changes[-1] = rules.change_text(f"{changes[-1]} {stripped}")
+        else:
+            changes.append(rules.change_text(stripped))
+    close(last)
+
+
+def git_log(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: _Seen) -> None:
+    """One episode per commit of `git log` output: its date (UTC) and the first line of its message."""
+    scan = _Scan(source, allowed, None, out, seen, title="git log")
+    start, occurred_at, subject = 0, None, None
+    for number, raw in enumerate(_lines(source.text), start=1):
+        if rules.GIT_COMMIT.fullmatch(raw):
+            start, occurred_at, subject = number, None, None
+        elif occurred_at is None and raw.startswith("Date:"):
+            occurred_at = rules.git_date(raw)
+        elif occurred_at is not None and subject is None and raw.startswith("    ") and raw.strip():
+            subject = rules.change_text(raw)
+            payload = {"summary": subject, "occurred_at": occurred_at, "context": "git log"}
+            scan.emit(_EPISODIC, ("episodic", occurred_at, subject), payload, (start, number))
 
 
 def extract(source: SourceText, allowed: frozenset[str]) -> list[Candidate]:
@@ -612,23 +744,42 @@ def extract(source: SourceText, allowed: frozenset[str]) -> list[Candidate]:
 def extract_counted(source: SourceText, allowed: frozenset[str]) -> tuple[list[Candidate], int]:
     """The first `MAX_CANDIDATES_PER_SOURCE` candidates of `extract`, and how many distinct ones it found in all."""
     out: list[Candidate] = []
-    seen: set[tuple[str, ...]] = set()
-    first_line = source.text.lstrip("\n").split("\n", 1)[0]
-    if rules.DEBIAN_ENTRY.match(first_line):
-        debian_changelog(source, allowed, out, seen)
-        return out, len(seen)
+    seen: _Seen = set()
+    opening = _first_lines(source.text, CHANGELOG_WINDOW)
+    first_line = next((line for line in opening if line), "")
+    try:
+        if rules.DEBIAN_ENTRY.match(first_line):
+            debian_changelog(source, allowed, out, seen)
+        elif rules.GIT_COMMIT.fullmatch(first_line):
+            git_log(source, allowed, out, seen)
+        elif rules.may_hold_gnu_entry(source.text) and any(
+            rules.may_start_gnu_entry(line) and rules.gnu_entry_date(line) is not None for line in opening
+        ):
+            gnu_changelog(source, allowed, out, seen)
+        else:
+            _extract_into(source, allowed, out, seen)
+    except _CountingDone:
+        pass
+    return out, len(seen)
+
+
+def _extract_into(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: _Seen) -> None:
     markdown = source.media_type in ("text/markdown", "text/html") or source.media_type.endswith("+markdown")
     rst = source.media_type == "text/x-rst"
     title = document_title(source.text, markdown)
+    if title is not None and rules.is_licence_title(title):
+        return  # a licence's text is terms and conditions, not knowledge about the project
+    names = frozenset(word.strip("!?.,:;()'\"").lower() for word in title.split()) if title else frozenset()
     pages = source.text.split(PAGE_BREAK) if source.page_starts is not None else [source.text]
     for index, page_text in enumerate(pages):
         page = index + 1 if source.page_starts is not None else None
         scan = _Scan(source, allowed, page, out, seen, title=title, markdown=markdown, rst=rst)
         scan.changelog_doc = title is not None and rules.is_changelog_title(title)
+        scan.names = names
         in_fence = False
         # reST has no fences (and `~~~~` underlines titles); plain text may quote Markdown's backtick fences.
         fences = ("```", "~~~") if markdown else () if rst else ("```",)
-        for number, raw in enumerate(page_text.split("\n"), start=1):
+        for number, raw in enumerate(_lines(page_text), start=1):
             if fences and ("`" in raw or "~" in raw) and raw.lstrip().startswith(fences):
                 in_fence = not in_fence
                 scan.finish()
@@ -636,4 +787,3 @@ def extract_counted(source: SourceText, allowed: frozenset[str]) -> tuple[list[C
             if not in_fence:
                 scan.line(number, raw)
         scan.finish()
-    return out, len(seen)

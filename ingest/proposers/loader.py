@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from brain.errors import BrainError, UsageError
+from brain.frozen import FrozenModel
 from ingest.proposers.base import ProposalResult, Proposer, ProposerCore, SourceText
 from ingest.proposers.candidates import Task
 
@@ -38,10 +37,8 @@ class ProposerOptions:
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ), repr=False)
 
 
-class ProposerInfo(BaseModel):
+class ProposerInfo(FrozenModel):
     """One proposer `brain proposers` lists."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     source: Literal["builtin", "entry point"]

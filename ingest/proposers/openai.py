@@ -38,7 +38,7 @@ from ingest.proposers.base import (
     propose_many,
     sum_usage,
 )
-from ingest.proposers.candidates import CandidateSet, Task, candidates_json_schema, parse_candidate_set
+from ingest.proposers.candidates import Candidate, CandidateSet, Task, candidates_json_schema, parse_candidate_set
 from ingest.proposers.errors import ProposerError
 from ingest.proposers.ratelimit import RateLimiter
 
@@ -123,7 +123,8 @@ class OpenAIProposer(Proposer):
         """Ask the model about one source (in chunks when long); raises `ProposerError`."""
         chunks = split_text(source.text, self.max_input_chars)
         schema = candidates_json_schema(tuple(m.value for m in task.allowed_memory_types), constraints=False)
-        candidates, usages = [], []
+        candidates: list[Candidate] = []
+        usages: list[TokenUsage | None] = []
         for index, chunk in enumerate(chunks):
             answer, usage = self._ask(task, schema, chunk, (index + 1, len(chunks)))
             candidates.extend(answer.candidates)

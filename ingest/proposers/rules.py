@@ -7,13 +7,14 @@ missed one, and a model-backed proposer is one flag away for recall.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 MAX_LABEL_CHARS = 80
 MAX_STATEMENT_CHARS = 600
 
 # Subjects that are pronouns or determiners make statements about nothing nameable.
-_NOT_A_SUBJECT = frozenset(
+NOT_A_SUBJECT = frozenset(
     ["it", "this", "that", "there", "these", "those", "he", "she", "they", "we", "i", "you", "what", "which", "who", "whom", "whose", "here", "one", "each", "all", "some", "any", "both", "either", "neither", "such", "its", "their", "our", "my", "your", "his", "her"]
 )
 _DEFINITION = re.compile(
@@ -25,7 +26,7 @@ _DEFINITION = re.compile(
 )
 # Words that start a clause, not a name: "If there is ...", "When the path is ...", "Returns true if ...".
 _NOT_A_LABEL_START = frozenset(
-    ["if", "when", "whenever", "while", "where", "because", "since", "although", "though", "unless", "until", "once", "after", "before", "hence", "thus", "so", "then", "and", "or", "but", "nor", "also", "only", "even", "just", "not", "no", "yes", "however", "therefore", "otherwise", "instead", "usually", "often", "returns", "return", "creates", "gets", "sets", "checks", "adds", "removes", "makes", "uses", "allows", "provides", "contains", "following", "above", "below", "e.g", "i.e", "etc"]
+    ["if", "when", "whenever", "while", "where", "because", "since", "although", "though", "unless", "until", "once", "after", "before", "hence", "thus", "so", "then", "and", "or", "but", "nor", "also", "only", "even", "just", "not", "no", "yes", "however", "therefore", "otherwise", "instead", "usually", "often", "returns", "return", "creates", "gets", "sets", "checks", "adds", "removes", "makes", "uses", "allows", "provides", "contains", "following", "above", "below", "be", "please", "consider", "remember", "ensure", "try", "don't", "e.g", "i.e", "etc"]
 )
 # Words that end a clause fragment rather than a name ("are met", "part of", "the same as").
 _NOT_A_LABEL_END = frozenset(["of", "to", "in", "on", "for", "with", "as", "at", "by", "from", "and", "or", "the", "a", "an", "than", "that", "which"])
@@ -33,7 +34,9 @@ _SYMBOLS = frozenset("#=<>{}|$\\@%^~\"")
 _LETTER = re.compile(r"[^\W\d_]")
 # Lowercase single words too vague to name a fact on their own ("The format is ...", "The aim is ...").
 _CHANGE_VERB = re.compile(
-    r"(?:add|added|adds|fix|fixed|fixes|update|updated|updates|remove|removed|removes|bump|bumped|support|"
+    r"(?:address|avoid|do|don't|ensure|handle|improvements?|cleanup|clarify|correct|enable|disable|introduce|"
+    r"prevent|reduce|replace|restore|simplify|skip|switch|tidy|see also|new (?:function|variable|file|option)|"
+    r"add|added|adds|fix|fixed|fixes|update|updated|updates|remove|removed|removes|bump|bumped|support|"
     r"make|made|use|drop|dropped|deprecate|deprecated|improve|improved|rename|renamed|change|changed|revert|"
     r"reverted|upgrade|upgraded|allow|allowed|implement|implemented|move|moved|refactor|refactored)\b",
     re.IGNORECASE,
@@ -74,7 +77,8 @@ _LINK = re.compile(r"(!?)\[([^\]\n]*)\]\([^)\s]*\)")
 _RST_ROLE = re.compile(r":[a-z][a-z:+-]*:(?=`)")
 _RST_LINK = re.compile(r"`([^`<]*?)\s*(?:<[^>`]*>)?`__?")
 _URL = re.compile(r"https?://\S+|www\.\S+")
-_BADGE = re.compile(r"(?:\[!\[|!\[|\bimage::|\bbadge\b|shields\.io|travis-ci|coveralls|codecov)", re.IGNORECASE)
+_RST_REFERENCE = re.compile(r"(?<![\w_])([A-Za-z][\w-]*?)_(?=[\s.,;:!?)]|$)")
+_BADGE_WORDS = ("badge", "shields.io", "travis-ci", "coveralls", "codecov", "appveyor", "circleci")
 
 
 _MAYBE_MARKUP = re.compile(r"[\\\]:`*¶_]")
@@ -97,46 +101,52 @@ def clean(text: str) -> str:
         text = text.translate(_MARKUP)
     if "__" in text:
         text = text.replace("__", "")
+    if "_" in text:
+        text = _RST_REFERENCE.sub(r"\1", text)  # reST `Jansson_` is a link to "Jansson"
     return " ".join(text.split())
 
 
 def is_link_line(text: str) -> bool:
     """A line that is a link, badge or URL with little else ("Coveralls: https://...")."""
-    if "://" not in text and "www." not in text and "![" not in text and "image::" not in text:
+    if "![" in text or "image::" in text:
+        return True  # an image: in a README, a badge
+    if "://" not in text and "www." not in text:
         return False
-    if _BADGE.search(text):
+    lowered = text.lower()
+    if any(word in lowered for word in _BADGE_WORDS):
         return True
-    found = _URL.search(text)
-    return found is not None and len(_URL.sub("", text).split()) <= 4
+    return len(_URL.sub("", text).split()) <= 4
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
     """Character spans of the sentences of a paragraph (a sentence ends at `.`, `!` or `?` before a space)."""
-    spans = []
+    return list(_sentence_spans(text))
+
+
+def _sentence_spans(text: str) -> Iterator[tuple[int, int]]:
     for match in _SENTENCE.finditer(text):
         start, end = match.span()
         while start < end and text[start].isspace():
             start += 1
         if start < end:
-            spans.append((start, end))
-    return spans
+            yield start, end
 
 
-def whole_sentences(text: str) -> list[tuple[int, int]]:
-    """`sentences`, with a span that ends in an abbreviation or an initial joined to the next one."""
-    spans: list[tuple[int, int]] = []
-    joined = False
-    for start, end in sentences(text):
-        if joined:
-            spans[-1] = (spans[-1][0], end)
-        else:
-            spans.append((start, end))
+def whole_sentences(text: str) -> Iterator[tuple[int, int]]:
+    """`sentences`, with a span that ends in an abbreviation or an initial joined to the next one (lazily:
+    a paragraph may be a 50 MB line)."""
+    pending: tuple[int, int] | None = None
+    for start, end in _sentence_spans(text):
+        first = pending[0] if pending is not None else start
         if text[end - 1] == ".":
-            word = text[text.rfind(" ", spans[-1][0], end - 1) + 1 : end - 1].lstrip("(")
-            joined = (len(word) == 1 and word.isalpha()) or word in _ABBREVIATIONS
-        else:
-            joined = False
-    return spans
+            word = text[text.rfind(" ", first, end - 1) + 1 : end - 1].lstrip("(")
+            if (len(word) == 1 and word.isalpha()) or word in _ABBREVIATIONS:
+                pending = (first, end)
+                continue
+        pending = None
+        yield first, end
+    if pending is not None:
+        yield pending
 
 
 def is_fragment_label(label: str) -> bool:
@@ -147,14 +157,18 @@ def is_fragment_label(label: str) -> bool:
     lowered = label.lower().split()
     if lowered[0].strip(".,'\"") in _NOT_A_LABEL_START or lowered[-1].strip(".,'\"") in _NOT_A_LABEL_END:
         return True
-    if not _NOT_A_SUBJECT.isdisjoint(lowered):
+    if not NOT_A_SUBJECT.isdisjoint(lowered):
         return True
     return not _SYMBOLS.isdisjoint(label) or label[0] in "[(-" or _LETTER.search(label) is None
 
 
-def definition(sentence: str) -> tuple[str, str] | None:
+def definition(sentence: str, names: frozenset[str] = frozenset()) -> tuple[str, str] | None:
     """`(kind, label)` when the sentence defines something ("X is a ...", "X means ...", "The X is <value>",
-    "X is defined as ...", "X occurs when ..."); None for lead-ins (`...:`) and fragments."""
+    "X is defined as ...", "X occurs when ..."); None for lead-ins (`...:`) and fragments.
+
+    Without an article the label must be capitalized ("Kubernetes is ...", not "running is a verb"), unless
+    it is one of `names`: the lowercased words of the document's title ("tmux is a terminal multiplexer").
+    """
     if len(sentence) > MAX_STATEMENT_CHARS or sentence.endswith(("?", ":", ",", ";")):
         return None
     match = _DEFINITION.fullmatch(sentence)
@@ -163,7 +177,7 @@ def definition(sentence: str) -> tuple[str, str] | None:
     label = clean(match["label"])
     if is_fragment_label(label):
         return None
-    if match["article"] is None and not (label[0].isupper() or label[0].isdigit()):
+    if match["article"] is None and not (label[0].isupper() or label[0].isdigit() or label in names):
         return None
     verb, rest = match["verb"], match["rest"]
     if rest.rstrip().endswith(":"):
@@ -177,8 +191,8 @@ def definition(sentence: str) -> tuple[str, str] | None:
     if match["article"] is not None and rest[0].isdigit():
         return "fact", label  # "A nautical mile is 1852 metres."
     if match["article"] == "The":
-        if " " not in label and label.islower():
-            return None  # "The format is the same as ...": which format?
+        if (" " not in label and label.islower()) or _VAGUE.issuperset(label.lower().split()):
+            return None  # "The format is the same as ...", "The next two are ...": which?
         return "fact", label
     return None
 
@@ -198,7 +212,9 @@ def term_item(item: str) -> tuple[str, str] | None:
     if not _SYMBOLS.isdisjoint(label) or _NOT_A_TERM.match(label) or _PARAMETER_ITEM.search(item, 0, 120):
         return None
     described = clean(match["definition"])
-    if len(described.split()) < 3 or _CHANGE_VERB.match(described) or _URL.search(described):
+    if sum(word.strip(".,;:()'\"").replace("-", "").isalpha() for word in described.split()) < 3:
+        return None  # `DEP0035: fs.lchmod(path, mode, callback)`, `Extends: {EventEmitter}`: names, not a definition
+    if _CHANGE_VERB.match(described) or _URL.search(described) or is_fragment_label(label):
         return None
     statement = clean(item)
     if len(statement) > MAX_STATEMENT_CHARS or not any(c.isalnum() for c in match["definition"]):
@@ -326,6 +342,60 @@ def is_changelog_title(title: str) -> bool:
     return _CHANGELOG_TITLE.search(title) is not None
 
 
+# GNU ChangeLog entry headers: "2022-10-10  Werner Koch  <wk@gnupg.org>", "Mon Dec  9 00:49:22 GMT 2013  Name  <m>".
+GNU_ENTRY = re.compile(
+    r"(?:(?P<iso>[0-9]{4}-[0-9]{2}-[0-9]{2})(?:[ T][0-9:]{5,8}(?:\s*[+-][0-9]{4}|\s*[A-Z]{2,5})?)?"
+    r"|[A-Z][a-z]{2} (?P<month>[A-Z][a-z]{2}) +(?P<day>[0-9]{1,2}) [0-9:]{8}(?: [A-Z]{2,5})? (?P<year>[0-9]{4}))"
+    r"(?P<gap>\s+)(?P<who>[^<>\s][^<>]*?)(?:\s+(?P<mail><[^<>\s]+@[^<>\s]+>))?\s*"
+)
+# `git log` output: "commit <sha>", "Author: ...", "Date:   Wed Nov 21 12:40:21 2018 +0100", then the message.
+GIT_COMMIT = re.compile(r"commit [0-9a-f]{40}\b.*")
+GIT_DATE = re.compile(r"Date: +(?:[A-Z][a-z]{2} )?(?P<rest>.+)")
+
+
+_WEEKDAYS = frozenset(["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
+
+
+_GNU_HINT = re.compile(r"^(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[ T]|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} )", re.MULTILINE)
+GNU_HINT_CHARS = 8_192
+
+
+def may_hold_gnu_entry(text: str) -> bool:
+    """One search of the opening characters before testing lines: does any line start like an entry header?"""
+    return _GNU_HINT.search(text, 0, GNU_HINT_CHARS) is not None
+
+
+def may_start_gnu_entry(line: str) -> bool:
+    """A cheap test before `gnu_entry_date`: entry headers start with a year or a weekday."""
+    return line[:1].isdigit() or line[:3] in _WEEKDAYS
+
+
+def gnu_entry_date(line: str) -> tuple[str, str] | None:
+    """`(YYYY-MM-DD, author)` of a GNU ChangeLog entry header, or None."""
+    match = GNU_ENTRY.fullmatch(line)
+    if match is None or (match["mail"] is None and (len(match["gap"]) < 2 or len(match["who"].split()) > 4)):
+        return None  # without an address, GNU style separates date and name by two spaces
+    if match["iso"]:
+        day = date_in(match["iso"])
+    else:
+        day = any_date(f"{match['day']} {match['month']} {match['year']}")
+    return (day, match["who"].strip()) if day is not None else None
+
+
+def git_date(line: str) -> str | None:
+    """The UTC time of a `git log` "Date:" line ("Date:   Wed Nov 21 12:40:21 2018 +0100"), or None."""
+    match = GIT_DATE.fullmatch(line.strip())
+    if match is None:
+        return None
+    for form in ("%b %d %H:%M:%S %Y %z", "%Y-%m-%d %H:%M:%S %z"):
+        try:
+            moment = datetime.strptime(" ".join(match["rest"].split()), form)
+        except ValueError:
+            continue
+        return f"{moment.astimezone(UTC):%Y-%m-%dT%H:%M:%S}Z"
+    return None
+
+
 def debian_trailer_time(line: str) -> str | None:
     """The UTC timestamp of a Debian changelog trailer line (" -- Name <mail>  RFC 2822 date"), or None."""
     match = DEBIAN_TRAILER.match(line)
@@ -359,10 +429,53 @@ def change_text(text: str) -> str:
     return text if len(text) <= 160 else text[:157].rsplit(" ", 1)[0] + " …"
 
 
+def is_menu_item(text: str) -> bool:
+    """A navigation entry: at most three words, each long word capitalized, no sentence punctuation."""
+    words = text.split()
+    return 0 < len(words) <= 3 and text[-1] not in ".:;!?" and all(w[0].isupper() for w in words if len(w) > 3)
+
+
+_STEPS_CUE = re.compile(
+    r"^(?:to|how to)\s|\b(?:steps?|as follows|the following (?:commands?|steps?|procedure)|procedure|instructions?)\b",
+    re.IGNORECASE,
+)
+_PARAMETER_HEADINGS = frozenset(["parameters", "arguments", "args", "params", "return value", "return values",
+                                 "returns", "fields", "members", "attributes"])  # fmt: skip
+_WORD = re.compile(r"[^\W\d_]{2,}")
+_VAGUE = frozenset(["next", "previous", "same", "other", "former", "latter", "rest", "one", "two", "three", "first",
+                    "second", "third", "last", "following", "above", "below", "former", "latter", "whole"])  # fmt: skip
+
+
+def announces_steps(lead_in: str) -> bool:
+    """A long lead-in that announces steps ("To build it, run:", "The following steps are needed ..."), not
+    a sentence about the list ("Node.js requires some per-process state in order to run:")."""
+    return _STEPS_CUE.search(lead_in) is not None
+
+
+def is_parameter_heading(title: str) -> bool:
+    """A heading over a function's parameters or return values."""
+    return title.strip().rstrip(":").lower() in _PARAMETER_HEADINGS
+
+
+def has_words(text: str) -> bool:
+    """Text with at least one word of two letters or more (an action, not `=` or `-`)."""
+    return _WORD.search(text) is not None
+
+
 def is_toc_title(title: str) -> bool:
     """Headings of a table of contents or an index: lists under them are links, not steps."""
     return title.strip().rstrip(":").lower() in ("contents", "table of contents", "toc", "index", "on this page",
                                                  "in this article", "navigation", "links", "see also", "resources")
+
+
+_LICENCE_TITLE = re.compile(
+    r"\b(?:licen[cs]e|copying|copyright|terms and conditions|eula)\b", re.IGNORECASE
+)
+
+
+def is_licence_title(title: str) -> bool:
+    """The title of a licence text ("GNU General Public License", "COPYING", "Apache License 2.0")."""
+    return _LICENCE_TITLE.search(title) is not None and len(title.split()) <= 10
 
 
 def is_licence_text(text: str) -> bool:

@@ -25,7 +25,7 @@ import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from brain.errors import NotFoundError
+from brain.errors import NotFoundError, UsageError
 from ingest.sources import problems as p
 from ingest.sources.ignore import GIT_DIR, GITIGNORE_FILE, IGNORE_FILE, PathFilters, is_foreign_tree
 from ingest.sources.origins import origin_prefix
@@ -58,10 +58,24 @@ def discover(
         if not filters.skips(root.name, is_dir=False):
             yield _examine_file(root, root.name, root_stat, origin_prefix(root.parent))
         return
+    _refuse_a_brain(root)
     real_root = os.path.realpath(root)
     walker = _Walker(real_root, _identities(skip), origin_prefix(root))
     filters = filters.for_root(Path(real_root))
     yield from walker.walk(root, "", filters, frozenset({(root_stat.st_dev, root_stat.st_ino)}))
+
+
+def _refuse_a_brain(root: Path) -> None:
+    """Another brain's store is blobs and JCS records, never sources: naming one is a mistake, said early."""
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return  # the walk reports it as this root's problem
+    if is_foreign_tree(names) == "brain":
+        raise UsageError(
+            f"{root} is a brain directory (oci-layout and boltzmann/), not a folder of sources",
+            hint="ingest the documents it was built from, or bring its knowledge in with `brain pull`",
+        )
 
 
 def _identities(paths: Iterable[Path]) -> frozenset[tuple[int, int]]:

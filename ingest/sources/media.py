@@ -16,8 +16,7 @@ import codecs
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
+from brain.frozen import FrozenModel
 from ingest.sources.problems import BINARY_CONTENT, SourceProblem
 
 HEAD_SIZE = 8192
@@ -67,10 +66,8 @@ _MAN_SECTION = re.compile(r"\.[1-9][a-z]{0,8}")  # ls.1, printf.3, Foo::Bar.3pm,
 _ROFF_START = (b'.\\"', b"'\\\"", b".TH ", b".Dd ", b".Dt ", b".so ", b'.\\" ')
 
 
-class MediaGuess(BaseModel):
+class MediaGuess(FrozenModel):
     """A detected media type, plus a note code when the extension lied about the content."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     media_type: str
     note: str | None = None
@@ -115,6 +112,8 @@ def _sniff_text(head: bytes) -> str:
         return "text/html"
     if start.startswith(_ROFF_START):
         return "text/troff"
+    if start[:1] in (b"{", b"[") and b'"' in start:
+        return "application/json"  # data, not prose (e.g. inside a gzip file)
     return "text/plain"
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from brain.frozen import FrozenModel
 
 # Failures: the path exists (or existed) but could not be read.
 UNREADABLE = "unreadable"  # permission denied or an I/O error while opening or listing
@@ -30,10 +30,8 @@ BINARY_CONTENT = "binary-content"  # a text extension over NUL bytes or invalid 
 FAILURE_CODES = frozenset({UNREADABLE, VANISHED, SYMLINK_LOOP, BROKEN_SYMLINK, BAD_NAME})
 
 
-class SourceFile(BaseModel):
+class SourceFile(FrozenModel):
     """A regular, non-empty, readable file found under the ingest root."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     path: Path
     relpath: str
@@ -43,10 +41,8 @@ class SourceFile(BaseModel):
     """The default origin (`ingest.sources.origins`); None only where a caller built the file itself."""
 
 
-class SourceProblem(BaseModel):
+class SourceProblem(FrozenModel):
     """A path discovery could not (or chose not to) turn into a `SourceFile`."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     relpath: str
     code: str

@@ -18,7 +18,7 @@ from brain.errors import (
     NotFoundError,
 )
 from brain.identity import BlockId, OciDigest, canonicalize
-from brain.module import Ledger
+from brain.ledger import Ledger
 from brain.store.head import head_path
 from tests.brain.brain_helpers import ACTOR, brain_with, canonical, fact, tree_digest
 
@@ -198,7 +198,7 @@ def test_snapshot_naming_a_composition_of_the_wrong_root_is_refused(tmp_path):
     forged = brain.blobs.put(canonicalize(snapshot))
     module = brain.modules(forged)[C]  # listing modules reads only the snapshot
     with pytest.raises(IntegrityError, match="has root"):
-        module.block_ids
+        _ = module.block_ids
 
 
 def test_history_stops_quietly_at_a_missing_ancestor(tmp_path):

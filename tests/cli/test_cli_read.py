@@ -57,7 +57,7 @@ def test_log_walks_ten_snapshots_back_to_the_root(brain: BrainRunner, reference_
     assert len(entries) == 10
     assert entries[0]["snapshot"] == HEAD
     assert entries[0]["modules"] == {t: count for t, (_, count) in MODULES.items()}
-    for child, parent in zip(entries, entries[1:]):
+    for child, parent in zip(entries, entries[1:], strict=False):
         assert child["parent"] == parent["snapshot"] and child["parents"] == [parent["snapshot"]]
     assert entries[-1]["parent"] is None and entries[-1]["modules"] == {"canonical": 1, "provenance": 2}
     table = brain("--brain", str(reference_brain), "log")

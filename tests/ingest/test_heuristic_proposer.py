@@ -261,3 +261,18 @@ def test_truncation_at_the_cap_is_reported_as_a_note() -> None:
     exact = HeuristicProposer().propose(task, SourceText.of(SOURCE, "text/plain", under))
     assert len(exact.candidates.candidates) == MAX_CANDIDATES_PER_SOURCE and exact.notes == ()
     assert HeuristicProposer().propose(task, SourceText.of(SOURCE, "text/markdown", DOC)).notes == ()
+
+
+def test_counting_past_the_cap_stops_at_a_bound() -> None:
+    from ingest.proposers.heuristic import MAX_COUNTED
+
+    text = "\n".join(f"2026-01-01 event {i}" for i in range(MAX_COUNTED + 500))
+    task = Task(source=SOURCE, allowed_memory_types=ALL, task_id="t")
+    result = HeuristicProposer().propose(task, SourceText.of(SOURCE, "text/plain", text))
+    assert len(result.candidates.candidates) == MAX_CANDIDATES_PER_SOURCE
+    assert result.notes == (
+        (
+            f"proposals-capped: kept the first {MAX_CANDIDATES_PER_SOURCE} of more than {MAX_COUNTED} candidates "
+            f"(at most {MAX_CANDIDATES_PER_SOURCE} per source)"
+        ),
+    )

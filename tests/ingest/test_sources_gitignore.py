@@ -204,3 +204,10 @@ def test_a_broken_gitignore_line_is_skipped_as_git_does_but_a_broken_brainignore
     (repo / ".brainignore").write_text("[z-a]\n")
     with pytest.raises(UsageError, match=r"\.brainignore"):
         _found(repo)
+
+
+def test_another_brain_named_as_the_root_is_refused(tmp_path: Path) -> None:
+    Brain.init(tmp_path / "other")
+    with pytest.raises(UsageError, match="is a brain directory"):
+        _found(tmp_path / "other")
+

@@ -295,7 +295,7 @@ def test_registrar_trusts_the_fingerprint_index_for_an_unchanged_file(brain: Bra
         parts = _parts(brain, writer)
         reg = parts.registrar.register(source, "a.md")
         assert reg.fingerprint is not None
-        parts.index.record(**reg.fingerprint)
+        parts.index.remember(reg.fingerprint)
         writer.commit()
         parts.index.save()
     with brain.writer(ACTOR) as writer:

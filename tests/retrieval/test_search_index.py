@@ -273,7 +273,7 @@ def test_a_kill_during_an_update_leaves_a_usable_index(tmp_path: Path) -> None:
     path = tmp_path / "big"
     brain = Brain.init(path)
     with brain.writer("tester@example.org") as writer:
-        for n in range(3000):
+        for _ in range(3000):
             view = "\n".join(" ".join(rnd.choices(words, k=12)) for _ in range(12)).encode()
             digest = writer.put_blob(view)
             blob = {"blob": str(digest), "media_type": "text/plain", "size": len(view)}

@@ -1,0 +1,221 @@
+"""Every file under a brain's `boltzmann/` directory, named in one place, with its rules.
+
+The protocol defines only `boltzmann/head.json` (§5.5); everything else there is local state of this
+implementation: never packed, pushed or trusted by another brain. Each entry says who writes it, in what
+format, how (all writes go through `brain.store.atomic`; appends are named as such), what a reader may
+believe of it, and whether deleting it loses anything. `docs/DESIGN.md` shows this table
+(`markdown_table()`), and `tests/test_sidecars.py` checks that the table, this registry and the files
+the code writes agree.
+
+Modules that read or write a sidecar take its path from here (`HEAD.parts`, `LAYERS.path(root)`), so
+a new sidecar is one new entry: its owner, format and rules are reviewed in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+DIRECTORY = "boltzmann"
+
+
+@dataclass(frozen=True)
+class Sidecar:
+    """One file (or directory of files) under `boltzmann/`."""
+
+    parts: tuple[str, ...]
+    """Its path relative to the brain root, e.g. `("boltzmann", "head.json")`."""
+    owner: str
+    """The module that writes it."""
+    format: str
+    write: str
+    """How it is written: atomic replace (fsynced or not), or append; and under which lock."""
+    trust: str
+    """What a reader may believe of it."""
+    deletable: bool
+    """Whether deleting it loses nothing a later command cannot rebuild."""
+    why: str
+    """What deleting it costs, or why it is safe."""
+    directory: bool = False
+
+    @property
+    def name(self) -> str:
+        """`boltzmann/...`, as the docs and messages spell it."""
+        return "/".join(self.parts) + ("/" if self.directory else "")
+
+    def path(self, root: Path | str) -> Path:
+        """Its path inside the brain at `root`."""
+        return Path(root).joinpath(*self.parts)
+
+    def covers(self, relative: str) -> bool:
+        """Whether `relative` (a path under the brain root, `/`-separated) is this file or inside this directory."""
+        own = "/".join(self.parts)
+        return relative == own or (self.directory and relative.startswith(own + "/"))
+
+
+HEAD = Sidecar(
+    ("boltzmann", "head.json"),
+    owner="brain.store.head",
+    format="JCS `head` document (§5.5): the snapshot digest, retained list, origin",
+    write="atomic replace, fsynced, the last step of every commit, under the writer lock",
+    trust="names the current snapshot; readers load and check the snapshot it names",
+    deletable=False,
+    why="the brain is then empty: its history is unreachable until the head is restored",
+)
+LOCK = Sidecar(
+    ("boltzmann", "lock"),
+    owner="brain.store.lock",
+    format="JSON holder info (host, pid, actor, time)",
+    write="created once, `flock`ed by the writer; holder info rewritten in place while the lock is held",
+    trust="only the `flock` counts; the holder info only names who a waiting writer waits for",
+    deletable=True,
+    why="recreated by the next writer (delete it only while no writer runs)",
+)
+TOMBSTONES = Sidecar(
+    ("boltzmann", "tombstones.json"),
+    owner="brain.lifecycle.destroy (redact; read by brain.store.blobs, brain.verify.resolvability)",
+    format="JSON: destroyed blob digest (hex) -> reason",
+    write="atomic replace, fsynced, before the redacted bytes are deleted, under the writer lock",
+    trust="local record of what this brain destroyed on purpose; a pulled tombstone is checked first (§7.5)",
+    deletable=False,
+    why="verify would report the redacted blobs as missing, and a later ingest or pull could store them again",
+)
+FINGERPRINTS = Sidecar(
+    ("boltzmann", "fingerprints.json"),
+    owner="ingest.fingerprints",
+    format='JSON `{"format": "brain.fingerprints/1", "entries": {path: row}}`',
+    write="atomic replace, fsynced, after each checkpoint's commit, under the writer lock",
+    trust="a cache: a hit is used only if its block is a member and its pipeline version is installed",
+    deletable=True,
+    why="the next ingest re-reads and re-hashes unchanged sources",
+)
+CACHE = Sidecar(
+    ("boltzmann", "cache"),
+    owner="ingest (the caches below)",
+    format="directory",
+    write="created on first use",
+    trust="caches only",
+    deletable=True,
+    why="everything in it is rebuilt on demand (a redaction deletes it: it may quote redacted text)",
+    directory=True,
+)
+PROPOSALS = Sidecar(
+    ("boltzmann", "cache", "proposals.log"),
+    owner="ingest.cache",
+    format="append-only lines `<key> <entry JSON>`",
+    write="appended under the writer lock, not fsynced: a cache (a torn last line is a miss)",
+    trust="a cache: an entry is re-validated against its task before use",
+    deletable=True,
+    why="the next ingest asks the proposer again (the records' task ids still say what was answered)",
+)
+LINEAGE = Sidecar(
+    ("boltzmann", "cache", "lineage.log"),
+    owner="ingest.lineage",
+    format="JSON lines: a format line, facts, and a marker per commit",
+    write="appended after each commit, or atomically rewritten (not fsynced): a cache, under the writer lock",
+    trust="used only if its last marker names the snapshot and every count matches; readers intersect with members",
+    deletable=True,
+    why="the next run that needs it rebuilds it from the ledger once",
+)
+LAYERS = Sidecar(
+    ("boltzmann", "layers.json"),
+    owner="oci.layer_cache",
+    format="JSON: layer contents key -> layer digest, size, member facts",
+    write="atomic replace, not fsynced: a cache",
+    trust="a hint: an entry is used only after the layer blob it names re-hashes to its digest",
+    deletable=True,
+    why="the next pack re-compresses unchanged modules",
+)
+SEARCH = Sidecar(
+    ("boltzmann", "search"),
+    owner="retrieval (search index; `retrieval.paths`)",
+    format="directory: the SQLite FTS5 index (`index.sqlite` and its `-wal`/`-shm` companions)",
+    write="rebuilt or updated by `brain search`/`brain serve`",
+    trust="a cache of the current snapshot's text; rebuilt when missing, stale, torn or corrupt",
+    deletable=True,
+    why="the next search rebuilds it (a redaction deletes it: it may quote redacted text)",
+    directory=True,
+)
+SIGNATURES = Sidecar(
+    ("boltzmann", "signatures.json"),
+    owner="brain.store.authn_files (sign, pull)",
+    format="JCS index: snapshot digest -> signature record digests (the records are blobs, §9.3)",
+    write="atomic replace, fsynced, under the writer lock",
+    trust="an index: every record it names is a blob re-verified before use",
+    deletable=False,
+    why="the brain no longer knows its signatures: they must be added (or pulled) again",
+)
+TRUST = Sidecar(
+    ("boltzmann", "trust.json"),
+    owner="brain.store.authn_files (trust, pull)",
+    format="JCS `TrustPin` (§9.5): the trust root this consumer accepts",
+    write="atomic replace, fsynced, under the writer lock",
+    trust="the consumer's own decision: the pin pulls are checked against",
+    deletable=False,
+    why="the pin is lost: the next pull trusts on first use again",
+)
+REMOTES = Sidecar(
+    ("boltzmann", "remotes.json"),
+    owner="brain.store.authn_files (pull)",
+    format="JCS `RemoteMemory` (§9.5): references once pulled signed, with the snapshot",
+    write="atomic replace, fsynced, under the writer lock",
+    trust="the consumer's own memory, used to refuse an unsigned downgrade of a reference seen signed",
+    deletable=False,
+    why="downgrade protection for those references is lost",
+)
+
+SIDECARS: tuple[Sidecar, ...] = (
+    HEAD,
+    LOCK,
+    TOMBSTONES,
+    FINGERPRINTS,
+    CACHE,
+    PROPOSALS,
+    LINEAGE,
+    LAYERS,
+    SEARCH,
+    SIGNATURES,
+    TRUST,
+    REMOTES,
+)
+
+
+def sidecar_for(relative: str) -> Sidecar | None:
+    """The entry naming `relative` (a `/`-separated path under the brain root), the most specific one first."""
+    for sidecar in sorted(SIDECARS, key=lambda s: -len(s.parts)):
+        if sidecar.covers(relative):
+            return sidecar
+    return None
+
+
+def markdown_table() -> str:
+    """The table `docs/DESIGN.md` shows: one row per sidecar."""
+    rows = [
+        "| file | owner | format | write rule | trust rule | safe to delete? |",
+        "|---|---|---|---|---|---|",
+    ]
+    for s in SIDECARS:
+        verdict = ("yes: " if s.deletable else "**no**: ") + s.why
+        rows.append(f"| `{s.name}` | {s.owner} | {s.format} | {s.write} | {s.trust} | {verdict} |")
+    return "\n".join(rows) + "\n"
+
+
+__all__ = [
+    "CACHE",
+    "DIRECTORY",
+    "FINGERPRINTS",
+    "HEAD",
+    "LAYERS",
+    "LINEAGE",
+    "LOCK",
+    "PROPOSALS",
+    "REMOTES",
+    "SEARCH",
+    "SIDECARS",
+    "SIGNATURES",
+    "TOMBSTONES",
+    "TRUST",
+    "Sidecar",
+    "markdown_table",
+    "sidecar_for",
+]
