@@ -22,8 +22,7 @@ from brain.frozen import FrozenModel
 from brain.identity import OciDigest
 from oci.manifest import Descriptor, Manifest
 from oci.reference import Reference
-from oci.referrers_copy import Referrers, put_fallback_index
-from oci.referrers_copy import list_referrers as default_list_referrers
+from oci.referrers import Referrers, collect_referrers, merge_fallback_index
 from oci.remote_tags import refuse_moving
 from oci.transport import Progress, RegistryClient
 
@@ -172,7 +171,7 @@ def copy_artifact(
     destination.put_manifest(tag or str(fetched.digest), fetched.data)
     referrers: list[CopiedManifest] = []
     if with_referrers:
-        found = (list_referrers or default_list_referrers)(source, fetched.digest)
+        found = (list_referrers or collect_referrers)(source, fetched.digest)
         for referrer in found.manifests:
             blobs, artifact_type = _blobs_of(referrer.data, f"referrer {referrer.digest} of {fetched.digest.short}")
             r_copied, r_present, r_sent = _copy_blobs(source, destination, blobs, progress)
@@ -182,7 +181,7 @@ def copy_artifact(
                 blobs_copied=r_copied, blobs_present=r_present, bytes_copied=r_sent,
             ))  # fmt: skip
         if found.fallback_index is not None:
-            put_fallback_index(destination, fetched.digest, found.fallback_index)
+            merge_fallback_index(destination, fetched.digest, found.fallback_index)
     shown = Reference(destination_ref.registry, destination_ref.repository, tag, None if tag else fetched.digest)
     return CopyResult(
         source=str(source_ref), destination=str(shown), digest=fetched.digest, size=len(fetched.data),

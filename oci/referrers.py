@@ -3,9 +3,14 @@
 A signature manifest wraps one record (its only layer) with the empty config and names the brain manifest
 as its `subject`. Locally, `pack` stores them and lists them untagged in `index.json`. Remotely, `push`
 PUTs them by digest and, when the registry does not answer with `OCI-Subject` (no Referrers API), keeps
-the `sha256-<hex>` fallback index up to date; `pull`/`fetch` (and `brain copy`) discover them with
+the `sha256-<hex>` fallback index up to date (`merge_fallback_index`); `pull`/`fetch` discover them with
 `list_referrers` and read them with `fetch_signature_records`. The referrers query escapes its `+`
 (§9.10 item 3) and results are filtered client-side anyway.
+
+This module is the one owner of the registry's referrers: listing them (Referrers API, else the fallback
+tag), reading an index's entries, and writing/merging the fallback index. `brain copy` uses the same code
+(`collect_referrers`, `merge_fallback_index`), only stricter: discovery skips what it cannot read, a copy
+refuses it.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from brain.frozen import FrozenModel
 from brain.identity import OciDigest, canonicalize, parse_strict
 from brain.store.layout import Descriptor as IndexEntry
 from oci import media_types as mt
-from oci.transport import MAX_MANIFEST_BYTES, RegistryClient
+from oci.transport import MAX_MANIFEST_BYTES, FetchedManifest, RegistryClient
 
 EMPTY_CONFIG = b"{}"
 EMPTY_MEDIA_TYPE = "application/vnd.oci.empty.v1+json"
@@ -47,6 +52,8 @@ SIGNATURE_SNAPSHOT = "ai.gaussia.boltzmann.signature-snapshot"
 # Per discovery call (code-only in the reference).
 MAX_RECORDS_PER_CALL = 4096
 MAX_INDEX_BYTES = 4 << 20
+# Referrer manifests `copy` brings along per artifact.
+MAX_REFERRERS = 1000
 
 
 def _empty_descriptor() -> dict[str, object]:
@@ -143,7 +150,12 @@ def fallback_tag(subject: OciDigest) -> str:
     return f"sha256-{subject.hex}"
 
 
-def _index_entries(data: bytes, where: str) -> list[dict[str, object]]:
+def index_entries(data: bytes, where: str) -> list[object]:
+    """The items of an image index's `manifests` (a referrers listing or a fallback index), as served.
+
+    Bytes that are not strict JSON or carry no `manifests` list are refused in one line; the items are not
+    judged here (discovery skips unreadable ones, `copy` refuses them before it adopts the index).
+    """
     try:
         document = parse_strict(data)
     except CanonicalFormError as e:
@@ -152,10 +164,10 @@ def _index_entries(data: bytes, where: str) -> list[dict[str, object]]:
     manifests = document.get("manifests") if isinstance(document, dict) else None
     if not isinstance(manifests, list):
         raise UntrustedArtifactError(f"{where} is not an image index (no manifests list)")
-    return [entry for entry in manifests if isinstance(entry, dict)]
+    return manifests
 
 
-def _referrers(entries: Iterable[dict[str, object]], artifact_type: str | None) -> list[Referrer]:
+def _referrers(entries: Iterable[object], artifact_type: str | None) -> list[Referrer]:
     found = []
     for entry in entries:
         try:
@@ -167,8 +179,8 @@ def _referrers(entries: Iterable[dict[str, object]], artifact_type: str | None) 
     return found
 
 
-def list_referrers(client: RegistryClient, subject: OciDigest, artifact_type: str | None = mt.SIGNATURE_ARTIFACT) -> list[Referrer]:
-    """The manifests that name `subject`: the Referrers API when the registry has it, else the fallback tag."""
+def _api_listing(client: RegistryClient, subject: OciDigest, artifact_type: str | None) -> list[object] | None:
+    """The entries the Referrers API lists for `subject`, or None when the registry has no such API."""
     url = f"{repository_url(client)}/referrers/{subject}"
     if artifact_type is not None:
         url += "?artifactType=" + quote(artifact_type, safe="")
@@ -180,19 +192,106 @@ def list_referrers(client: RegistryClient, subject: OciDigest, artifact_type: st
                 data += chunk
                 if len(data) > MAX_INDEX_BYTES:
                     raise UntrustedArtifactError(f"the referrers listing of {subject} exceeds {MAX_INDEX_BYTES} bytes")
-            return _referrers(_index_entries(data, f"the referrers listing of {subject}"), artifact_type)
+            return index_entries(data, f"the referrers listing of {subject}")
         if response.status_code not in (404, 400, 405):
             raise _status_error(client, f"listing referrers of {subject.short}", response.status_code)
+    return None
+
+
+def read_fallback_index(client: RegistryClient, subject: OciDigest) -> list[object] | None:
+    """The entries of the `sha256-<hex>` fallback index of `subject` as served, or None when there is none."""
+    tag = fallback_tag(subject)
     try:
-        fallback = client.get_manifest(fallback_tag(subject))
+        fetched = client.get_manifest(tag)
     except NotFoundError:
-        return []
+        return None
     except UntrustedArtifactError as e:
         raise UntrustedArtifactError(
-            f"the referrers fallback index {fallback_tag(subject)} was refused: {e.message}",
+            f"the referrers fallback index {tag} was refused: {e.message}",
             hint="the registry serves a broken or oversized signature listing; nothing was installed",
         ) from None
-    return _referrers(_index_entries(fallback.data, f"the fallback referrers index {fallback_tag(subject)}"), artifact_type)
+    return index_entries(fetched.data, f"the fallback referrers index {tag}")
+
+
+def list_referrers(client: RegistryClient, subject: OciDigest, artifact_type: str | None = mt.SIGNATURE_ARTIFACT) -> list[Referrer]:
+    """The manifests that name `subject`: the Referrers API when the registry has it, else the fallback tag."""
+    listed = _api_listing(client, subject, artifact_type)
+    if listed is None:
+        listed = read_fallback_index(client, subject) or []
+    return _referrers(listed, artifact_type)
+
+
+def _named_subject(document: object) -> object:
+    """The `subject.digest` a manifest document names, or None."""
+    subject = document.get("subject") if isinstance(document, dict) else None
+    return subject.get("digest") if isinstance(subject, dict) else None
+
+
+@dataclass(frozen=True)
+class Referrers:
+    """Every referrer manifest of one subject (any artifact type), and the fallback index entries if one exists."""
+
+    manifests: list[FetchedManifest]
+    fallback_index: list[dict[str, object]] | None = None
+
+
+def collect_referrers(client: RegistryClient, subject: OciDigest) -> Referrers:
+    """All referrers of `subject` as `copy` brings them along: each manifest fetched by digest (its bytes
+    checked) and naming `subject`, and the source's fallback index (kept even when the Referrers API
+    answered, so a destination without the API still finds them). Unlike discovery, which skips, a copy
+    refuses a referrer naming another subject, more than `MAX_REFERRERS` listed, or a fallback index with
+    malformed descriptors: it carries the listing as served or stops."""
+    listed = _api_listing(client, subject, None)
+    fallback = read_fallback_index(client, subject)
+    referrers = _referrers(listed if listed is not None else fallback or [], None)
+    if len(referrers) > MAX_REFERRERS:
+        raise UntrustedArtifactError(
+            f"the referrers of {subject.short} on {client.reference.registry}: more than {MAX_REFERRERS} are listed"
+        )
+    descriptors = None if fallback is None else _descriptors(fallback, f"the fallback referrers index {fallback_tag(subject)}")
+    manifests = []
+    for referrer in referrers:
+        fetched = client.get_manifest(str(referrer.digest))
+        try:
+            named = _named_subject(parse_strict(fetched.data))
+        except CanonicalFormError:
+            named = None
+        if named != str(subject):
+            raise UntrustedArtifactError(f"referrer {fetched.digest.short} is listed for {subject.short} but names subject {named}")
+        manifests.append(fetched)
+    return Referrers(manifests, descriptors)
+
+
+def _descriptors(entries: list[object], where: str) -> list[dict[str, object]]:
+    """`entries` when every one is a descriptor with a digest and there are at most `MAX_REFERRERS`."""
+    if len(entries) > MAX_REFERRERS:
+        raise UntrustedArtifactError(f"{where} lists more than {MAX_REFERRERS} referrers")
+    descriptors = [entry for entry in entries if isinstance(entry, dict) and isinstance(entry.get("digest"), str)]
+    if len(descriptors) != len(entries):
+        raise UntrustedArtifactError(f"{where} lists malformed descriptors")
+    return descriptors
+
+
+def merge_fallback_index(client: RegistryClient, subject: OciDigest, entries: Iterable[dict[str, object]]) -> None:
+    """Add `entries` to the fallback index of `subject` (§9.4): existing entries kept verbatim, digests not yet
+    listed appended in order, the index PUT as JCS. Nothing is written when the index lists them all already."""
+    tag = fallback_tag(subject)
+    current = read_fallback_index(client, subject)
+    kept = [entry for entry in current or [] if isinstance(entry, dict)]
+    listed = {entry.get("digest") for entry in kept}
+    added = []
+    for entry in entries:
+        if entry["digest"] not in listed:
+            listed.add(entry["digest"])
+            added.append(entry)
+    if not added and current is not None:
+        return
+    # Read-modify-write: not atomic (a concurrent push of other signatures may be lost; the next push re-adds it).
+    body = canonicalize({"manifests": [*kept, *added], "mediaType": mt.INDEX, "schemaVersion": 2})
+    response = client.request("PUT", f"{repository_url(client)}/manifests/{tag}", headers={"Content-Type": mt.INDEX}, data=body)
+    response.close()
+    if response.status_code != 201:
+        raise _status_error(client, f"updating the referrers fallback index {tag}", response.status_code)
 
 
 @dataclass
@@ -251,7 +350,7 @@ def _fetch_record(client: RegistryClient, subject: OciDigest, referrer: Referrer
         raise _Skip(f"not JSON: {e.message}") from None
     if not isinstance(document, dict) or document.get("artifactType") != mt.SIGNATURE_ARTIFACT:
         raise _Skip("not a signature manifest")
-    named = (document.get("subject") or {}).get("digest") if isinstance(document.get("subject"), dict) else None
+    named = _named_subject(document)
     if named != str(subject):
         raise _Skip(f"its subject is {named}, not the pulled manifest {subject}")
     layers = document.get("layers")
@@ -290,26 +389,8 @@ def push_signatures(client: RegistryClient, brain: Brain, snapshot: OciDigest, s
         if not response.headers.get("OCI-Subject"):
             fallback.append(index_entry(record, manifest))
     if fallback:
-        _update_fallback(client, subject, fallback)
+        merge_fallback_index(client, subject, fallback)
     return len(records)
-
-
-def _update_fallback(client: RegistryClient, subject: OciDigest, entries: list[dict[str, object]]) -> None:
-    tag = fallback_tag(subject)
-    try:
-        current = _index_entries(client.get_manifest(tag).data, f"the fallback referrers index {tag}")
-    except NotFoundError:
-        current = []
-    listed = {entry.get("digest") for entry in current}
-    added = [entry for entry in entries if entry["digest"] not in listed]
-    if not added:
-        return
-    # Read-modify-write: not atomic (a concurrent push of other signatures may be lost; the next push re-adds it).
-    body = canonicalize({"manifests": [*current, *added], "mediaType": mt.INDEX, "schemaVersion": 2})
-    response = client.request("PUT", f"{repository_url(client)}/manifests/{tag}", headers={"Content-Type": mt.INDEX}, data=body)
-    response.close()
-    if response.status_code != 201:
-        raise _status_error(client, f"updating the referrers fallback index {tag}", response.status_code)
 
 
 def repository_url(client: RegistryClient) -> str:

@@ -89,6 +89,37 @@ class Pipeline(Protocol):
         return None
 
 
+class TextPipeline(Pipeline):
+    """A pipeline that parses text in-process: `accepted` media types, a size limit, an optional codec.
+
+    `charset` is the codec a re-run was recorded with (`text-nfc;charset=cp1252`); None detects it.
+    Subclasses implement `normalize_bytes`, calling `check_size` first.
+    """
+
+    accepted: frozenset[str] = frozenset()
+
+    def __init__(self, max_bytes: int = MAX_TEXT_BYTES, charset: str | None = None) -> None:
+        self.max_bytes = max_bytes
+        self.charset = charset
+
+    def accepts(self, media_type: str) -> bool:
+        """One of the media types this pipeline reads."""
+        return media_type in self.accepted
+
+    def normalize(self, source_path: Path) -> NormalizedOutput:
+        """The view of the file at `source_path`, read whole up to the limit."""
+        output = self.normalize_bytes(read_limited(source_path, self.max_bytes))
+        if output is None:  # a subclass that does not parse bytes in memory cannot be a text pipeline
+            raise NormalizationError(UNREADABLE, f"the {self.name} pipeline defines no in-memory view")
+        return output
+
+    def check_size(self, data: bytes) -> None:
+        """Refuse bytes over the limit (`normalize_bytes` calls it first, then parses `data` in its own frame,
+        so a large source can be released as soon as its text is decoded)."""
+        if len(data) > self.max_bytes:
+            raise NormalizationError(TOO_LARGE, f"{len(data)} bytes exceeds the {self.max_bytes}-byte text limit")
+
+
 def read_limited(path: Path, limit: int = MAX_TEXT_BYTES) -> bytes:
     """All bytes of `path`, refusing (before reading) a file larger than `limit`."""
     try:

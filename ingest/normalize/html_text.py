@@ -18,17 +18,13 @@ from __future__ import annotations
 
 import re
 from html.parser import HTMLParser
-from pathlib import Path
 
 from ingest.normalize.base import (
-    MAX_TEXT_BYTES,
     PYTHON_TAG,
-    TOO_LARGE,
     UNICODE_TAG,
     NormalizationError,
     NormalizedOutput,
-    Pipeline,
-    read_limited,
+    TextPipeline,
     text_view,
 )
 from ingest.normalize.charset import parameterized, read_text
@@ -180,28 +176,16 @@ def html_to_text(html: str) -> str:
     return parser.out.result()
 
 
-class HtmlText(Pipeline):
+class HtmlText(TextPipeline):
     """The `html-text` pipeline."""
 
     name = "html-text"
     version = f"1+{PYTHON_TAG}+{UNICODE_TAG}"
-
-    def __init__(self, max_bytes: int = MAX_TEXT_BYTES, charset: str | None = None) -> None:
-        self.max_bytes = max_bytes
-        self.charset = charset
-
-    def accepts(self, media_type: str) -> bool:
-        """HTML pages."""
-        return media_type in ACCEPTED
-
-    def normalize(self, source_path: Path) -> NormalizedOutput:
-        """The readable text of the page at `source_path`."""
-        return self.normalize_bytes(read_limited(source_path, self.max_bytes))
+    accepted = ACCEPTED
 
     def normalize_bytes(self, data: bytes) -> NormalizedOutput:
-        """The same view from bytes already in memory."""
-        if len(data) > self.max_bytes:
-            raise NormalizationError(TOO_LARGE, f"{len(data)} bytes exceeds the {self.max_bytes}-byte text limit")
+        """The same view from bytes already in memory (a small source read once by registration)."""
+        self.check_size(data)
         decoded = read_text(data, self.charset, html=True)
         del data  # a large source: only its text is needed from here on (the caller passed it, not kept it)
         notes = (decoded.note,) if decoded.note else ()

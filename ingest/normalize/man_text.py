@@ -17,16 +17,11 @@ from __future__ import annotations
 
 import re
 import shlex
-from pathlib import Path
 
 from ingest.normalize.base import (
-    MAX_TEXT_BYTES,
-    TOO_LARGE,
     UNICODE_TAG,
-    NormalizationError,
     NormalizedOutput,
-    Pipeline,
-    read_limited,
+    TextPipeline,
     text_view,
 )
 from ingest.normalize.charset import parameterized, read_text
@@ -248,28 +243,16 @@ def man_to_text(source: str) -> str:  # noqa: C901 - one dispatch over roff requ
     return "".join(line + "\n" for line in page.lines)
 
 
-class ManText(Pipeline):
+class ManText(TextPipeline):
     """The `man-text` pipeline (`charset`: the recorded codec of a re-run; None detects it)."""
 
     name = "man-text"
     version = f"1+{UNICODE_TAG}"
-
-    def __init__(self, max_bytes: int = MAX_TEXT_BYTES, charset: str | None = None) -> None:
-        self.max_bytes = max_bytes
-        self.charset = charset
-
-    def accepts(self, media_type: str) -> bool:
-        """roff manual pages."""
-        return media_type in ACCEPTED
-
-    def normalize(self, source_path: Path) -> NormalizedOutput:
-        """The readable text of the manual page at `source_path`."""
-        return self.normalize_bytes(read_limited(source_path, self.max_bytes))
+    accepted = ACCEPTED
 
     def normalize_bytes(self, data: bytes) -> NormalizedOutput:
-        """The same view from bytes already in memory."""
-        if len(data) > self.max_bytes:
-            raise NormalizationError(TOO_LARGE, f"{len(data)} bytes exceeds the {self.max_bytes}-byte text limit")
+        """The same view from bytes already in memory (a small source read once by registration)."""
+        self.check_size(data)
         decoded = read_text(data, self.charset)
         del data  # a large source: only its text is needed from here on (the caller passed it, not kept it)
         notes = (decoded.note,) if decoded.note else ()

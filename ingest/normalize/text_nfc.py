@@ -12,16 +12,11 @@ from __future__ import annotations
 
 import unicodedata
 from codecs import BOM_UTF8
-from pathlib import Path
 
 from ingest.normalize.base import (
-    MAX_TEXT_BYTES,
-    TOO_LARGE,
     UNICODE_TAG,
-    NormalizationError,
     NormalizedOutput,
-    Pipeline,
-    read_limited,
+    TextPipeline,
     text_view,
 )
 from ingest.normalize.charset import UTF8, parameterized, read_text
@@ -29,28 +24,16 @@ from ingest.normalize.charset import UTF8, parameterized, read_text
 ACCEPTED = frozenset({"text/plain", "text/markdown", "text/x-rst"})
 
 
-class TextNfc(Pipeline):
+class TextNfc(TextPipeline):
     """The `text-nfc` pipeline (`charset`: the recorded codec of a re-run; None detects it)."""
 
     name = "text-nfc"
     version = f"1+{UNICODE_TAG}"
-
-    def __init__(self, max_bytes: int = MAX_TEXT_BYTES, charset: str | None = None) -> None:
-        self.max_bytes = max_bytes
-        self.charset = charset
-
-    def accepts(self, media_type: str) -> bool:
-        """Plain text, Markdown and reStructuredText."""
-        return media_type in ACCEPTED
-
-    def normalize(self, source_path: Path) -> NormalizedOutput:
-        """The NFC, LF-terminated UTF-8 text of `source_path`."""
-        return self.normalize_bytes(read_limited(source_path, self.max_bytes))
+    accepted = ACCEPTED
 
     def normalize_bytes(self, data: bytes) -> NormalizedOutput:
         """The same view from bytes already in memory (a small source read once by registration)."""
-        if len(data) > self.max_bytes:
-            raise NormalizationError(TOO_LARGE, f"{len(data)} bytes exceeds the {self.max_bytes}-byte text limit")
+        self.check_size(data)
         if self.charset in (None, UTF8) and b"\r" not in data and not data.startswith(BOM_UTF8):
             # LF-only UTF-8 already in NFC is its own view: return the bytes, not a re-encoded copy of them
             # (a 50 MB source would otherwise be held three times over: bytes, text and view).
