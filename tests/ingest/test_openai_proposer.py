@@ -73,6 +73,12 @@ class FakeEndpoint:
                     endpoint.max_in_flight = max(endpoint.max_in_flight, endpoint.in_flight)
                 try:
                     time.sleep(reply.delay)
+                finally:
+                    # Counted out before the answer goes: once the client has it, it may send the next request,
+                    # whose handler could otherwise count itself in before this one counted itself out.
+                    with endpoint.lock:
+                        endpoint.in_flight -= 1
+                try:
                     data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
                     self.send_response(reply.status)
                     self.send_header("Content-Type", "application/json")
@@ -83,9 +89,6 @@ class FakeEndpoint:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
-                finally:
-                    with endpoint.lock:
-                        endpoint.in_flight -= 1
 
             def log_message(self, *args: Any) -> None:
                 pass
