@@ -277,6 +277,10 @@ def serve_http(
             server.server_close()
         return
     parent = os.getpid()
+    # The workers share one listening socket, and every one of them wakes for each connection: a blocking
+    # accept() would park all but the winner inside the kernel, where they could never notice their parent
+    # is gone. Non-blocking, the losers get EAGAIN (socketserver drops it) and return to their checks.
+    server.socket.setblocking(False)
     children = []
     for _ in range(workers):
         pid = os.fork()
