@@ -68,11 +68,18 @@ def record_of(block: Block) -> Record | None:
 
 def structural_targets(block: Block) -> set[BlockId]:
     """Blocks this one depends on structurally: semantic `relations[].target`, procedural `steps[].uses`."""
-    payload = block.payload()
+    memory_type = block.memory_type
+    if memory_type is not MemoryType.SEMANTIC and memory_type is not MemoryType.PROCEDURAL:
+        return set()
+    return structural_targets_of(memory_type, block.payload())
+
+
+def structural_targets_of(memory_type: MemoryType, payload: Mapping[str, Any]) -> set[BlockId]:
+    """`structural_targets` of a block of `memory_type` whose payload the caller already has."""
     found: set[object] = set()  # checked below: a generic block's payload is only schema-checked
-    if block.memory_type is MemoryType.SEMANTIC:
+    if memory_type is MemoryType.SEMANTIC:
         found.update(r.get("target") for r in payload.get("relations") or () if isinstance(r, dict))
-    elif block.memory_type is MemoryType.PROCEDURAL:
+    elif memory_type is MemoryType.PROCEDURAL:
         for step in payload.get("steps") or ():
             if isinstance(step, dict):
                 found.update(step.get("uses") or ())

@@ -32,6 +32,11 @@ from ingest.validate import ContradictionKey
 # Members that cite evidence through `derivation` records: what a model may propose (episodic included).
 _CITING = tuple(sorted(PROPOSABLE_MEMORY_TYPES))
 
+# The facts a run consults (origins, supersessions, demotions, evidence and task ids, statements). The
+# others (`recorded`, `linked`: what `brain show` and the drop cascade read) are logged but not indexed:
+# two of every three facts a run stages are `recorded`.
+_RUN_KINDS = frozenset({"registered", "superseded", "demoted", "cited", "stated"})
+
 
 class RunLineage:
     """The lineage (`ingest.lineage`) of the brain as the run found it plus what the run staged: which
@@ -62,10 +67,11 @@ class RunLineage:
         if self._lineage is None:
             lineage = Lineage()
             if self._start is not None:
-                found = self._log.load(self._start)
+                found = self._log.load(self._start, _RUN_KINDS)
                 lineage = found if found is not None else self._rebuild(self._start)
             for fact in self._facts:
-                lineage.apply(fact)
+                if fact[0] in _RUN_KINDS:
+                    lineage.apply(fact)
             self._lineage = lineage
         return self._lineage
 
@@ -82,10 +88,12 @@ class RunLineage:
 
     def staged(self, block: Block) -> None:
         """A block became a member (the stager calls this for every new one)."""
-        for fact in facts_of_block(block):
-            self._facts.append(fact)
-            if self._lineage is not None:
-                self._lineage.apply(fact)
+        facts = facts_of_block(block)
+        self._facts += facts
+        if self._lineage is not None:
+            for fact in facts:
+                if fact[0] in _RUN_KINDS:
+                    self._lineage.apply(fact)
 
     def answered(self, source: BlockId, task_id: str) -> bool:
         """Whether a derivation record names `task_id` and cites `source` (the question was asked and answered)."""

@@ -26,7 +26,7 @@ from brain.blocks import MemoryType
 from brain.blocks.provenance import Actor, ProvenanceBlock, RemovalMechanism
 from brain.brain import Brain
 from brain.errors import LifecycleRefusedError
-from brain.identity import BlockId, utc_timestamp
+from brain.identity import BlockId, OciDigest, utc_timestamp
 from brain.lifecycle.drop import DropPlan, Members, drop_cascade, module_of, plan_drop
 from brain.lifecycle.records import (
     actor_of,
@@ -35,6 +35,7 @@ from brain.lifecycle.records import (
     removal_records,
 )
 from ingest.fingerprints import FingerprintIndex
+from ingest.lineage import LineageLog
 from ingest.lineage_graph import LineageGraph, graph_of, log_commit
 from ingest.report import IngestResult, SyncOutcome
 from ingest.sources.origins import origin_prefix
@@ -226,7 +227,7 @@ def sync_after(
     seen_blocks = {BlockId.parse(o.block).hex for o in result.outcomes if o.block is not None}
     if not apply or dry_run:
         snapshot = brain.snapshot_digest()
-        if snapshot is None:
+        if snapshot is None or _nothing_missing(brain, snapshot, scopes, seen_origins):
             return result
         members: Members = brain.modules(snapshot)
         graph = graph_of(brain, snapshot, persist=not dry_run)
@@ -237,6 +238,8 @@ def sync_after(
         if writer.head is None:
             return result
         parent = writer.head.snapshot
+        if _nothing_missing(brain, parent, scopes, seen_origins):
+            return result
         members = brain.modules(parent)  # Module answers `in` from its composition, read on first use
         graph = graph_of(brain, parent)
         index = FingerprintIndex.load(brain.path)
@@ -256,6 +259,16 @@ def sync_after(
             _forget_gone(index, gone)
     update = {"missing": tuple(plan.outcomes(applied=True)), "snapshot": str(digest or result.snapshot)}
     return result.model_copy(update=update)
+
+
+def _nothing_missing(brain: Brain, snapshot: OciDigest, scopes: Sequence[Scope], seen_origins: set[str]) -> bool:
+    """The common case, cheaply: the lineage log describes `snapshot` and every origin it names under the
+    roots was seen by the run, so `find_gone` could find nothing. Reads only the log's `registered` lines;
+    the whole graph (the log decoded, or rebuilt from the ledger) is loaded only when this says no."""
+    origins = LineageLog(brain.path).origins(snapshot)
+    if origins is None:
+        return False
+    return all(origin in seen_origins or not any(s.covers(origin) for s in scopes) for origin in origins)
 
 
 def _forget_gone(index: FingerprintIndex, gone: list[tuple[str, BlockId]]) -> None:

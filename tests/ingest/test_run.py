@@ -13,7 +13,7 @@ from brain.blocks.canonical import CanonicalBlock
 from brain.blocks.provenance import DemotionRecord, ProvenanceBlock
 from brain.brain import Brain
 from brain.errors import IntegrityError, UsageError
-from brain.identity import BlockId
+from brain.identity import BlockId, OciDigest
 from brain.module import Module
 from ingest import PROPOSABLE_MEMORY_TYPES
 from ingest.cache import task_id_for
@@ -25,6 +25,7 @@ from ingest.normalize import TextNfc
 from ingest.proposers import Task
 from ingest.proposers.heuristic import MAX_CANDIDATES_PER_SOURCE, HeuristicProposer
 from ingest.run import IngestOptions, ingest, parse_allowed
+from ingest.sync import sync_after
 from ingest.validate import CHECKS_RUN
 
 ACTOR = "curator@example.org"
@@ -473,3 +474,50 @@ def test_a_damaged_record_stops_the_lineage_rebuild_naming_it(tmp_path: Path) ->
     _corpus(root, {"b.md": NOTE.replace("shard", "node")})
     with pytest.raises(IntegrityError, match=victim.hex):
         _run(brain, root)
+
+
+def test_the_logs_origins_are_its_registered_facts_and_refused_whenever_the_log_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _corpus(tmp_path / "src", {"a.md": NOTE, "b \u00e9\"q.md": PLAIN})  # JSON escapes, non-ASCII
+    monkeypatch.chdir(root)
+    brain = Brain.init(tmp_path / "brain")
+    _run(brain, root, checkpoint=1)  # several markers
+    _corpus(root, {"a.md": NOTE + "\nA quorum is a majority.\n"}, age=1800)
+    assert _run(brain, root).replaced == 1  # a second version under a.md
+    log, head = LineageLog(brain.path), brain.snapshot_digest()
+    assert head is not None
+    lineage = log.load(head)
+    assert lineage is not None and len(lineage.origins["a.md"]) == 2
+    assert sorted(log.origins(head) or []) == sorted(o for o, blocks in lineage.origins.items() for _ in blocks)
+    assert log.origins(OciDigest.of(b"another snapshot")) is None
+    text = log.path.read_bytes()
+    lines = text.splitlines(keepends=True)
+    damaged = {
+        "torn": text[:-5],
+        "a fact lost": b"".join(lines[:1] + lines[2:]),
+        "a fact after the last marker": text + lines[1],
+        "no format line": b"".join(lines[1:]),
+    }
+    for what, data in damaged.items():
+        log.path.write_bytes(data)
+        assert log.load(head) is None and log.origins(head) is None, what
+
+
+def test_an_unchanged_reingest_finds_nothing_missing_without_decoding_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _corpus(tmp_path / "src", {"a.md": NOTE, "b.md": PLAIN})
+    monkeypatch.chdir(root)
+    brain = Brain.init(tmp_path / "brain")
+    _run(brain, root)
+    again = _run(brain, root)
+    monkeypatch.setattr(LineageLog, "load", _refusing("the whole log was decoded"))
+    monkeypatch.setattr(Module, "blocks", _refusing("a module was read block by block"))
+    assert sync_after(brain, [root], None, again, apply=False, dry_run=False, actor=ACTOR).missing == ()
+    assert sync_after(brain, [root], None, again, apply=True, dry_run=False, actor=ACTOR) == again
+    monkeypatch.undo()
+    monkeypatch.chdir(root)
+    (root / "b.md").unlink()
+    gone = sync_after(brain, [root], None, _run(brain, root), apply=False, dry_run=False, actor=ACTOR)
+    assert [(m.origin, m.action) for m in gone.missing] == [("b.md", "missing")]
