@@ -1,4 +1,5 @@
-"""How authenticity (§9.7) reads for people: one block shared by `verify`, `signatures` and `pull`."""
+"""How authenticity (§9.7) reads for people: one block shared by `verify`, `signatures` and `pull`, and the
+`brain signatures` result."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from rich.text import Text
 
 from brain.authn.decision import Authentication, Verdict
 from brain.authn.outcomes import Outcome, Role, State
-from cli.output import Output
+from cli.output import Output, Result
 
 _STATE_STYLE = {
     State.AUTHORIZED: "bold green",
@@ -55,3 +56,24 @@ def render_authenticity(auth: Authentication, output: Output) -> Iterable[Render
     for finding in auth.findings:
         flag = ("blocking", "red") if finding.blocking else ("note", "yellow")
         yield Text.assemble("  ", (f"{flag[0]:<8}", flag[1]), f" {finding.code}  {finding.detail}")
+
+
+class SignaturesResult(Result):
+    """The snapshot, its state, and one verdict per record (withdrawn ones apart)."""
+
+    snapshot: str
+    state: State
+    role: Role
+    trust_root: str | None
+    required_scopes: list[str]
+    signatures: list[Verdict]
+    withdrawn: list[Verdict]
+
+
+def render_signatures(result: SignaturesResult, output: Output) -> Iterable[RenderableType]:
+    """`brain signatures` for people: the snapshot's state, then one row per record."""
+    yield f"snapshot {result.snapshot}  {result.state} ({result.role})"
+    if not result.signatures and not result.withdrawn:
+        yield "no signature records"
+        return
+    yield verdict_rows(output, result.signatures, result.withdrawn)

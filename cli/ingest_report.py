@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from rich.console import RenderableType
 
 from cli.output import Output, ProgressSink
+from cli.signing import SignedHead
+from ingest.budget import ProposerUsage
 from ingest.report import IngestProgress, IngestResult, SourceOutcome, SourceProblemReport
 
 FIRST_SOURCES = 3
@@ -134,4 +136,29 @@ def _missing_line(result: IngestResult) -> str:
     if demoted:
         line += f"; {len(demoted)} demoted with their episodes (episodes are never dropped): "
         line += ", ".join(m.origin for m in demoted[:3]) + (", ..." if len(demoted) > 3 else "")
+    return line
+
+
+class SignedIngestResult(IngestResult):
+    """The ingest result, plus the signature record over the snapshot it made (`--sign-with`)."""
+
+    signed: SignedHead | None = None
+
+
+def render_signed_ingest(result: SignedIngestResult, output: Output, *, verbose: bool) -> Iterator[RenderableType]:
+    """`render_ingest`, then what the model spent and the signature, if any."""
+    yield from render_ingest(result, output, verbose=verbose)
+    if result.usage is not None:
+        yield usage_line(result.usage)
+    if result.signed is not None:
+        yield f"signed by {result.signed.key} (record {result.signed.record})"
+
+
+def usage_line(usage: ProposerUsage) -> str:
+    """`tokens 1,234 in + 567 out (~$0.0123)`, estimated after a dry run, and what the budget held back."""
+    verb = "would spend about" if usage.estimated else "spent"
+    cost = f", ${usage.cost_usd}" if usage.cost_usd is not None else ""
+    line = f"model {verb} {usage.prompt_tokens:,} input + {usage.completion_tokens:,} output tokens{cost}"
+    if usage.budget_exhausted:
+        line += f"; budget exhausted: {usage.budget_exhausted} source(s) not proposed (the next run proposes them)"
     return line

@@ -17,7 +17,6 @@ from brain.lifecycle.describe import title_of
 from brain.lifecycle.graph import DependencyGraph
 from cli.output import Output, Result
 from cli.targets import resolve_target
-from ingest.block_ledger import LedgerReader
 
 SHOWN_PER_MODULE = 50
 
@@ -66,6 +65,8 @@ class Titles(Mapping[BlockId, str]):
 def resolve_all(brain: Brain, texts: Sequence[str]) -> list[BlockId]:
     """Each argument as a block id (a full id, an unambiguous prefix of a current member, or a source's
     origin: its current canonical block)."""
+    from ingest.block_ledger import LedgerReader  # the lineage log and what it needs: only when a command runs
+
     reader = LedgerReader(brain)  # reads the lineage log only if some argument is not an id
     return [resolve_target(brain, reader, text) for text in texts]
 

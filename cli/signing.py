@@ -18,20 +18,23 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from pydantic import BaseModel, create_model
 
-from brain.authenticity import refusal, sign_snapshot, signing_root
 from brain.authn.keys import KeyFormatError, PublicKey, parse_public_key_line
-from brain.authn.signer import Signer
 from brain.brain import Brain
 from brain.errors import InvalidInputError, SigningKeyError
 from brain.frozen import FrozenModel
 from brain.identity import OciDigest, actor_id_problem
 from brain.snapshot import TrustKey, TrustScope
 from cli.context import CliContext
+
+if TYPE_CHECKING:
+    # Deciding and signing (`brain.authenticity`, `brain.authn.signer`) pull in the whole authentication
+    # stack and `cryptography`: imported when a key is given, not by every command that offers `--sign-with`.
+    from brain.authn.signer import Signer
 
 PASSPHRASE_ENV = "BRAIN_SIGNING_PASSPHRASE"
 DEFAULT_SCOPES = (TrustScope.INGEST, TrustScope.COMMIT, TrustScope.GOVERN)
@@ -98,6 +101,8 @@ class SigningPlan:
         """Refuse a key the head's trust root does not grant `needed` (call before writing anything)."""
         if self.signer is None:
             return
+        from brain.authenticity import refusal
+
         head = self.brain.snapshot()
         # The next snapshot is judged against the head's trust root (its first parent's).
         problem = refusal(None if head is None else head.trust_root, self.signer, needed, what)
@@ -109,6 +114,8 @@ class SigningPlan:
         after = self.brain.snapshot_digest()
         if self.signer is None or after is None or after == self.before:
             return None
+        from brain.authenticity import sign_snapshot
+
         record, _ = sign_snapshot(
             self.brain, self.signer, after, lock_timeout=context.lock_timeout, on_wait=context.wait_note()
         )
@@ -171,4 +178,4 @@ def parse_trust_key_spec(spec: str, since: int = 1) -> TrustKey:
     return TrustKey(key=key.text, scopes=scopes, since=since, subject=subject)
 
 
-__all__ = ["SignWithOption", "SignedHead", "SigningPlan", "load_signer", "parse_trust_key_spec", "signing_root"]
+__all__ = ["SignWithOption", "SignedHead", "SigningPlan", "load_signer", "parse_trust_key_spec"]

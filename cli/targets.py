@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from brain.blocks.memory_type import MemoryType
 from brain.blocks.provenance import RegistrationRecord
@@ -19,7 +20,9 @@ from brain.errors import AmbiguousIdError, InvalidInputError, NotFoundError, Usa
 from brain.identity import BlockId
 from brain.ledger import Ledger
 from cli.options import resolve_block_id
-from ingest.block_ledger import LedgerReader
+
+if TYPE_CHECKING:
+    from ingest.block_ledger import LedgerReader
 
 _ID_LIKE = re.compile(r"(sha256:)?[0-9a-fA-F]+")
 

@@ -3,3 +3,7 @@ associative expansion over the brain's edges, and reading a source's normalized 
 
 Imports `brain` only. The index is a sidecar (`retrieval.paths`), never packed or pushed, rebuilt on demand.
 """
+
+DEFAULT_LIMIT = 10
+"""How many matches a search returns unless told: here, so that `brain search --help` can show it without
+loading the search engine (`retrieval.query` re-exports it)."""

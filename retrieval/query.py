@@ -21,6 +21,7 @@ from brain.brain import Brain
 from brain.errors import BrainError, ConflictError, NotFoundError, UsageError
 from brain.identity import BlockId, OciDigest
 from brain.snapshot import Snapshot
+from retrieval import DEFAULT_LIMIT
 from retrieval.documents import SEARCHABLE, title_of
 from retrieval.expand import Expansion, Neighbour, spread
 from retrieval.index import SearchIndex, UpdateStats
@@ -29,7 +30,6 @@ from retrieval.passages import excerpt
 from retrieval.proofs import Prover
 from retrieval.tokenize import fts_query, query_terms
 
-DEFAULT_LIMIT = 10
 MAX_LIMIT = 200
 MAX_QUERY_CHARS = 100_000
 PER_SOURCE = 3  # at most this many matches from one source, so one long document cannot fill the page

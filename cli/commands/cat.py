@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import RenderableType
@@ -14,10 +14,9 @@ from brain.errors import UsageError
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import StdoutClosedError
-from retrieval.index import SearchIndex
-from retrieval.models import CatResult
-from retrieval.passages import PAGE_BREAK, parse_locator
-from retrieval.sources import original_bytes, read_view, resolve_source
+
+if TYPE_CHECKING:
+    from retrieval.models import CatResult
 
 SourceArgument = Annotated[
     str, typer.Argument(metavar="ID|ORIGIN", help="A canonical block id (or prefix), or a source's origin.",
@@ -34,6 +33,12 @@ def cat(
     as_json: JsonFlag = False,
 ) -> None:
     """Print a source's normalized view (or its original bytes)."""
+    # The search index (sqlite) and the retrieval models load when the command runs, not with every command.
+    from retrieval.index import SearchIndex
+    from retrieval.models import CatResult
+    from retrieval.passages import parse_locator
+    from retrieval.sources import original_bytes, read_view, resolve_source
+
     if original and (locator is not None or as_json):
         raise UsageError("--original prints the source's bytes as they are; it takes no --locator or --json")
     if locator is not None:
@@ -54,6 +59,8 @@ def cat(
 
 
 def _render(result: CatResult) -> Iterable[RenderableType]:
+    from retrieval.passages import PAGE_BREAK
+
     pages = result.text.split(PAGE_BREAK)
     for number, page in enumerate(pages, start=1):
         if len(pages) > 1:

@@ -20,7 +20,6 @@ from cli.context import cli_context
 from cli.lifecycle_view import Refusal, resolve_all
 from cli.options import JsonFlag
 from cli.signing import SigningPlan, SignWithOption, with_signature
-from ingest.lineage_graph import graph_of, log_commit
 
 
 def demote(
@@ -33,6 +32,8 @@ def demote(
     as_json: JsonFlag = False,
 ) -> None:
     """Demote blocks: they stay members but are no longer accessible."""
+    from ingest.lineage_graph import graph_of, log_commit  # the lineage log (and the gate's key) load when the command runs
+
     context = cli_context(ctx)
     brain = context.open_brain()
     output = context.output(as_json)

@@ -7,7 +7,7 @@ everything one producer made instead (batch invalidation).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import RenderableType
@@ -35,7 +35,9 @@ from cli.lifecycle_view import (
 from cli.options import JsonFlag, parse_memory_type
 from cli.output import Output, Result
 from cli.signing import SigningPlan, SignWithOption, with_signature
-from ingest.lineage_graph import LineageGraph, graph_of, log_commit
+
+if TYPE_CHECKING:
+    from ingest.lineage_graph import LineageGraph
 
 
 class DropResult(Result):
@@ -67,6 +69,8 @@ def drop(
     as_json: JsonFlag = False,
 ) -> None:
     """Drop blocks and their cascade (one new snapshot with removal records)."""
+    from ingest.lineage_graph import graph_of, log_commit  # the lineage log (and the gate's key) load when the command runs
+
     context = cli_context(ctx)
     if not reason.strip():
         raise UsageError("a drop needs --reason TEXT (it is recorded in every removal record)")

@@ -3,30 +3,21 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import RenderableType
 
 from brain.blocks.memory_type import MemoryType
 from brain.errors import ProblemsFoundError, UsageError
 from brain.installed import refuse_if_left_out
 from brain.snapshot import TrustScope
 from cli.context import cli_context
-from cli.ingest_report import ingest_progress, render_ingest
 from cli.options import JsonFlag
-from cli.output import Output
-from cli.signing import SignedHead, SigningPlan, SignWithOption
-from ingest.budget import CostLimits, ProposerUsage
-from ingest.report import IngestResult
+from cli.signing import SigningPlan, SignWithOption
 
-
-class SignedIngestResult(IngestResult):
-    """The ingest result, plus the signature record over the snapshot it made (`--sign-with`)."""
-
-    signed: SignedHead | None = None
+if TYPE_CHECKING:
+    from ingest.budget import CostLimits
 
 _Repeat = list[str] | None
 
@@ -113,6 +104,8 @@ def ingest(
     as_json: JsonFlag = False,
 ) -> None:
     """Ingest files: register their bytes, propose knowledge, commit what the validation gate accepts."""
+    # The run and its report load here, not with every command (`brain --help` among them).
+    from cli.ingest_report import SignedIngestResult, ingest_progress, render_signed_ingest
     from ingest.proposers.loader import ProposerOptions
     from ingest.run import IngestOptions, parse_allowed
     from ingest.run import ingest as run_ingest
@@ -174,7 +167,7 @@ def ingest(
     if result.usage is None and (cost.max_tokens is not None or cost.max_cost is not None):
         output.warning(f"--max-tokens/--max-cost had no effect: the {proposer} proposer is local and costs nothing")
     result = SignedIngestResult(**dict(result), signed=signing.sign_new_head(context))
-    output.result(result, lambda r: _render(r, output, verbose=verbose))
+    output.result(result, lambda r: render_signed_ingest(r, output, verbose=verbose))
     if strict and result.strict_problems:
         raise ProblemsFoundError(
             f"--strict: {result.strict_problems} problem(s) (failed sources or rejected candidates); "
@@ -184,7 +177,7 @@ def ingest(
 
 def cost_limits(max_tokens: int | None, max_cost: str | None, price: str | None) -> CostLimits:
     """`--max-tokens`, `--max-cost`, `--price` checked before anything is read or written."""
-    from ingest.budget import parse_money, parse_prices
+    from ingest.budget import CostLimits, parse_money, parse_prices
 
     limits = CostLimits(
         max_tokens=max_tokens,
@@ -204,21 +197,3 @@ def _license(spdx: str | None, unchecked: str | None) -> str | None:
     if unchecked is not None:
         return unchecked_license(unchecked)
     return None if spdx is None else spdx_expression(spdx)
-
-
-def _render(result: SignedIngestResult, output: Output, *, verbose: bool) -> Iterator[RenderableType]:
-    yield from render_ingest(result, output, verbose=verbose)
-    if result.usage is not None:
-        yield usage_line(result.usage)
-    if result.signed is not None:
-        yield f"signed by {result.signed.key} (record {result.signed.record})"
-
-
-def usage_line(usage: ProposerUsage) -> str:
-    """`tokens 1,234 in + 567 out (~$0.0123)`, estimated after a dry run, and what the budget held back."""
-    verb = "would spend about" if usage.estimated else "spent"
-    cost = f", ${usage.cost_usd}" if usage.cost_usd is not None else ""
-    line = f"model {verb} {usage.prompt_tokens:,} input + {usage.completion_tokens:,} output tokens{cost}"
-    if usage.budget_exhausted:
-        line += f"; budget exhausted: {usage.budget_exhausted} source(s) not proposed (the next run proposes them)"
-    return line

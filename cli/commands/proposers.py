@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import RenderableType
@@ -10,11 +11,15 @@ from rich.console import RenderableType
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Output
-from ingest.proposers.loader import ProposerInfo, available_proposers
+
+if TYPE_CHECKING:
+    from ingest.proposers.loader import ProposerInfo
 
 
 def proposers(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """List the available proposers (built in, and third-party entry points in `brain.proposers`)."""
+    from ingest.proposers.loader import available_proposers  # the proposers' models: when the command runs
+
     output = cli_context(ctx).output(as_json)
     output.result(available_proposers(), lambda rows: _render(rows, output))
 

@@ -32,7 +32,6 @@ from cli.lifecycle_view import (
 from cli.options import JsonFlag
 from cli.output import Result
 from cli.signing import SigningPlan, SignWithOption, with_signature
-from ingest.lineage_graph import graph_of
 
 
 class RedactResult(Result):
@@ -60,6 +59,8 @@ def redact(
     as_json: JsonFlag = False,
 ) -> None:
     """Destroy blocks' bytes everywhere in the brain directory; they stay members, listed as tombstones."""
+    from ingest.lineage_graph import graph_of  # the lineage log (and the gate's key) load when the command runs
+
     context = cli_context(ctx)
     if not reason.strip():
         raise UsageError("a redaction needs --reason TEXT (it is recorded in every removal record)")

@@ -7,7 +7,7 @@ The index (`boltzmann/search/`) is brought to the head first (incrementally; fro
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import RenderableType
@@ -16,9 +16,11 @@ from rich.text import Text
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Output, Result
-from retrieval.models import SearchResult
-from retrieval.query import DEFAULT_LIMIT, Searcher, SearchRequest
+from retrieval import DEFAULT_LIMIT
 from retrieval.tokenize import highlight_spans, query_terms
+
+if TYPE_CHECKING:
+    from retrieval.models import SearchResult
 
 
 class ReindexResult(Result):
@@ -53,6 +55,8 @@ def search(
     as_json: JsonFlag = False,
 ) -> None:
     """Search the brain: verified evidence bundles, with associative expansion."""
+    from retrieval.query import Searcher, SearchRequest  # the engine (sqlite, models): when the command runs
+
     context = cli_context(ctx)
     request = SearchRequest(
         query=query,

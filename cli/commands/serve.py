@@ -15,7 +15,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 
 from brain.errors import UsageError
@@ -71,6 +70,8 @@ def serve(
 def _cli_json(brain_path: Path, cli: Callable[..., Any]) -> Callable[[Sequence[str]], Any]:
     """Run a read-only command of this CLI (`cli`: the root command, as the running context names it, so
     this module need not import the app that imports it) in-process with --json; its parsed output."""
+    import click  # only a server needs it: not loaded with every command
+
     lock = threading.Lock()  # redirecting stdout is process-wide
 
     def run(args: Sequence[str]) -> Any:

@@ -21,7 +21,6 @@ from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Output, Result
 from cli.targets import resolve_target
-from ingest.block_ledger import LedgerReader
 
 TargetArgument = Annotated[
     str,
@@ -73,6 +72,8 @@ class ShowResult(Result):
 
 def show(ctx: typer.Context, block: TargetArgument, as_json: JsonFlag = False) -> None:
     """Show a block (by id, or a source by its origin) and what the ledger says about it."""
+    from ingest.block_ledger import LedgerReader  # the lineage log and what it needs: not for other commands
+
     context = cli_context(ctx)
     brain = context.open_brain()
     reader = LedgerReader(brain)  # the records about this block only, when the lineage log is current

@@ -1,30 +1,17 @@
-"""`brain signatures`: the records held over a snapshot (default: the head), each with its verdict (§9.7)."""
+"""`brain signatures`: the records held over a snapshot (default: the head), each with its verdict (§9.7).
+
+The result model and its rendering are `cli.authenticity`'s, imported when the command runs: verdicts name
+the authentication stack (`cryptography` included), which other commands do not load.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Annotated
 
 import typer
-from rich.console import RenderableType
 
-from brain.authn.decision import Verdict
-from brain.authn.outcomes import Role, State
 from cli.context import cli_context
 from cli.options import JsonFlag
-from cli.output import Output, Result
-
-
-class SignaturesResult(Result):
-    """The snapshot, its state, and one verdict per record (withdrawn ones apart)."""
-
-    snapshot: str
-    state: State
-    role: Role
-    trust_root: str | None
-    required_scopes: list[str]
-    signatures: list[Verdict]
-    withdrawn: list[Verdict]
 
 
 def signatures(
@@ -36,6 +23,7 @@ def signatures(
 ) -> None:
     """List the signature records over a snapshot with key, subject and verdict."""
     from brain.authenticity import judge
+    from cli.authenticity import SignaturesResult, render_signatures
 
     context = cli_context(ctx)
     brain = context.open_brain()
@@ -47,14 +35,4 @@ def signatures(
         signatures=auth.signatures, withdrawn=auth.withdrawn,
     )
     output = context.output(as_json)
-    output.result(result, lambda r: _render(r, output))
-
-
-def _render(result: SignaturesResult, output: Output) -> Iterable[RenderableType]:
-    from cli.authenticity import verdict_rows
-
-    yield f"snapshot {result.snapshot}  {result.state} ({result.role})"
-    if not result.signatures and not result.withdrawn:
-        yield "no signature records"
-        return
-    yield verdict_rows(output, result.signatures, result.withdrawn)
+    output.result(result, lambda r: render_signatures(r, output))

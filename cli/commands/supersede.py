@@ -21,7 +21,6 @@ from cli.lifecycle_view import Refusal, resolve_all
 from cli.options import JsonFlag
 from cli.output import Result
 from cli.signing import SigningPlan, SignWithOption, with_signature
-from ingest.lineage_graph import graph_of, log_commit
 
 
 class StanceResult(Result):
@@ -44,6 +43,8 @@ def supersede(
     as_json: JsonFlag = False,
 ) -> None:
     """Record that NEW supersedes OLD (both stay members; OLD is no longer accessible)."""
+    from ingest.lineage_graph import graph_of, log_commit  # the lineage log (and the gate's key) load when the command runs
+
     context = cli_context(ctx)
     brain = context.open_brain()
     output = context.output(as_json)
