@@ -68,18 +68,11 @@ def record_of(block: Block) -> Record | None:
 
 def structural_targets(block: Block) -> set[BlockId]:
     """Blocks this one depends on structurally: semantic `relations[].target`, procedural `steps[].uses`."""
-    memory_type = block.memory_type
-    if memory_type is not MemoryType.SEMANTIC and memory_type is not MemoryType.PROCEDURAL:
-        return set()
-    return structural_targets_of(memory_type, block.payload())
-
-
-def structural_targets_of(memory_type: MemoryType, payload: Mapping[str, Any]) -> set[BlockId]:
-    """`structural_targets` of a block of `memory_type` whose payload the caller already has."""
+    payload = block.payload()
     found: set[object] = set()  # checked below: a generic block's payload is only schema-checked
-    if memory_type is MemoryType.SEMANTIC:
+    if block.memory_type is MemoryType.SEMANTIC:
         found.update(r.get("target") for r in payload.get("relations") or () if isinstance(r, dict))
-    elif memory_type is MemoryType.PROCEDURAL:
+    elif block.memory_type is MemoryType.PROCEDURAL:
         for step in payload.get("steps") or ():
             if isinstance(step, dict):
                 found.update(step.get("uses") or ())

@@ -34,6 +34,7 @@ from brain.blocks.provenance import (
     ValidationRecord,
 )
 from brain.identity import BlockId, OciDigest, utc_timestamp
+from ingest.lineage import statement_of
 from ingest.validate import ContradictionKey, GateContext, ValidatedCandidate
 
 if TYPE_CHECKING:
@@ -175,8 +176,9 @@ class Stager:
             self.members(block.memory_type).add(block.block_id)
             self.blocks_added += 1
             self._lineage.staged(block)
-            if self._statements is not None and block.memory_type is MemoryType.SEMANTIC:
-                self._remember_statements([block])
+            if self._statements is not None and (stated := statement_of(block)) is not None:
+                key, statement = stated
+                self._statements.setdefault(key, []).append((statement, block.block_id))
         return added
 
     def register(
@@ -282,11 +284,6 @@ class Stager:
             statements=cast("dict[ContradictionKey, tuple[tuple[str, BlockId], ...]]", self._statements),
             blob_size=self.blob_size,
         )
-
-    def _remember_statements(self, blocks: Iterable[Block]) -> None:
-        assert self._statements is not None
-        for key, held in GateContext.build({}, blocks).statements.items():
-            self._statements.setdefault(key, []).extend(held)
 
     def checkpoint(self) -> OciDigest | None:
         """Commit what is staged (a new snapshot if anything changed)."""

@@ -35,7 +35,7 @@ from typing import Any, Literal, NamedTuple
 
 import orjson
 
-from brain.blocks import Block, MemoryType
+from brain.blocks import Block, MemoryType, ProceduralBlock, SemanticBlock
 from brain.blocks.provenance import (
     DemotionRecord,
     DerivationRecord,
@@ -47,7 +47,7 @@ from brain.blocks.provenance import (
 from brain.concurrency import PARALLEL_THRESHOLD, parallel_map
 from brain.errors import BrainError, IntegrityError
 from brain.identity import BlockId, OciDigest
-from brain.ledger import record_of, structural_targets_of
+from brain.ledger import record_of, structural_targets
 from brain.module import read_block
 from brain.store.atomic import atomic_write
 from brain.store.blobs import BlobStore
@@ -241,17 +241,34 @@ def facts_of_block(block: Block) -> list[Fact]:
         return [] if record is None else facts_of(record, block.block_id)
     if memory_type is not MemoryType.SEMANTIC and memory_type is not MemoryType.PROCEDURAL:
         return []
-    payload = block.payload()  # serialized once for both questions: a model dump is the costly part
     facts: list[Fact] = []
-    if memory_type is MemoryType.SEMANTIC:
-        key, statement = statement_key(payload)
-        if key is not None:
-            facts.append(Stated("stated", block.block_id.hex, *key, statement))
-    targets = structural_targets_of(memory_type, payload)
+    stated = statement_of(block)
+    if stated is not None:
+        facts.append(Stated("stated", block.block_id.hex, *stated[0], stated[1]))
+    targets = _structural_targets(block)
     if targets:
         block_hex = block.block_id.hex
         facts += [Linked("linked", target, block_hex) for target in sorted(t.hex for t in targets)]
     return facts
+
+
+def statement_of(block: Block) -> tuple[ContradictionKey, str] | None:
+    """A semantic block's contradiction key and statement (`ingest.validate.statement_key`), None if it has none."""
+    if isinstance(block, SemanticBlock):  # v1: the fields themselves, not a dump of the whole payload
+        return (block.label, block.subject, block.kind.value), block.statement
+    if block.memory_type is not MemoryType.SEMANTIC:
+        return None
+    key, statement = statement_key(block.payload())
+    return None if key is None else (key, statement)
+
+
+def _structural_targets(block: Block) -> set[BlockId]:
+    """`brain.ledger.structural_targets`, from a v1 block's fields when it is one."""
+    if isinstance(block, SemanticBlock):
+        return {relation.target for relation in block.relations or ()}
+    if isinstance(block, ProceduralBlock):
+        return {used for step in block.steps for used in step.uses or ()}
+    return structural_targets(block)
 
 
 def facts_of(record: Record, record_id: BlockId) -> list[Fact]:
