@@ -25,7 +25,7 @@ from typing import Any, BinaryIO
 from blake3 import blake3
 
 from brain.errors import CanonicalFormError, InvalidInputError
-from brain.identity import canonicalize
+from brain.identity import BlockId, canonicalize
 from brain.store.sidecars import PROPOSALS
 from ingest.proposers.base import ProposalResult, Proposer, TokenUsage
 from ingest.proposers.candidates import Task, candidate_set_from_json, parse_candidate_set
@@ -83,6 +83,37 @@ def question_ids(proposer: Proposer, task: Task) -> tuple[str, str]:
     key = blake3(_canonical_question(proposer, {"format": CACHE_FORMAT, **question})).hexdigest()
     task_id = hashlib.sha256(_canonical_question(proposer, {"format": TASK_FORMAT, **question})).hexdigest()
     return key, task_id
+
+
+class QuestionIds:
+    """`question_ids` of one question asked about many sources: `task` as a template (its source aside).
+
+    The canonical bytes of a question differ between sources only in the source id, a plain ASCII string:
+    they are built once around a placeholder id, and each source's are that text with its id in (about
+    15x cheaper than building them, for every source of every run, unchanged ones included).
+    """
+
+    _PLACEHOLDER = BlockId("0" * 64)
+
+    def __init__(self, proposer: Proposer, task: Task) -> None:
+        self._proposer = proposer
+        self._task = task.model_copy(update={"source": self._PLACEHOLDER})
+        question = _question(proposer, self._task)
+        self._key = _canonical_question(proposer, {"format": CACHE_FORMAT, **question}).split(
+            str(self._PLACEHOLDER).encode()
+        )
+        self._task_id = _canonical_question(proposer, {"format": TASK_FORMAT, **question}).split(
+            str(self._PLACEHOLDER).encode()
+        )
+
+    def of(self, source: BlockId) -> tuple[str, str]:
+        """`(cache_key, task_id_for)` of the question about `source`."""
+        if len(self._key) != 2 or len(self._task_id) != 2:  # the placeholder also appears elsewhere (instructions)
+            return question_ids(self._proposer, self._task.model_copy(update={"source": source}))
+        named = str(source).encode()
+        key = blake3(self._key[0] + named + self._key[1]).hexdigest()
+        task_id = hashlib.sha256(self._task_id[0] + named + self._task_id[1]).hexdigest()
+        return key, task_id
 
 
 def cache_entry(key: str, result: ProposalResult, candidates: bytes | None = None) -> bytes:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from brain.blocks import MemoryType
 from brain.identity import BlockId, utc_timestamp
 from ingest.answers import AnswerSource, Job
-from ingest.cache import ProposalCache, question_ids
+from ingest.cache import ProposalCache, QuestionIds
 from ingest.commit import Stager
 from ingest.proposers import Proposer, ProposerError, SourceText, Task
 from ingest.register import Registration
@@ -63,6 +63,7 @@ class Questions:
             requirements=(),
             instructions=options.instructions,
         )
+        self._ids = QuestionIds(proposer, self._question)
 
     def job_for(self, reg: Registration) -> Job | None:
         """The proposal job a registration calls for, or None (no text, duplicate, or already answered).
@@ -75,13 +76,12 @@ class Questions:
             return None
         if reg.view is None and reg.newly_added:
             return None  # no normalized view: nothing to read
-        question = self._question.model_copy(update={"source": reg.block})  # validated once, in __init__
-        key, task_id = question_ids(self.proposer, question)
-        task = question.model_copy(update={"task_id": task_id})
+        key, task_id = self._ids.of(reg.block)
         if not reg.newly_added and (
             not self.read_cache or self.cache.has(key) or self.answered(reg.block, task_id)
         ):
             return None
+        task = self._question.model_copy(update={"source": reg.block, "task_id": task_id})  # validated in __init__
         # An unchanged source the fingerprint index vouched for was not read: its stored view is the text.
         view = reg.view if reg.view is not None else self.read_view(reg.block)
         if view is None:

@@ -14,10 +14,15 @@ from brain.blocks.schemas import REGISTERED_VERSIONS, payload_problems
 
 def drop_nulls(value: Any) -> Any:
     """`value` with every null object member removed, recursively (§1.3: a null optional is an absent one)."""
+    # Only containers are walked into: the gate cleans every candidate's payload, mostly strings and lists of them.
     if isinstance(value, dict):
-        return {key: drop_nulls(item) for key, item in value.items() if item is not None}
+        return {
+            key: drop_nulls(item) if isinstance(item, (dict, list)) else item
+            for key, item in value.items()
+            if item is not None
+        }
     if isinstance(value, list):
-        return [drop_nulls(item) for item in value]
+        return [drop_nulls(item) if isinstance(item, (dict, list)) else item for item in value]
     return value
 
 

@@ -25,8 +25,16 @@ def utc_timestamp(epoch_seconds: int | None = None) -> str:
                 ) from None
         else:
             epoch_seconds = int(time.time())
+    global _last_formatted
+    if _last_formatted[0] == epoch_seconds:  # a run stamps thousands of records within the same second
+        return _last_formatted[1]
     moment = datetime.fromtimestamp(epoch_seconds, tz=UTC)
-    return f"{moment.year:04d}-{moment:%m-%dT%H:%M:%S}Z"
+    formatted = f"{moment.year:04d}-{moment:%m-%dT%H:%M:%S}Z"
+    _last_formatted = (epoch_seconds, formatted)
+    return formatted
+
+
+_last_formatted: tuple[int | None, str] = (None, "")
 
 
 def parse_timestamp(value: str) -> datetime:

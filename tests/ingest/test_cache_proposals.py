@@ -10,7 +10,7 @@ import pytest
 
 from brain.errors import InvalidInputError
 from brain.identity import BlockId
-from ingest.cache import ProposalCache, cache_key
+from ingest.cache import ProposalCache, QuestionIds, cache_key, question_ids
 from ingest.proposers.base import ProposalResult, SourceText, TokenUsage
 from ingest.proposers.candidates import Candidate, CandidateSet, Task
 from ingest.proposers.heuristic import HeuristicProposer
@@ -55,6 +55,17 @@ def test_key_depends_on_every_input_but_not_task_id() -> None:
         cache_key(_Fixed(), _task(operation="rederive")),
     ]
     assert len({base, *variants}) == len(variants) + 1
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{}, {"instructions": "only d\u00e9finitions \"quoted\""}, {"instructions": f"see {BlockId('0' * 64)}"}],
+)
+def test_the_ids_of_a_question_template_are_those_of_each_sources_question(fields: dict[str, Any]) -> None:
+    proposer, template = _Fixed(temperature="0.2"), _task(**fields)
+    ids = QuestionIds(proposer, template)
+    for source in (SOURCE, BlockId("0" * 64), *(BlockId(f"{i:064x}") for i in range(1, 40, 7))):
+        assert ids.of(source) == question_ids(proposer, template.model_copy(update={"source": source}))
 
 
 def test_key_is_structured_not_concatenated() -> None:
