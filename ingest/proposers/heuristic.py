@@ -62,6 +62,7 @@ PLAIN_HEADING_LEVEL = 7
 TITLE_WINDOW = 16_384  # the title is looked for in the first characters only
 SPLIT_BELOW = 1 << 20  # a smaller text is split at once (faster); a larger one is walked line by line
 HEAD_LINE_CHARS = 4_096  # titles and change-log headers are found in the first characters of a line
+SHORT_TEXT = 1 << 16
 CHANGELOG_WINDOW = 30  # a GNU ChangeLog has an entry header within its first lines (after a preface)
 _FIRST_HEADING = re.compile(r"^#{1,6}[ \t]+\S", re.MULTILINE)
 _FIRST_H1 = re.compile(r"^#[ \t]+\S", re.MULTILINE)
@@ -174,6 +175,10 @@ class _Scan:
     changelog_section: bool = False  # a heading on the current path names one
     changelog_levels: list[int] = field(default_factory=list)
     names: frozenset[str] = frozenset()  # lowercased title words: "tmux is ..." may define tmux
+    # `subject`, kept until the heading path changes (every block asks for it). Only `heading` changes
+    # the path; the title is set before the scan starts.
+    _subject: str | None = None
+    _subject_known: bool = False
 
     def path(self, without: str | None = None) -> list[str]:
         names = [title for _, title in self.headings if title != without]
@@ -185,8 +190,11 @@ class _Scan:
 
     @property
     def subject(self) -> str | None:
-        names = self.path()
-        return SUBJECT_SEPARATOR.join(names) if names else None
+        if not self._subject_known:
+            names = self.path()
+            self._subject = SUBJECT_SEPARATOR.join(names) if names else None
+            self._subject_known = True
+        return self._subject
 
     @property
     def changelog(self) -> bool:
@@ -195,7 +203,8 @@ class _Scan:
 
     def _heading_path_changed(self, added: str) -> None:
         # Headings only pop off the end: below a change-log heading until a heading of its level or higher.
-        self.changelog_levels = [level for level in self.changelog_levels if level < self.headings[-1][0]]
+        if self.changelog_levels:
+            self.changelog_levels = [level for level in self.changelog_levels if level < self.headings[-1][0]]
         if rules.is_changelog_title(added):
             self.changelog_levels.append(self.headings[-1][0])
         self.changelog_section = bool(self.changelog_levels)
@@ -240,8 +249,9 @@ class _Scan:
         if found is None:
             return False
         occurred_at, summary = found
-        if sum(word[:1].isalpha() for word in summary.split()) < 1 or "@" in summary.split()[0]:
-            return False
+        words = summary.split()
+        if not any(word[:1].isalpha() for word in words) or "@" in words[0]:
+            return False  # no word, or an address ("2026-03-02 <jo@example.org>")
         payload = {"summary": summary, "occurred_at": occurred_at}
         context = self.subject
         if context is not None:
@@ -285,9 +295,9 @@ class _Scan:
     # --- paragraphs and lists ----------------------------------------------------------------------------
 
     def flush_paragraph(self) -> None:
+        if not self.paragraph:
+            return  # called for every blank line and heading
         lines, self.paragraph = self.paragraph, []
-        if not lines:
-            return
         if self.release is not None:
             return  # prose inside a release: its changes are the list items
         if len(lines) == 1 and not self.markdown and self.plain_heading(lines[0]):
@@ -332,9 +342,8 @@ class _Scan:
             self.lead_in_refused = True
 
     def definitions(self, lines: list[tuple[int, str]]) -> None:
-        text = " ".join(t for _, t in lines)
-        if not (" is " in text or " are " in text or " mean" in text or " refers to " in text or " occur" in text
-                or " happens " in text or " was " in text or " were " in text):  # fmt: skip
+        text = " ".join([t for _, t in lines])
+        if not _may_define(text):
             return
         starts, at = [], 0
         for _, line_text in lines:
@@ -433,18 +442,23 @@ class _Scan:
     def steps_like(self, items: list[_Item], announced: str) -> bool:
         """Not a table of contents, licence conditions, a flag or parameter list, or a list of links."""
         texts = [item.text for item in items]
-        if len(texts) > 25 or any(rules.is_toc_title(t) for t in [announced, *texts, *(t for _, t in self.headings[-1:])]):
+        if len(texts) > 25 or rules.any_toc_title([announced, *texts, *(title for _, title in self.headings[-1:])]):
             return False
         if rules.is_licence_text(" ".join([announced, *texts])):
             return False
+        # One pass over the items counts each kind of non-step; kinds that no item can be are not counted.
+        joined = "\n".join(texts)
+        links_possible, parameters_possible = rules.may_hold_links(joined), rules.may_hold_parameters(joined)
+        links = menus = worded = parameters = 0
+        for text in texts:
+            links += text.lstrip("`*")[:1] in "-[<" or (links_possible and rules.is_link_line(text))
+            menus += rules.is_menu_item(text)
+            worded += rules.has_words(text)
+            parameters += parameters_possible and rules.is_parameter_item(text)
         half = len(texts) / 2
-        if sum(t.lstrip("`*")[:1] in "-[<" or rules.is_link_line(t) for t in texts) >= half:
-            return False
-        if sum(rules.is_menu_item(t) for t in texts) >= 0.75 * len(texts):
-            return False  # "Home", "Introduction", "Documentation": navigation, not steps
-        if sum(rules.has_words(t) for t in texts) < half:
-            return False  # symbols or code, not actions
-        return sum(rules.is_parameter_item(t) for t in texts) < half
+        if links >= half or menus >= 0.75 * len(texts):
+            return False  # flags, links; "Home", "Introduction", "Documentation": navigation, not steps
+        return worded >= half and parameters < half  # symbols or code, not actions; a parameter list
 
     # --- headings and lines ------------------------------------------------------------------------------
 
@@ -464,6 +478,7 @@ class _Scan:
         while self.headings and self.headings[-1][0] >= level:
             self.headings.pop()
         self.headings.append((level, title))
+        self._subject_known = False
         self._heading_path_changed(title)
 
     def adorned(self, char: str, overlined: bool) -> int:
@@ -504,6 +519,17 @@ class _Scan:
     def line(self, number: int, raw: str) -> None:  # noqa: C901 - one classifier per line kind, tried in priority order
         self.lineno = number
         stripped = raw.strip()
+        # Most lines of real text are prose: one that starts with a letter is no heading, adornment, list item
+        # or dated line. With no list open, outside a reST literal block, not a reST `Example::` line and not
+        # a possible release line of a change log, all the general path below does for it is this.
+        if (
+            stripped[:1].isalpha() and not self.items and not self.literal
+            and (self.paragraph or not self.changelog) and not (self.rst and stripped.endswith("::"))
+        ):
+            self.lead_in = self.pending_definition = None  # what `flush_list` does when no list is open
+            self.lead_in_refused = False
+            self.paragraph.append((number, stripped))
+            return
         if not stripped:
             self.flush_paragraph()
             if self.literal_next:  # "Example::" introduced the literal block, not what follows it
@@ -578,6 +604,16 @@ class _Scan:
         self.close_release()
 
 
+# The verbs `rules.definition` needs; one search instead of a substring test per verb (a pass over the
+# paragraph each: they took ~8% of the proposer on ordinary text).
+_DEFINING_VERB = re.compile(r" (?:is |are |mean|refers to |occur|happens |was |were )")
+
+
+def _may_define(text: str) -> bool:
+    """A cheap test before looking for definitions: the text holds one of the verbs `rules.definition` needs."""
+    return _DEFINING_VERB.search(text) is not None
+
+
 def document_title(text: str, markdown: bool) -> str | None:
     """The document's title: its first heading or underlined title, or a first line that reads as one.
 
@@ -633,6 +669,39 @@ def _first_lines(text: str, count: int) -> list[str]:
         lines.append(text[start : min(end, start + HEAD_LINE_CHARS)])
         start = end + 1
     return lines
+
+
+# The first non-empty one of the opening `CHANGELOG_WINDOW` lines, cut at `HEAD_LINE_CHARS`.
+_FIRST_LINE = re.compile(f"\n{{0,{CHANGELOG_WINDOW - 1}}}([^\n]{{1,{HEAD_LINE_CHARS}}})")
+
+
+# The opening `CHANGELOG_WINDOW` lines (the last without its newline).
+_OPENING = re.compile(f"(?:[^\n]*\n){{0,{CHANGELOG_WINDOW - 1}}}[^\n]*")
+
+
+def _first_line(text: str) -> str:
+    """The first non-empty line of the text's opening (change-log formats are told by it), or ""."""
+    found = _FIRST_LINE.match(text)
+    return found[1] if found is not None else ""
+
+
+def _opens_gnu_changelog(text: str) -> bool:
+    """Whether one of the first `CHANGELOG_WINDOW` lines (cut at `HEAD_LINE_CHARS`) is a GNU ChangeLog entry
+    header. Only the lines that start like one are parsed (a test of every line cost ~7% on ordinary text)."""
+    # A short text is searched to its end: cheaper than finding where its window of lines ends.
+    window = None if len(text) <= SHORT_TEXT else _OPENING.match(text)
+    end = len(text) if window is None else window.end()
+    line_number, counted_to = 0, 0
+    for start in rules.gnu_header_starts(text, end):
+        line_number += text.count("\n", counted_to, start)
+        counted_to = start
+        if line_number >= CHANGELOG_WINDOW:
+            return False
+        cut = text.find("\n", start, start + HEAD_LINE_CHARS)
+        line = text[start : cut if cut != -1 else start + HEAD_LINE_CHARS]
+        if rules.gnu_entry_date(line) is not None:
+            return True
+    return False
 
 
 def _lines(text: str) -> Iterator[str]:
@@ -745,16 +814,13 @@ def extract_counted(source: SourceText, allowed: frozenset[str]) -> tuple[list[C
     """The first `MAX_CANDIDATES_PER_SOURCE` candidates of `extract`, and how many distinct ones it found in all."""
     out: list[Candidate] = []
     seen: _Seen = set()
-    opening = _first_lines(source.text, CHANGELOG_WINDOW)
-    first_line = next((line for line in opening if line), "")
+    first_line = _first_line(source.text)
     try:
         if rules.DEBIAN_ENTRY.match(first_line):
             debian_changelog(source, allowed, out, seen)
         elif rules.GIT_COMMIT.fullmatch(first_line):
             git_log(source, allowed, out, seen)
-        elif rules.may_hold_gnu_entry(source.text) and any(
-            rules.may_start_gnu_entry(line) and rules.gnu_entry_date(line) is not None for line in opening
-        ):
+        elif _opens_gnu_changelog(source.text) and rules.may_hold_gnu_entry(source.text):
             gnu_changelog(source, allowed, out, seen)
         else:
             _extract_into(source, allowed, out, seen)

@@ -59,6 +59,7 @@ _DATED = re.compile(
 _CLOCK = re.compile(r"(?P<h>[0-9]{1,2}):(?P<mi>[0-9]{2})(?::(?P<s>[0-9]{2}))?(?:\s*(?:UTC|Z))?(?=$|[\s:,;|)\]–—-])")
 _DATE_IN_TEXT = re.compile(r"(?<![0-9])([0-9]{4})-([0-9]{2})-([0-9]{2})(?![0-9])")
 _GENERIC_TITLE = re.compile(r"(?:steps|procedure|process|checklist|instructions|how[ -]to|usage)", re.IGNORECASE)
+_GENERIC_TITLES = frozenset(["steps", "procedure", "process", "checklist", "instructions", "how to", "how-to", "usage"])
 _SUMMARY_LEAD = re.compile(r"[\s:,;|\-–—)\]]+")
 # Possessive: the same spans as `(?:[^.!?]|[.!?](?!\s|$))+[.!?]?`, without a backtracking entry per character
 # (that form took ~120 bytes of regex stack per character: 1.7 GB for one 14 MB line).
@@ -83,6 +84,19 @@ _BADGE_WORDS = ("badge", "shields.io", "travis-ci", "coveralls", "codecov", "app
 
 _MAYBE_MARKUP = re.compile(r"[\\\]:`*¶_]")
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>])")
+
+
+def _may_hold(text: str, stems: tuple[str, ...]) -> bool:
+    """False only when `text` is ASCII and holds none of `stems` (lowercase), each a part of every word some
+    case-insensitive pattern matches, so that it cannot match: a few substring tests cost a fraction of such
+    a search. (Non-ASCII text is left to the pattern: case-insensitive matching folds more than `lower`.)"""
+    if not text.isascii():
+        return True
+    lowered = text.lower()
+    for stem in stems:  # a loop, not any(<generator>): this runs for every heading and sentence
+        if stem in lowered:
+            return True
+    return False
 
 
 def clean(text: str) -> str:
@@ -249,7 +263,9 @@ def dated(line: str) -> tuple[str, str] | None:
     summary = clean(rest[lead.end() :] if lead else rest)
     if not any(c.isalpha() for c in summary) or len(summary) > MAX_STATEMENT_CHARS:
         return None
-    return f"{moment.year:04d}-{moment:%m-%dT%H:%M:%S}Z", summary
+    # Formatted field by field: a `strftime` format costs more than the rest of this function.
+    stamp = f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}Z"
+    return stamp, summary
 
 
 def date_in(text: str) -> str | None:
@@ -280,7 +296,10 @@ def _valid_date(year: int, month: int, day: int) -> bool:
 
 def is_generic_title(title: str) -> bool:
     """Headings like "Steps" or "Checklist" that name a list, not what it achieves."""
-    return _GENERIC_TITLE.fullmatch(title.strip().rstrip(":")) is not None
+    title = title.strip().rstrip(":")
+    if title.isascii():  # the same answer as the pattern, by a set lookup (this runs for every procedure)
+        return title.lower() in _GENERIC_TITLES
+    return _GENERIC_TITLE.fullmatch(title) is not None
 
 
 def procedure_goal(label: str) -> str:
@@ -308,6 +327,7 @@ _WORD_DATE = re.compile(
     r"|(?P<m2>[A-Za-z]{3,9})\.?\s+(?P<d2>[0-9]{1,2}),?\s+(?P<y2>[0-9]{4}))\b"
 )
 _CHANGELOG_TITLE = re.compile(r"\b(?:change ?log|changes|news|release notes|history|what's new)\b", re.IGNORECASE)
+_CHANGELOG_STEMS = ("change", "news", "release notes", "history", "what's new")  # see `_may_hold`
 # Debian changelog: "pkg (1.2-3) unstable; urgency=medium" ... " -- Name <mail>  Mon, 02 Mar 2026 10:00:00 +0100".
 DEBIAN_ENTRY = re.compile(r"([a-z0-9][a-z0-9+.-]+) \(([^()\s]+)\) [^;]*;.*urgency=\w+")
 DEBIAN_TRAILER = re.compile(r" -- (?P<who>.+?) <[^>]*>\s+(?P<date>\w{3}, +[0-9]{1,2} \w{3} [0-9]{4} [0-9:]{8} [+-][0-9]{4})")
@@ -339,7 +359,7 @@ def release(title: str) -> tuple[str, str] | None:
 
 def is_changelog_title(title: str) -> bool:
     """A heading that announces a list of changes ("Changelog", "NEWS", "Notable changes", "Release notes")."""
-    return _CHANGELOG_TITLE.search(title) is not None
+    return _may_hold(title, _CHANGELOG_STEMS) and _CHANGELOG_TITLE.search(title) is not None
 
 
 # GNU ChangeLog entry headers: "2022-10-10  Werner Koch  <wk@gnupg.org>", "Mon Dec  9 00:49:22 GMT 2013  Name  <m>".
@@ -353,21 +373,38 @@ GIT_COMMIT = re.compile(r"commit [0-9a-f]{40}\b.*")
 GIT_DATE = re.compile(r"Date: +(?:[A-Z][a-z]{2} )?(?P<rest>.+)")
 
 
-_WEEKDAYS = frozenset(["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
-
-
-_GNU_HINT = re.compile(r"^(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[ T]|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} )", re.MULTILINE)
+# Where an entry header may start: at the text's start, or after a newline. Searched as "\n" + pattern: a
+# literal first character is found by a fast scan, while `^` under re.MULTILINE is tried at every position.
+_GNU_HINT_AT = r"(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[ T]|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} )"
+_GNU_HINT_FIRST = re.compile(_GNU_HINT_AT)
+_GNU_HINT = re.compile("\n" + _GNU_HINT_AT)
 GNU_HINT_CHARS = 8_192
+# A line that may be an entry header (a necessary condition of `gnu_entry_date`, with its caller's weekday
+# test): a date then a space or `T`, or a weekday and a month, and on the same line two spaces (GNU style
+# between date and name) or an address. Searched after a newline, as the hint above; lines that fail it
+# (a dated log line: "2026-03-02 10:21 deployed") cost no parse.
+_GNU_HEADER_AT = (
+    r"(?:[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[^\S\n]|T)|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} )"
+    r"[^\n]{0,4096}?(?:[^\S\n]{2}|@)"  # within the line's first characters, as far as headers are read
+)
+_GNU_HEADER_FIRST = re.compile(_GNU_HEADER_AT)
+_GNU_HEADER = re.compile("\n" + _GNU_HEADER_AT)
 
 
 def may_hold_gnu_entry(text: str) -> bool:
     """One search of the opening characters before testing lines: does any line start like an entry header?"""
-    return _GNU_HINT.search(text, 0, GNU_HINT_CHARS) is not None
+    return (
+        _GNU_HINT_FIRST.match(text, 0, GNU_HINT_CHARS) is not None
+        or _GNU_HINT.search(text, 0, GNU_HINT_CHARS) is not None
+    )
 
 
-def may_start_gnu_entry(line: str) -> bool:
-    """A cheap test before `gnu_entry_date`: entry headers start with a year or a weekday."""
-    return line[:1].isdigit() or line[:3] in _WEEKDAYS
+def gnu_header_starts(text: str, end: int) -> Iterator[int]:
+    """The offsets of the lines of `text[:end]` that may be GNU ChangeLog entry headers, in order."""
+    if _GNU_HEADER_FIRST.match(text, 0, end) is not None:
+        yield 0
+    for match in _GNU_HEADER.finditer(text, 0, end):
+        yield match.start() + 1
 
 
 def gnu_entry_date(line: str) -> tuple[str, str] | None:
@@ -459,30 +496,41 @@ def is_parameter_heading(title: str) -> bool:
 
 def has_words(text: str) -> bool:
     """Text with at least one word of two letters or more (an action, not `=` or `-`)."""
-    return _WORD.search(text) is not None
+    return text[:2].isalpha() or _WORD.search(text) is not None  # most items start with a word
 
 
 def is_toc_title(title: str) -> bool:
     """Headings of a table of contents or an index: lists under them are links, not steps."""
-    return title.strip().rstrip(":").lower() in ("contents", "table of contents", "toc", "index", "on this page",
-                                                 "in this article", "navigation", "links", "see also", "resources")
+    return title.strip().rstrip(":").lower() in _TOC_TITLES
+
+
+def any_toc_title(titles: list[str]) -> bool:
+    """Whether one of `titles` is a table of contents' title (`is_toc_title`), in one pass."""
+    return not _TOC_TITLES.isdisjoint([title.strip().rstrip(":").lower() for title in titles])
+
+
+_TOC_TITLES = frozenset(["contents", "table of contents", "toc", "index", "on this page", "in this article",
+                         "navigation", "links", "see also", "resources"])  # fmt: skip
 
 
 _LICENCE_TITLE = re.compile(
     r"\b(?:licen[cs]e|copying|copyright|terms and conditions|eula)\b", re.IGNORECASE
 )
 
+_LICENCE_TITLE_STEMS = ("licen", "copying", "copyright", "terms and conditions", "eula")  # see `_may_hold`
+
 
 def is_licence_title(title: str) -> bool:
     """The title of a licence text ("GNU General Public License", "COPYING", "Apache License 2.0")."""
-    return _LICENCE_TITLE.search(title) is not None and len(title.split()) <= 10
+    return _may_hold(title, _LICENCE_TITLE_STEMS) and _LICENCE_TITLE.search(title) is not None and len(title.split()) <= 10
 
 
 def is_licence_text(text: str) -> bool:
     """Licence conditions and boilerplate ("Redistributions of source code must retain ...")."""
-    return _LICENCE.search(text) is not None
+    return _may_hold(text, _LICENCE_STEMS) and _LICENCE.search(text) is not None
 
 
+_LICENCE_STEMS = ("licen", "copyright", "warrant", "redistribut", "merchantability", "liabilit", "patent")  # `_may_hold`
 _LICENCE = re.compile(
     r"\b(?:licen[cs]e[ds]?|copyright|warrant(?:y|ies)|redistribut\w+|merchantability|liabilit(?:y|ies)|"
     r"sublicense|patent)\b",
@@ -490,9 +538,26 @@ _LICENCE = re.compile(
 )
 
 
-_PARAMETER_SHAPE = re.compile(r"`?[\w.$\[\]-]+`?\s*(?:[:({<]|\s[—–-]\s)")
+# Possessive (the name's characters cannot be what follows it): no backtracking through the first word.
+_PARAMETER_SHAPE = re.compile(r"`?+[\w.$\[\]-]++`?+\s*(?:[:({<]|\s[—–-]\s)")
+
+
+def may_hold_parameters(text: str) -> bool:
+    """False when no item in `text` can be a parameter (`is_parameter_item` needs one of these characters)."""
+    for char in ":({<[—–-":
+        if char in text:
+            return True
+    return False
+
+
+def may_hold_links(text: str) -> bool:
+    """False when no line in `text` can be a link line (`is_link_line` needs one of these)."""
+    return "![" in text or "image::" in text or "://" in text or "www." in text
 
 
 def is_parameter_item(text: str) -> bool:
     """An item of a parameter list: `name (type): ...`, `[in] buf: ...`, `path {string}`, `name <int>`."""
-    return _PARAMETER_ITEM.search(text) is not None or _PARAMETER_SHAPE.match(text) is not None
+    if _PARAMETER_SHAPE.match(text) is not None:
+        return True
+    # `_PARAMETER_ITEM` needs a bracket; three substring tests are cheaper than its search.
+    return ("[" in text or "<" in text or "{" in text) and _PARAMETER_ITEM.search(text) is not None
