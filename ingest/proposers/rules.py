@@ -41,6 +41,8 @@ _CHANGE_VERB = re.compile(
     r"reverted|upgrade|upgraded|allow|allowed|implement|implemented|move|moved|refactor|refactored)\b",
     re.IGNORECASE,
 )
+# The same words matched case-sensitively, for lowercased ASCII text (see `_folded_match`).
+_CHANGE_VERB_FOLDED = re.compile(_CHANGE_VERB.pattern)
 _PARAMETER_ITEM = re.compile(r"\[(?:in|out|in,\s*out|in/out)\]|<[A-Za-z|]+>|\{[A-Za-z|.\[\]]+\}")
 _ARTICLE_START = re.compile(r"(?:a|an|the)\s", re.IGNORECASE)
 _TERM_ITEM = re.compile(r"(?P<label>[^:]{1,80}?)\s*(?::\s|\s[—–]\s)\s*(?P<definition>\S.*)")
@@ -50,6 +52,8 @@ _NOT_A_TERM = re.compile(
     r"bug tracker|issues|website|author|maintainer|email|e-mail|license|licence)\b",
     re.IGNORECASE,
 )
+_NOT_A_TERM_FOLDED = re.compile(_NOT_A_TERM.pattern)
+_FOLD_CHARS = 40  # longer than any word of `_CHANGE_VERB` and `_NOT_A_TERM`, and the character after it
 _DATED = re.compile(
     r"[\[(]?(?P<y>[0-9]{4})-(?P<mo>[0-9]{2})-(?P<d>[0-9]{2})"
     r"(?:[T ](?P<h>[0-9]{2}):(?P<mi>[0-9]{2})(?::(?P<s>[0-9]{2}))?(?:\.[0-9]+)?"
@@ -82,7 +86,8 @@ _RST_REFERENCE = re.compile(r"(?<![\w_])([A-Za-z][\w-]*?)_(?=[\s.,;:!?)]|$)")
 _BADGE_WORDS = ("badge", "shields.io", "travis-ci", "coveralls", "codecov", "appveyor", "circleci")
 
 
-_MAYBE_MARKUP = re.compile(r"[\\\]:`*¶_]")
+# Every kind of markup `clean` removes needs one of these (":" only in `:role:`, which needs "`").
+_MAYBE_MARKUP = re.compile(r"[\\\]`*¶_]")
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>])")
 
 
@@ -211,6 +216,26 @@ def definition(sentence: str, names: frozenset[str] = frozenset()) -> tuple[str,
     return None
 
 
+def _folded_match(pattern: re.Pattern[str], folded: re.Pattern[str], text: str) -> bool:
+    """Whether case-insensitive `pattern` matches at the start of `text`. ASCII text is lowercased and matched
+    by `folded` (the same words, case-sensitive): a long case-insensitive alternation tries every word in
+    full, a case-sensitive one skips a word on its first letter."""
+    if text.isascii():
+        return folded.match(text[:_FOLD_CHARS].lower()) is not None
+    return pattern.match(text) is not None
+
+
+def _has_words(text: str, count: int) -> bool:
+    """At least `count` words of letters (hyphens and surrounding punctuation allowed); stops at the `count`th."""
+    found = 0
+    for word in text.split():
+        if word.strip(".,;:()'\"").replace("-", "").isalpha():
+            found += 1
+            if found == count:
+                return True
+    return False
+
+
 def term_item(item: str) -> tuple[str, str] | None:
     """`(label, statement)` for a glossary-style list item: "Term: definition" or "Term — definition".
 
@@ -223,12 +248,12 @@ def term_item(item: str) -> tuple[str, str] | None:
     label = clean(match["label"])
     if not label or label[-1] in ".!?" or label[0] in "[(<{" or label.count(" ") > 5 or _LETTER.search(label) is None:
         return None
-    if not _SYMBOLS.isdisjoint(label) or _NOT_A_TERM.match(label) or _PARAMETER_ITEM.search(item, 0, 120):
+    if not _SYMBOLS.isdisjoint(label) or _folded_match(_NOT_A_TERM, _NOT_A_TERM_FOLDED, label) or _PARAMETER_ITEM.search(item, 0, 120):
         return None
     described = clean(match["definition"])
-    if sum(word.strip(".,;:()'\"").replace("-", "").isalpha() for word in described.split()) < 3:
+    if not _has_words(described, 3):
         return None  # `DEP0035: fs.lchmod(path, mode, callback)`, `Extends: {EventEmitter}`: names, not a definition
-    if _CHANGE_VERB.match(described) or _URL.search(described) or is_fragment_label(label):
+    if _folded_match(_CHANGE_VERB, _CHANGE_VERB_FOLDED, described) or _URL.search(described) or is_fragment_label(label):
         return None
     statement = clean(item)
     if len(statement) > MAX_STATEMENT_CHARS or not any(c.isalnum() for c in match["definition"]):
