@@ -26,6 +26,7 @@ A source that gives nothing says why in a `no-candidates` note.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections import deque
 from collections.abc import Iterator
@@ -37,7 +38,7 @@ from ingest.proposers import rules
 from ingest.proposers.base import PAGE_BREAK, ProposalResult, Proposer, SourceText
 from ingest.proposers.candidates import Candidate, CandidateSet, Task
 
-PRODUCER = Producer(kind=ProducerKind.PIPELINE, id="brain/heuristic", version="2")
+PRODUCER = Producer(kind=ProducerKind.PIPELINE, id="brain/heuristic", version="3")
 MAX_CANDIDATES_PER_SOURCE = 2_000
 MAX_COUNTED = 10 * MAX_CANDIDATES_PER_SOURCE  # past this many, the scan stops: the note says "more than"
 CAPPED = "proposals-capped"
@@ -89,7 +90,7 @@ class HeuristicProposer(Proposer):
     """The built-in offline proposer (`brain/heuristic`)."""
 
     id = "brain/heuristic"
-    version = PRODUCER.version or "2"
+    version = PRODUCER.version or "3"
     model: str | None = None
 
     def __init__(self) -> None:
@@ -336,8 +337,9 @@ class _Scan:
         if (
             label and len(label.split()) <= 12 and (label[0].isupper() or label[0].isdigit())
             and label.split()[0].lower() not in rules.NOT_A_SUBJECT and not rules.is_link_line(label)
-        ):  # "To deploy the app:", "Checklist:"; not "This boils down to several options:"
-            self.lead_in = label
+            and (named := rules.lead_in_label(label)) is not None
+        ):  # "To deploy the app:", "Checklist:"; not "This boils down to several options:", "However, ...:"
+            self.lead_in = named
         else:
             self.lead_in_refused = True
 
@@ -538,7 +540,8 @@ class _Scan:
             return
         if self.rst and self.rst_line(stripped, raw):
             return
-        heading = atx_heading(stripped) if stripped[0] == "#" and not self.rst else None
+        # In plain text only a `#` line at the margin is a heading: indented, it is code or a continuation.
+        heading = atx_heading(stripped) if stripped[0] == "#" and not self.rst and (self.markdown or raw[0] == "#") else None
         if heading is not None:
             self.heading(heading[0], rules.clean(heading[1]), number)
             return
@@ -634,12 +637,16 @@ def document_title(text: str, markdown: bool) -> str | None:
             if line.startswith("title:") and line[6:].strip(" '\""):
                 return rules.clean(line[6:].strip(" '\""))
         lines = lines[end + 1 :]
+    in_licence_terms = False
     for index, raw in enumerate(lines[:40]):
         stripped = raw.strip()
-        if not stripped or stripped.startswith(("<!--", "<?", "<!", "[![", "![", ".. ")) or rules.is_link_line(stripped):
+        if not stripped:
+            in_licence_terms = False
             continue
-        if not any(c.isalpha() for c in stripped) or stripped.lower().startswith(("copyright", "(c)", "©")):
-            continue  # rules and separators ("_ _ _", "* * *"), licence headers
+        if index == 0 or not lines[index - 1].strip():  # a paragraph starts here
+            in_licence_terms = _licence_paragraph(lines, index)
+        if in_licence_terms or _never_title(stripped):
+            continue
         if _ADORNMENT.fullmatch(stripped) is not None or (stripped == "---" and index == 0):
             continue
         heading = atx_heading(stripped) if stripped[0] == "#" else None
@@ -655,6 +662,20 @@ def document_title(text: str, markdown: bool) -> str | None:
         words = rules.clean(stripped).rstrip(":").split()
         return " ".join(words[:8]) + (" …" if len(words) > 8 else "")
     return None
+
+
+def _licence_paragraph(lines: list[str], start: int) -> bool:
+    """A copyright notice or the terms under it ("Copying and distribution of this file ..."): no title."""
+    if lines[start].strip().lower().startswith(("copyright", "(c)", "©")):
+        return True
+    return rules.is_licence_text(" ".join(line.strip() for line in itertools.takewhile(str.strip, lines[start:40])))
+
+
+def _never_title(line: str) -> bool:
+    """Comments, processing instructions, badges and links, rules and separators ("_ _ _", "* * *")."""
+    if line.startswith(("<!--", "<?", "<!", "[![", "![", ".. ")) or rules.is_link_line(line):
+        return True
+    return not any(c.isalpha() for c in line)
 
 
 def _first_lines(text: str, count: int) -> list[str]:
@@ -721,12 +742,20 @@ def _lines(text: str) -> Iterator[str]:
 
 def _summary(lead: str, changes: list[str]) -> str:
     """`lead: change; change; ...`, as many whole changes as fit a statement."""
-    summary = lead
-    for change in changes:
-        if len(summary) + len(change) + 2 > rules.MAX_STATEMENT_CHARS:
+    room = rules.MAX_STATEMENT_CHARS - len(lead) - 2
+    if not changes or len(changes[0]) > room:
+        return lead
+    return f"{lead}: {_joined(changes, room)}"
+
+
+def _joined(changes: list[str], room: int = rules.MAX_STATEMENT_CHARS) -> str:
+    """`change; change; ...`: the first change, then as many whole changes as fit in `room` characters."""
+    joined = changes[0]
+    for change in changes[1:]:
+        if len(joined) + len(change) + 2 > room:
             break
-        summary = f"{summary}{': ' if summary is lead else '; '}{change}"
-    return summary
+        joined = f"{joined}; {change}"
+    return joined
 
 
 def debian_changelog(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: _Seen) -> None:
@@ -766,8 +795,9 @@ def gnu_changelog(source: SourceText, allowed: frozenset[str], out: list[Candida
         if entry is None or not changes:
             return
         line, day, author = entry
-        summary = _summary(f"Changes by {author}", changes)
-        payload = {"summary": summary, "occurred_at": f"{day}T00:00:00Z", "context": "ChangeLog"}
+        # The summary says what changed (an author is not an event); who changed it is context.
+        summary = _joined(changes)
+        payload = {"summary": summary, "occurred_at": f"{day}T00:00:00Z", "context": f"ChangeLog, {author}"}
         scan.emit(_EPISODIC, ("episodic", payload["occurred_at"], summary), payload, (line, last))
 
     last = 0
@@ -781,6 +811,8 @@ def gnu_changelog(source: SourceText, allowed: frozenset[str], out: list[Candida
         if not stripped or entry is None:
             continue
         last = number
+        if rules.is_co_author_line(stripped):
+            continue  # "\t    Lulu Cheng  <lc@example.org>" under the header: another author, not a change
         if stripped.startswith("* "):
             changes.append(rules.change_text(stripped[2:]))
         elif changes and raw[:1].isspace():

@@ -201,6 +201,8 @@ def definition(sentence: str, names: frozenset[str] = frozenset()) -> tuple[str,
     verb, rest = match["verb"], match["rest"]
     if rest.rstrip().endswith(":"):
         return None  # "The API is extremely minimal:" — the content was in what followed
+    if rest.lower().startswith("as follows"):
+        return None  # "The sequence is as follows:" announces steps, it defines nothing
     if verb.endswith("when"):
         return "fact", label
     if verb in ("was", "were"):
@@ -432,6 +434,14 @@ def gnu_header_starts(text: str, end: int) -> Iterator[int]:
         yield match.start() + 1
 
 
+_CO_AUTHOR = re.compile(r"[^<>*:]{2,80}?\s*<[^<>\s]+@[^<>\s]+>")
+
+
+def is_co_author_line(line: str) -> bool:
+    """A GNU ChangeLog line naming one more author of an entry: "Name  <mail@example.org>"."""
+    return _CO_AUTHOR.fullmatch(line) is not None
+
+
 def gnu_entry_date(line: str) -> tuple[str, str] | None:
     """`(YYYY-MM-DD, author)` of a GNU ChangeLog entry header, or None."""
     match = GNU_ENTRY.fullmatch(line)
@@ -506,6 +516,36 @@ _PARAMETER_HEADINGS = frozenset(["parameters", "arguments", "args", "params", "r
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _VAGUE = frozenset(["next", "previous", "same", "other", "former", "latter", "rest", "one", "two", "three", "first",
                     "second", "third", "last", "following", "above", "below", "former", "latter", "whole"])  # fmt: skip
+
+
+# Endings that leave a lead-in's label dangling: prepositions, articles, auxiliaries and verbs that wanted
+# the list as their object ("Major issues include", "A typical workflow looks like", "the TSC will").
+_DANGLING_END = frozenset(["to", "of", "on", "in", "for", "with", "as", "at", "by", "from", "and", "or", "the", "a",
+                           "an", "than", "that", "which", "like", "include", "includes", "including", "is", "are",
+                           "be", "will", "would", "can", "could", "should", "must", "may", "need", "needs",
+                           "following", "these", "this", "those"])  # fmt: skip
+_AS_FOLLOWS = re.compile(r"\s+(?:(?:is|are)\s+)?(?:as\s+)?follows$|\s+(?:is|are)$", re.IGNORECASE)
+
+
+def lead_in_label(label: str) -> str | None:
+    """The name a lead-in gives the list it introduces, or None when it names nothing.
+
+    "To onboard an ambassador, a member of the TSC will" names "To onboard an ambassador"; "The basic sequence
+    of operations is as follows" names "The basic sequence of operations". Not names: a sentence adverb or an
+    introductory phrase before a comma ("However, there are some differences", "In particular, it",
+    "Specifically, for each file, the tests"), "Note how ...", and a clause cut before its object.
+    """
+    if "," in label:
+        head = label.split(",", 1)[0]
+        if _HOW_TO.match(head) is not None and len(head.split()) >= 2:
+            label = head  # the purpose clause names the procedure
+        elif len(head.split()) <= 3:
+            return None  # "However,", "In particular,", "For example,", "Once installed,"
+    label = _AS_FOLLOWS.sub("", label).rstrip()
+    words = label.split()
+    if not words or words[0].lower() in ("note", "see", "notice") or words[-1].lower() in _DANGLING_END:
+        return None
+    return label
 
 
 def announces_steps(lead_in: str) -> bool:

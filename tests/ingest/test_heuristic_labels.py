@@ -1,0 +1,69 @@
+"""Procedure labels from lead-ins, plain-text headings and licence preambles: what real documents got wrong."""
+
+from __future__ import annotations
+
+import pytest
+
+from brain.identity import BlockId
+from ingest.proposers import rules
+from ingest.proposers.base import SourceText
+from ingest.proposers.heuristic import document_title, extract
+
+SOURCE = BlockId("7" * 64)
+ALL = frozenset({"episodic", "procedural", "semantic"})
+
+
+def _procedures(text: str, media_type: str = "text/plain") -> list[str]:
+    found = extract(SourceText.of(SOURCE, media_type, text), ALL)
+    return [c.payload["label"] for c in found if c.memory_type == "procedural"]
+
+
+@pytest.mark.parametrize(
+    ("lead_in", "label"),
+    [
+        ("To onboard an ambassador, a member of the TSC will", "To onboard an ambassador"),
+        ("To build it, run", "To build it"),
+        ("The basic sequence of operations is as follows", "The basic sequence of operations"),
+        ("The steps to correct CVE information are", "The steps to correct CVE information"),
+        ("Installing the agent", "Installing the agent"),
+        ("However, there are some differences", None),
+        ("In particular, it", None),
+        ("Specifically, for each file, the tests", None),
+        ("For example, you can", None),
+        ("Note how this stylesheet", None),
+        ("Major issues include", None),
+        ("A typical workflow looks like", None),
+        ("Currently, our focus is on", None),
+    ],
+)
+def test_a_lead_in_names_its_list_or_nothing(lead_in: str, label: str | None) -> None:
+    assert rules.lead_in_label(lead_in) == label
+
+
+def test_a_discourse_marker_before_a_list_is_no_procedure_label() -> None:
+    text = "Caching\n\nHowever, there are some differences:\n\n1. Entries expire.\n2. Misses are counted.\n"
+    assert _procedures(text) == []
+
+
+def test_a_purpose_clause_names_the_procedure() -> None:
+    text = "Onboarding\n\nTo onboard an ambassador, a member of the team will:\n\n1. Add them to the team.\n" \
+        "2. Announce it on the list.\n"
+    assert _procedures(text) == ["To onboard an ambassador"]
+
+
+def test_an_indented_hash_line_in_plain_text_is_no_heading() -> None:
+    # A continuation line of a numbered item starting with `#` (bash's COMPAT) made "or % or the new ..." a title.
+    text = "COMPAT\n\n1. A quote is special, unless the operator is\n    # or % or the new expansions.\n" \
+        "2. Shells no longer exit on an assignment error.\n3. Completion keeps what the user typed.\n"
+    assert _procedures(text) == ["Compat"]
+
+
+def test_a_copyright_preamble_is_not_the_title() -> None:
+    # GNU READMEs open with a notice and its terms; taking them as the title made the whole file a "licence".
+    text = "  Copyright (C) 1992-2022 Free Software Foundation, Inc.\n\n" \
+        "  Copying and distribution of this file, with or without modification,\n" \
+        "  are permitted in any medium without royalty provided the copyright\n  notice is preserved.\n\n" \
+        "This is GNU grep.\n\nA matcher is a program that finds text.\n"
+    assert document_title(text, markdown=False) == "This is GNU grep."
+    found = extract(SourceText.of(SOURCE, "text/plain", text), ALL)
+    assert [(c.payload["kind"], c.payload["label"]) for c in found] == [("concept", "matcher")]
