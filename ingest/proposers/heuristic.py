@@ -811,8 +811,8 @@ def gnu_changelog(source: SourceText, allowed: frozenset[str], out: list[Candida
         if not stripped or entry is None:
             continue
         last = number
-        if rules.is_co_author_line(stripped):
-            continue  # "\t    Lulu Cheng  <lc@example.org>" under the header: another author, not a change
+        if rules.is_co_author_line(stripped) or rules.GNU_COMMIT_LINE.fullmatch(stripped):
+            continue  # "Lulu Cheng  <lc@example.org>" (another author), "+ commit 5751c48..." (a reference)
         if stripped.startswith("* "):
             changes.append(rules.change_text(stripped[2:]))
         elif changes and raw[:1].isspace():

@@ -238,6 +238,14 @@ def _has_words(text: str, count: int) -> bool:
     return False
 
 
+_QUOTE_MARK = re.compile(r"(?<![^\W\d_])'|'(?![^\W\d_])|\"")  # not an apostrophe inside a word ("Node's")
+
+
+def _open_quote(text: str) -> bool:
+    """A quotation opened and not closed in `text` (an odd number of quote marks)."""
+    return len(_QUOTE_MARK.findall(text)) % 2 == 1
+
+
 def term_item(item: str) -> tuple[str, str] | None:
     """`(label, statement)` for a glossary-style list item: "Term: definition" or "Term — definition".
 
@@ -250,6 +258,8 @@ def term_item(item: str) -> tuple[str, str] | None:
     label = clean(match["label"])
     if not label or label[-1] in ".!?" or label[0] in "[(<{" or label.count(" ") > 5 or _LETTER.search(label) is None:
         return None
+    if _open_quote(label):
+        return None  # cut inside a quotation: "Sending a 'Connection: keep-alive' will ..."
     if not _SYMBOLS.isdisjoint(label) or _folded_match(_NOT_A_TERM, _NOT_A_TERM_FOLDED, label) or _PARAMETER_ITEM.search(item, 0, 120):
         return None
     described = clean(match["definition"])
@@ -434,7 +444,11 @@ def gnu_header_starts(text: str, end: int) -> Iterator[int]:
         yield match.start() + 1
 
 
+GNU_COMMIT_LINE = re.compile(r"\+ commit [0-9a-f]{7,40}")
 _CO_AUTHOR = re.compile(r"[^<>*:]{2,80}?\s*<[^<>\s]+@[^<>\s]+>")
+
+
+_LEADING_CLOCK = re.compile(r"[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?\s+")
 
 
 def is_co_author_line(line: str) -> bool:
@@ -451,7 +465,8 @@ def gnu_entry_date(line: str) -> tuple[str, str] | None:
         day = date_in(match["iso"])
     else:
         day = any_date(f"{match['day']} {match['month']} {match['year']}")
-    return (day, match["who"].strip()) if day is not None else None
+    who = _LEADING_CLOCK.sub("", match["who"].strip())  # "2015-06-10  13:50  Christos Zoulas"
+    return (day, who) if day is not None and who else None
 
 
 def git_date(line: str) -> str | None:

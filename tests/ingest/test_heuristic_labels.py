@@ -67,3 +67,19 @@ def test_a_copyright_preamble_is_not_the_title() -> None:
     assert document_title(text, markdown=False) == "This is GNU grep."
     found = extract(SourceText.of(SOURCE, "text/plain", text), ALL)
     assert [(c.payload["kind"], c.payload["label"]) for c in found] == [("concept", "matcher")]
+
+
+def test_gnu_change_log_entries_drop_commit_references_and_clock_times() -> None:
+    text = "2026-03-02  10:15  Jane Doe  <jane@example.org>\n\n\tgpgconf: Fix the description.\n" \
+        "\t+ commit ff30fcd3dc78c00ed87ce6bd3414b828bdf51e84\n\t* tools/gpgconf.c: Fix it.\n"
+    found = extract(SourceText.of(SOURCE, "text/plain", text), ALL)
+    assert [c.payload for c in found] == [{
+        "summary": "gpgconf: Fix the description; tools/gpgconf.c: Fix it", "occurred_at": "2026-03-02T00:00:00Z",
+        "context": "ChangeLog, Jane Doe"}]
+
+
+def test_a_term_cut_inside_a_quotation_is_no_term() -> None:
+    text = "# HTTP\n\n- Sending a 'Connection: keep-alive' header will keep the socket open for the next request.\n" \
+        "- Node's agent: a pool of sockets shared by the requests of one client.\n"
+    found = extract(SourceText.of(SOURCE, "text/markdown", text), ALL)
+    assert [c.payload["label"] for c in found] == ["Node's agent"]
