@@ -628,8 +628,9 @@ def document_title(text: str, markdown: bool) -> str | None:
         if found is not None:
             end = text.find("\n", found.start())
             heading = atx_heading(text[found.start() : end if end != -1 else len(text)].strip())
-            if heading is not None and rules.clean(heading[1]):
-                return rules.clean(heading[1])
+            title = rules.clean(heading[1]) if heading is not None else ""
+            if title:
+                return title
     lines = _first_lines(text, 41)
     if lines[0].strip() == "---":  # YAML front matter: its `title:`, and the rest is not prose
         end = next((i for i, line in enumerate(lines[1:40], start=1) if line.strip() == "---"), 0)

@@ -31,6 +31,7 @@ _NOT_A_LABEL_START = frozenset(
 # Words that end a clause fragment rather than a name ("are met", "part of", "the same as").
 _NOT_A_LABEL_END = frozenset(["of", "to", "in", "on", "for", "with", "as", "at", "by", "from", "and", "or", "the", "a", "an", "than", "that", "which"])
 _SYMBOLS = frozenset("#=<>{}|$\\@%^~\"")
+_SYMBOL = re.compile("[" + re.escape("".join(sorted(_SYMBOLS))) + "]")  # one search, not a set lookup per character
 _LETTER = re.compile(r"[^\W\d_]")
 # Lowercase single words too vague to name a fact on their own ("The format is ...", "The aim is ...").
 _CHANGE_VERB = re.compile(
@@ -170,15 +171,14 @@ def whole_sentences(text: str) -> Iterator[tuple[int, int]]:
 
 def is_fragment_label(label: str) -> bool:
     """A label that is a clause fragment or code, not a name ("If there", "For EventTargets this", "a # b")."""
-    words = label.split()
-    if not words or len(label) > MAX_LABEL_CHARS:
+    lowered = label.lower().split()  # as many words as `label` has: lowercasing adds no space
+    if not lowered or len(label) > MAX_LABEL_CHARS:
         return True
-    lowered = label.lower().split()
     if lowered[0].strip(".,'\"") in _NOT_A_LABEL_START or lowered[-1].strip(".,'\"") in _NOT_A_LABEL_END:
         return True
     if not NOT_A_SUBJECT.isdisjoint(lowered):
         return True
-    return not _SYMBOLS.isdisjoint(label) or label[0] in "[(-" or _LETTER.search(label) is None
+    return _SYMBOL.search(label) is not None or label[0] in "[(-" or _LETTER.search(label) is None
 
 
 def definition(sentence: str, names: frozenset[str] = frozenset()) -> tuple[str, str] | None:
