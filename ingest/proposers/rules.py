@@ -198,6 +198,8 @@ def definition(sentence: str, names: frozenset[str] = frozenset()) -> tuple[str,
         return None
     if match["article"] is None and not (label[0].isupper() or label[0].isdigit() or label in names):
         return None
+    if _VAGUE.issuperset(label.lower().split()):
+        return None  # "The first is a database handle and the second ...": the first what?
     verb, rest = match["verb"], match["rest"]
     if rest.rstrip().endswith(":"):
         return None  # "The API is extremely minimal:" — the content was in what followed
@@ -449,6 +451,11 @@ _CO_AUTHOR = re.compile(r"[^<>*:]{2,80}?\s*<[^<>\s]+@[^<>\s]+>")
 
 
 _LEADING_CLOCK = re.compile(r"[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?\s+")
+
+
+def is_credit_line(line: str) -> bool:
+    """A GNU ChangeLog line crediting the changes below it: "From Owen Kirby:", "Patch by J. Doe:"."""
+    return line.endswith(":") and line.startswith(("From ", "Patch by ", "Patch from ")) and len(line.split()) <= 6
 
 
 def is_co_author_line(line: str) -> bool:

@@ -70,7 +70,7 @@ def test_a_copyright_preamble_is_not_the_title() -> None:
 
 
 def test_gnu_change_log_entries_drop_commit_references_and_clock_times() -> None:
-    text = "2026-03-02  10:15  Jane Doe  <jane@example.org>\n\n\tgpgconf: Fix the description.\n" \
+    text = "2026-03-02  10:15  Jane Doe  <jane@example.org>\n\n\tFrom Sam Roe:\n\tgpgconf: Fix the description.\n" \
         "\t+ commit ff30fcd3dc78c00ed87ce6bd3414b828bdf51e84\n\t* tools/gpgconf.c: Fix it.\n"
     found = extract(SourceText.of(SOURCE, "text/plain", text), ALL)
     assert [c.payload for c in found] == [{
@@ -83,3 +83,8 @@ def test_a_term_cut_inside_a_quotation_is_no_term() -> None:
         "- Node's agent: a pool of sockets shared by the requests of one client.\n"
     found = extract(SourceText.of(SOURCE, "text/markdown", text), ALL)
     assert [c.payload["label"] for c in found] == ["Node's agent"]
+
+
+def test_a_vague_label_is_no_concept() -> None:
+    text = "# Object wrap\n\nThe first is a database handle and the second is a query handle.\n"
+    assert extract(SourceText.of(SOURCE, "text/markdown", text), ALL) == []
