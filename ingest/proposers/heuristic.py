@@ -64,6 +64,7 @@ TITLE_WINDOW = 16_384  # the title is looked for in the first characters only
 SPLIT_BELOW = 1 << 20  # a smaller text is split at once (faster); a larger one is walked line by line
 HEAD_LINE_CHARS = 4_096  # titles and change-log headers are found in the first characters of a line
 SHORT_TEXT = 1 << 16
+METADATA_HEADER_LINES = 400  # a package's core metadata headers (many `Classifier:` lines) come first
 CHANGELOG_WINDOW = 30  # a GNU ChangeLog has an entry header within its first lines (after a preface)
 _FIRST_HEADING = re.compile(r"^#{1,6}[ \t]+\S", re.MULTILINE)
 _FIRST_H1 = re.compile(r"^#[ \t]+\S", re.MULTILINE)
@@ -462,6 +463,21 @@ class _Scan:
             return False  # flags, links; "Home", "Introduction", "Documentation": navigation, not steps
         return worded >= half and parameters < half  # symbols or code, not actions; a parameter list
 
+    def package_summary(self, fields: dict[str, tuple[int, str]]) -> None:
+        """A Python package's core metadata (`METADATA`, `PKG-INFO`): its `Summary:` says what `Name:` is."""
+        if "Name" not in fields or "Summary" not in fields:
+            return
+        name, (number, summary) = fields["Name"][1], fields["Summary"]
+        if not rules.has_word_count(summary, 3) or rules.is_link_line(summary) or len(summary) > rules.MAX_STATEMENT_CHARS:
+            return  # "UNKNOWN", a URL, or a word or two: nothing said
+        said = summary.lower().startswith(name.lower()) and summary[len(name) : len(name) + 1] in (":", " ", ",")
+        statement = summary if said else f"{name}: {summary}"
+        # The subject names this document, not the package alone: a README titled "pip" that says what pip
+        # is would otherwise be the same label and subject with another statement (a contradiction).
+        version = f" {fields['Version'][1]}" if "Version" in fields else ""
+        payload = {"kind": "concept", "label": name, "statement": statement, "subject": f"{name}{version} package metadata"}
+        self.emit(_SEMANTIC, ("semantic", "concept", name, payload["subject"]), payload, (number, number))
+
     # --- headings and lines ------------------------------------------------------------------------------
 
     def heading(self, level: int, title: str, number: int) -> None:
@@ -679,6 +695,18 @@ def _never_title(line: str) -> bool:
     return not any(c.isalpha() for c in line)
 
 
+def _core_metadata(text: str) -> dict[str, tuple[int, str]]:
+    """`Name`, `Version` and `Summary` of a package's core metadata headers (RFC 822 style), with their lines."""
+    fields: dict[str, tuple[int, str]] = {}
+    for number, line in enumerate(_first_lines(text, METADATA_HEADER_LINES), start=1):
+        if not line.strip():
+            break  # the headers end at the first blank line; the long description follows
+        key, colon, value = line.partition(": ")
+        if colon and key in ("Name", "Version", "Summary") and rules.clean(value):
+            fields[key] = (number, rules.clean(value))
+    return fields
+
+
 def _first_lines(text: str, count: int) -> list[str]:
     """The first `count` lines of `text`, each cut at `HEAD_LINE_CHARS`, without copying the rest of the text."""
     if len(text) < SPLIT_BELOW:
@@ -865,7 +893,9 @@ def extract_counted(source: SourceText, allowed: frozenset[str]) -> tuple[list[C
 def _extract_into(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: _Seen) -> None:
     markdown = source.media_type in ("text/markdown", "text/html") or source.media_type.endswith("+markdown")
     rst = source.media_type == "text/x-rst"
-    title = document_title(source.text, markdown)
+    # A package's core metadata names the package: that is the title its description's blocks sit under.
+    metadata = _core_metadata(source.text) if source.text.startswith("Metadata-Version:") else {}
+    title = metadata["Name"][1] if "Name" in metadata else document_title(source.text, markdown)
     if title is not None and rules.is_licence_title(title):
         return  # a licence's text is terms and conditions, not knowledge about the project
     names = frozenset(word.strip("!?.,:;()'\"").lower() for word in title.split()) if title else frozenset()
@@ -875,6 +905,8 @@ def _extract_into(source: SourceText, allowed: frozenset[str], out: list[Candida
         scan = _Scan(source, allowed, page, out, seen, title=title, markdown=markdown, rst=rst)
         scan.changelog_doc = title is not None and rules.is_changelog_title(title)
         scan.names = names
+        if index == 0 and metadata:
+            scan.package_summary(metadata)
         in_fence = False
         # reST has no fences (and `~~~~` underlines titles); plain text may quote Markdown's backtick fences.
         fences = ("```", "~~~") if markdown else () if rst else ("```",)

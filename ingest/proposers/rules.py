@@ -53,6 +53,7 @@ _NOT_A_TERM = re.compile(
     r"bug tracker|issues|website|author|maintainer|email|e-mail|license|licence)\b",
     re.IGNORECASE,
 )
+_API_HEADING = re.compile(r"`?[\w.$]+`?\s+extends\s+`?[\w.$<>]+`?")  # "Class: IntervalHistogram extends Histogram"
 _NOT_A_TERM_FOLDED = re.compile(_NOT_A_TERM.pattern)
 _FOLD_CHARS = 40  # longer than any word of `_CHANGE_VERB` and `_NOT_A_TERM`, and the character after it
 _DATED = re.compile(
@@ -229,7 +230,7 @@ def _folded_match(pattern: re.Pattern[str], folded: re.Pattern[str], text: str) 
     return pattern.match(text) is not None
 
 
-def _has_words(text: str, count: int) -> bool:
+def has_word_count(text: str, count: int) -> bool:
     """At least `count` words of letters (hyphens and surrounding punctuation allowed); stops at the `count`th."""
     found = 0
     for word in text.split():
@@ -265,7 +266,7 @@ def term_item(item: str) -> tuple[str, str] | None:
     if not _SYMBOLS.isdisjoint(label) or _folded_match(_NOT_A_TERM, _NOT_A_TERM_FOLDED, label) or _PARAMETER_ITEM.search(item, 0, 120):
         return None
     described = clean(match["definition"])
-    if not _has_words(described, 3):
+    if not has_word_count(described, 3) or _API_HEADING.fullmatch(described):
         return None  # `DEP0035: fs.lchmod(path, mode, callback)`, `Extends: {EventEmitter}`: names, not a definition
     if _folded_match(_CHANGE_VERB, _CHANGE_VERB_FOLDED, described) or _URL.search(described) or is_fragment_label(label):
         return None

@@ -88,3 +88,24 @@ def test_a_term_cut_inside_a_quotation_is_no_term() -> None:
 def test_a_vague_label_is_no_concept() -> None:
     text = "# Object wrap\n\nThe first is a database handle and the second is a query handle.\n"
     assert extract(SourceText.of(SOURCE, "text/markdown", text), ALL) == []
+
+
+def test_package_metadata_says_what_the_package_is_and_titles_its_description() -> None:
+    text = "Metadata-Version: 2.4\nName: quill\nVersion: 2.1.0\nSummary: A terminal note taker that syncs files\n" \
+        "Classifier: Programming Language :: Python :: 3\n\n.. image:: https://ci.example.org/badge.svg\n\n" \
+        "Usage\n=====\n\nA notebook is a folder of notes.\n"
+    found = extract(SourceText.of(SOURCE, "text/plain", text), ALL)
+    assert [c.payload for c in found] == [
+        {"kind": "concept", "label": "quill", "statement": "quill: A terminal note taker that syncs files",
+         "subject": "quill 2.1.0 package metadata"},
+        {"kind": "concept", "label": "notebook", "statement": "A notebook is a folder of notes.", "subject": "quill > Usage"},
+    ]
+    # A summary that says nothing ("UNKNOWN") is no concept.
+    assert extract(SourceText.of(SOURCE, "text/plain", "Metadata-Version: 2.1\nName: x\nSummary: UNKNOWN\n"), ALL) == []
+
+
+def test_an_api_class_heading_is_no_term() -> None:
+    # "Class: X extends Y" in two API pages made the label "Class" contradict itself across documents.
+    text = "# Workers\n\n- Class: BroadcastChannel extends EventTarget\n- Event: something that happened to a worker\n"
+    found = extract(SourceText.of(SOURCE, "text/markdown", text), ALL)
+    assert [c.payload["label"] for c in found] == ["Event"]
