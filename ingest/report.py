@@ -20,6 +20,9 @@ ProblemKind = Literal["failure", "skipped", "note", "rejection"]
 Status = Literal["registered", "replaced", "unchanged", "duplicate", "skipped", "failed"]
 """`replaced`: new bytes under an origin that named other bytes; the new block supersedes the old (§3.7)."""
 STRICT_KINDS: frozenset[str] = frozenset({"failure", "rejection"})
+NOT_STRICT_CODES: frozenset[str] = frozenset({"duplicate"})
+"""Rejections `--strict` lets pass: a re-proposed block that is already a member adds nothing and loses
+nothing (it is what a new proposer version, or another proposer, says on a brain that already knows it)."""
 
 
 class _Model(FrozenModel):
@@ -94,8 +97,10 @@ class IngestResult(_Model):
 
     @property
     def strict_problems(self) -> int:
-        """How many problems would fail a `--strict` run (failures and rejections)."""
-        return sum(1 for o in self.outcomes for p in o.problems if p.kind in STRICT_KINDS)
+        """How many problems would fail a `--strict` run (failures and rejections other than `duplicate`)."""
+        return sum(
+            1 for o in self.outcomes for p in o.problems if p.kind in STRICT_KINDS and p.code not in NOT_STRICT_CODES
+        )
 
 
 @dataclass(frozen=True)

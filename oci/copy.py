@@ -167,13 +167,18 @@ def copy_artifact(
     manifest = Manifest.decode(fetched.data, what=f"manifest {source_ref}")  # a brain artifact, or refused here
     tag = destination_ref.tag or source_ref.tag or None
     replaced = refuse_moving(destination, tag, fetched.digest, force) if tag is not None else None
+    # The referrers are listed and judged before the destination gets anything: a broken listing refuses
+    # the copy while the destination still holds nothing of it (not the artifact without its signatures).
+    found = (list_referrers or collect_referrers)(source, fetched.digest) if with_referrers else None
+    judged = [
+        (referrer, *_blobs_of(referrer.data, f"referrer {referrer.digest} of {fetched.digest.short}"))
+        for referrer in (found.manifests if found is not None else ())
+    ]
     copied, present, sent = _copy_blobs(source, destination, [manifest.config, *manifest.layers], progress)
     destination.put_manifest(tag or str(fetched.digest), fetched.data)
     referrers: list[CopiedManifest] = []
-    if with_referrers:
-        found = (list_referrers or collect_referrers)(source, fetched.digest)
-        for referrer in found.manifests:
-            blobs, artifact_type = _blobs_of(referrer.data, f"referrer {referrer.digest} of {fetched.digest.short}")
+    if found is not None:
+        for referrer, blobs, artifact_type in judged:
             r_copied, r_present, r_sent = _copy_blobs(source, destination, blobs, progress)
             destination.put_manifest(str(referrer.digest), referrer.data)
             referrers.append(CopiedManifest(

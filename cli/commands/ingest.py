@@ -94,7 +94,11 @@ def ingest(
         bool, typer.Option("--sync", help="Drop sources whose files are gone from the roots (with their cascade).")
     ] = False,
     strict: Annotated[
-        bool, typer.Option("--strict", help="Exit 1 if any source failed or any candidate was rejected.")
+        bool,
+        typer.Option(
+            "--strict",
+            help="Exit 1 if any source failed or any candidate was rejected (a duplicate of a member is not a problem).",
+        )
     ] = False,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="One row per problem (default: counts and first sources).")

@@ -156,3 +156,32 @@ def test_brain_authn_is_pure() -> None:
         names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and n.level == 0}
         assert not names & forbidden, (path.name, names & forbidden)
         assert "open(" not in path.read_text(), path.name
+
+
+def test_a_compromise_marker_beyond_a_missing_second_parent_is_undecidable() -> None:
+    # The marker names a snapshot the chain does not hold; the merge's second parent is missing, so
+    # whether the signed snapshot descends from the marker cannot be told (§9.7 step 8 g).
+    signer = Key(4)
+    marker = OciDigest.of(b"a snapshot this chain does not hold")
+    root = TrustRoot(govern_quorum=1, revision=1, keys=(
+        TrustKey(key=GOVERNOR.public_key.text, scopes=(TrustScope.INGEST, TrustScope.COMMIT, TrustScope.GOVERN), since=1),
+        TrustKey(key=signer.public_key.text, scopes=(TrustScope.COMMIT,), since=1, compromised_from=marker),
+    ))  # fmt: skip
+    genesis = Snapshot(created_at="2026-12-01T00:00:00Z", modules={}, trust_root=root)
+    missing = OciDigest.of(b"a second parent nobody stored")
+    merge = Snapshot(created_at="2026-12-01T00:00:01Z", modules={"semantic": SEMANTIC.module_ref()},
+                     parents=(genesis.digest, missing), trust_root=root)
+    records = [make_record(k, merge.to_bytes(), {TrustScope.COMMIT}) for k in (signer, GOVERNOR)]
+    chain = MemoryChain({genesis.digest: genesis, merge.digest: merge}, records)
+    result = authenticate(chain, merge.digest)
+    outcomes = {v.key: v.outcome for v in result.signatures}
+    assert outcomes[signer.public_key.fingerprint] is Outcome.COMPROMISE_UNDECIDABLE
+    assert outcomes[GOVERNOR.public_key.fingerprint] is Outcome.VALID
+    assert not result.withdrawn  # undecidable is not proof of compromise: nothing is withdrawn
+    # Once the second parent is held (and descends from nothing marked), the key's signature counts.
+    other = Snapshot(created_at="2026-11-30T00:00:00Z", modules={}, trust_root=root)
+    decided = Snapshot(created_at="2026-12-01T00:00:02Z", modules={"semantic": SEMANTIC.module_ref()},
+                       parents=(genesis.digest, other.digest), trust_root=root)
+    records = [make_record(signer, decided.to_bytes(), {TrustScope.COMMIT})]
+    held = MemoryChain({genesis.digest: genesis, other.digest: other, decided.digest: decided}, records)
+    assert authenticate(held, decided.digest).signatures[0].outcome is Outcome.VALID

@@ -148,6 +148,25 @@ def test_strict_exits_1_after_printing_and_committing_the_valid_part(
     assert brain(*args, "--strict").code == 0  # nothing new to judge: both sources are unchanged
 
 
+def test_strict_lets_duplicates_of_members_pass_but_not_other_rejections(
+    brain: BrainRunner, brain_dir: Path, tmp_path: Path
+) -> None:
+    # A second proposer (as a new version of the heuristic after an upgrade) asks new questions about an
+    # unchanged corpus: blocks it re-proposes are already members (`duplicate`), which adds and loses nothing.
+    root = _write(tmp_path / "src", {"a.md": "a good note", "b.md": "another note"})
+    args = ["--brain", str(brain_dir), "--actor", ACTOR, "ingest", str(root), "--strict", "--json"]
+    assert brain(*args, "--proposer", _proposer(tmp_path)).code == 0
+    upgraded = tmp_path / "upgraded"
+    upgraded.mkdir()
+    run = brain(*args, "--proposer", _proposer(upgraded))
+    assert run.code == 0, run
+    assert run.json()["rejected_by_code"] == {"duplicate": 2} and run.json()["validated"] == 0
+    (root / "c.md").write_text("MODE=relation")  # a real rejection still fails the strict run
+    run = brain(*args, "--proposer", _proposer(upgraded))
+    assert run.code == 1 and run.json()["rejected_by_code"] == {"relation-target-not-found": 1}, run
+    assert "error: --strict: 1 problem(s)" in run.stderr
+
+
 def test_allow_naming_canonical_or_provenance_is_a_usage_error(
     brain: BrainRunner, brain_dir: Path, tmp_path: Path
 ) -> None:

@@ -182,6 +182,25 @@ def test_copy_brings_the_signatures_along(registry: RegistryServer, tmp_path: Pa
     assert skipped.returncode == 0 and json.loads(skipped.stdout)["referrers"] == []
 
 
+def test_copy_refuses_a_broken_referrers_index_before_writing_the_destination(
+    registry: RegistryServer, tmp_path: Path
+) -> None:
+    source, digest = pushed(tmp_path, registry, "brokenidx", "zeta")
+    # The registry stores this fallback index (JSON with a duplicate key parses for it); strict JSON refuses it.
+    index = b'{"schemaVersion": 2, "schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": []}'
+    url = f"http://{registry.host}/v2/verbs/brokenidx/manifests/sha256-{digest.removeprefix('sha256:')}"
+    response = requests.put(url, data=index, headers={"Content-Type": "application/vnd.oci.image.index.v1+json"}, timeout=10)
+    assert response.status_code == 201, response.text
+    destination = registry.ref("verbs/brokenidxcopy:v1")
+    refused = run(tmp_path, "copy", source, destination)
+    one_line_error(refused, 6)
+    assert "referrers" in refused.stderr and "nothing was installed" in refused.stderr
+    assert skopeo_missing(destination) and skopeo_missing(registry.ref(f"verbs/brokenidxcopy@{digest}"))
+    done = run(tmp_path, "copy", source, destination, "--no-referrers", "--json")
+    assert done.returncode == 0, done.stderr
+    assert skopeo_digest(destination) == digest
+
+
 def test_copy_refuses_moving_a_destination_tag(registry: RegistryServer, tmp_path: Path) -> None:
     first, first_digest = pushed(tmp_path, registry, "movea", "zeta")
     second, _ = pushed(tmp_path, registry, "moveb", "eta")
