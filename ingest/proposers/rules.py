@@ -204,7 +204,7 @@ def definition(sentence: str, names: frozenset[str] = frozenset()) -> tuple[str,
     verb, rest = match["verb"], match["rest"]
     if rest.rstrip().endswith(":"):
         return None  # "The API is extremely minimal:" — the content was in what followed
-    if rest.lower().startswith("as follows"):
+    if rest[:10].lower() == "as follows":
         return None  # "The sequence is as follows:" announces steps, it defines nothing
     if verb.endswith("when"):
         return "fact", label
@@ -246,7 +246,7 @@ _QUOTE_MARK = re.compile(r"(?<![^\W\d_])'|'(?![^\W\d_])|\"")  # not an apostroph
 
 def _open_quote(text: str) -> bool:
     """A quotation opened and not closed in `text` (an odd number of quote marks)."""
-    return len(_QUOTE_MARK.findall(text)) % 2 == 1
+    return ("'" in text or '"' in text) and len(_QUOTE_MARK.findall(text)) % 2 == 1
 
 
 def term_item(item: str) -> tuple[str, str] | None:
@@ -263,15 +263,15 @@ def term_item(item: str) -> tuple[str, str] | None:
         return None
     if _open_quote(label):
         return None  # cut inside a quotation: "Sending a 'Connection: keep-alive' will ..."
-    if not _SYMBOLS.isdisjoint(label) or _folded_match(_NOT_A_TERM, _NOT_A_TERM_FOLDED, label) or _PARAMETER_ITEM.search(item, 0, 120):
+    if _SYMBOL.search(label) or _folded_match(_NOT_A_TERM, _NOT_A_TERM_FOLDED, label) or _PARAMETER_ITEM.search(item, 0, 120):
         return None
     described = clean(match["definition"])
     if not has_word_count(described, 3) or _API_HEADING.fullmatch(described):
         return None  # `DEP0035: fs.lchmod(path, mode, callback)`, `Extends: {EventEmitter}`: names, not a definition
     if _folded_match(_CHANGE_VERB, _CHANGE_VERB_FOLDED, described) or _URL.search(described) or is_fragment_label(label):
         return None
-    statement = clean(item)
-    if len(statement) > MAX_STATEMENT_CHARS or not any(c.isalnum() for c in match["definition"]):
+    statement = clean(item)  # (the definition has letters: `described`, made from it, has three words)
+    if len(statement) > MAX_STATEMENT_CHARS:
         return None
     return label, statement
 
