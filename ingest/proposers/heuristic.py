@@ -397,6 +397,8 @@ class _Scan:
             return
         if not self.steps_like(items, announced):
             return
+        if lead_in is None and not rules.looks_procedural(announced) and rules.mostly_statements([i.text for i in items]):
+            return  # numbered, but statements ("### Benefits", "1. The component will ..."): nothing to do
         # "## Steps" under "# Deploying Lumen" is the procedure "Deploying Lumen".
         titles = [title for title in self.path() if not rules.is_generic_title(title)]
         label = lead_in if lead_in is not None else titles[-1] if titles else announced

@@ -571,6 +571,18 @@ def lead_in_label(label: str) -> str | None:
     return label
 
 
+# Words a statement starts with and an instruction does not ("The component will ...", "There is no ...").
+_STATEMENT_START = frozenset(["the", "a", "an", "there", "it", "this", "these", "those", "its", "their", "our",
+                              "some", "many", "most", "each", "every", "no", "any", "less", "more"])  # fmt: skip
+
+
+def mostly_statements(items: list[str]) -> bool:
+    """Whether at least half the items are statements about something, not actions: a numbered list of
+    benefits or challenges under a heading is no procedure."""
+    starts = [item.split(maxsplit=1)[0].strip("*`_").lower() for item in items if item.split()]
+    return sum(word in _STATEMENT_START for word in starts) >= len(items) / 2
+
+
 def announces_steps(lead_in: str) -> bool:
     """A long lead-in that announces steps ("To build it, run:", "The following steps are needed ..."), not
     a sentence about the list ("Node.js requires some per-process state in order to run:")."""

@@ -109,3 +109,10 @@ def test_an_api_class_heading_is_no_term() -> None:
     text = "# Workers\n\n- Class: BroadcastChannel extends EventTarget\n- Event: something that happened to a worker\n"
     found = extract(SourceText.of(SOURCE, "text/markdown", text), ALL)
     assert [c.payload["label"] for c in found] == ["Event"]
+
+
+def test_a_numbered_list_of_statements_under_a_heading_is_no_procedure() -> None:
+    text = "# Components\n\n### Benefits\n\n1. The component is tested on every commit.\n" \
+        "2. The component follows the release schedule.\n3. There is no extra package.\n\n" \
+        "### Adding a component\n\n1. Open a proposal.\n2. Get two approvals.\n"
+    assert _procedures(text, "text/markdown") == ["Adding a component"]
