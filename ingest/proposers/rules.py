@@ -244,6 +244,18 @@ def has_word_count(text: str, count: int) -> bool:
 _QUOTE_MARK = re.compile(r"(?<![^\W\d_])'|'(?![^\W\d_])|\"")  # not an apostrophe inside a word ("Node's")
 
 
+_FILE_NAME = re.compile(r"(?:[\w.+-]+/)*[\w+-][\w.+-]*\.(\w{1,4})(?:\s*\([^)]*\))?")
+_CODE_EXTENSIONS = frozenset(["c", "h", "cc", "cpp", "cxx", "hpp", "hh", "py", "js", "go", "rs", "java", "scm", "el",
+                              "am", "ac", "in", "m4", "mk", "mms", "po", "pl", "pm", "sh", "y", "l", "s"])  # fmt: skip
+
+
+def _is_source_file(label: str) -> bool:
+    """A path with a directory, or a source file ("unix/unxcfg.h", "ubz2err.c", "Makefile.am (SUBDIRS)"); not
+    an API name ("Buffer.from(array)", "package.json") or a media type ("application/vnd.x+json")."""
+    found = _FILE_NAME.fullmatch(label)
+    return found is not None and ("/" in label or found[1].lower() in _CODE_EXTENSIONS)
+
+
 def _open_quote(text: str) -> bool:
     """A quotation opened and not closed in `text` (an odd number of quote marks)."""
     return ("'" in text or '"' in text) and len(_QUOTE_MARK.findall(text)) % 2 == 1
@@ -263,6 +275,8 @@ def term_item(item: str) -> tuple[str, str] | None:
         return None
     if _open_quote(label):
         return None  # cut inside a quotation: "Sending a 'Connection: keep-alive' will ..."
+    if _is_source_file(label):
+        return None  # "guile/src/core.c (MAX_HASH_SIZE): New constant": a change to a file, not a term
     if _SYMBOL.search(label) or _folded_match(_NOT_A_TERM, _NOT_A_TERM_FOLDED, label) or _PARAMETER_ITEM.search(item, 0, 120):
         return None
     described = clean(match["definition"])

@@ -116,3 +116,17 @@ def test_a_numbered_list_of_statements_under_a_heading_is_no_procedure() -> None
         "2. The component follows the release schedule.\n3. There is no extra package.\n\n" \
         "### Adding a component\n\n1. Open a proposal.\n2. Get two approvals.\n"
     assert _procedures(text, "text/markdown") == ["Adding a component"]
+
+
+@pytest.mark.parametrize(
+    ("item", "term"),
+    [
+        ("unix/unxcfg.h: enabled enhanced filtering when setlocale is available", None),
+        ("ubz2err.c: new source file to isolate the fatal error callback", None),
+        ("Buffer.from(array): allocates a new buffer using an array of bytes", "Buffer.from(array)"),
+        ("package.json: the manifest file of a Node.js package", "package.json"),
+    ],
+)
+def test_a_change_to_a_source_file_is_no_term(item: str, term: str | None) -> None:
+    found = rules.term_item(item)
+    assert (found[0] if found else None) == term
