@@ -864,6 +864,8 @@ def git_log(source: SourceText, allowed: frozenset[str], out: list[Candidate], s
             occurred_at = rules.git_date(raw)
         elif occurred_at is not None and subject is None and raw.startswith("    ") and raw.strip():
             subject = rules.change_text(raw)
+            if not any(c.isalnum() for c in subject):
+                continue  # a message of punctuation ("."): no event to name (an empty summary fails the schema)
             payload = {"summary": subject, "occurred_at": occurred_at, "context": "git log"}
             scan.emit(_EPISODIC, ("episodic", occurred_at, subject), payload, (start, number))
 

@@ -46,6 +46,9 @@ def test_debian_gnu_and_git_change_logs_are_dated_in_utc() -> None:
     git = "commit " + "a" * 40 + "\nAuthor: J <j@example.org>\nDate:   Mon Mar 2 10:15:00 2026 +0100\n\n    Use the clock\n"
     assert _found(git, "text/plain") == [("episodic", {
         "summary": "Use the clock", "occurred_at": "2026-03-02T09:15:00Z", "context": "git log"})]
+    # A message of punctuation only (harfbuzz's changelog has a commit whose message is ".") names no event.
+    dot = "commit " + "b" * 40 + "\nAuthor: J <j@example.org>\nDate:   Mon Mar 2 11:15:00 2026 +0100\n\n    .\n\n    Later text\n"
+    assert _found(git + "\n" + dot, "text/plain") == _found(git, "text/plain")
 
 
 @pytest.mark.parametrize(
