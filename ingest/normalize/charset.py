@@ -40,13 +40,19 @@ _PREFERRED = ("cp1252", "iso8859-1")
 _WINDOWS_1252_LABELS = frozenset({"iso8859-1", "ascii"})  # codec names of iso-8859-1, us-ascii, ...
 
 
-@dataclass(frozen=True)
+@dataclass
 class Decoded:
     """Decoded text, the codec that decoded it, and a `charset-mismatch` note when a declaration lied."""
 
     text: str
     charset: str
     note: str | None = None
+
+    def take(self) -> str:
+        """The text, handed on once: this object lets go of it, so a 50 MB page is not held twice over
+        while it is parsed into its view."""
+        text, self.text = self.text, ""
+        return text
 
 
 def codec_name(label: str) -> str | None:
@@ -75,10 +81,10 @@ def declared(data: bytes) -> str | None:
 def decode_as(data: bytes, charset: str) -> str:
     """`data` decoded strictly with `charset` (a BOM of that encoding dropped); `decode-error` otherwise."""
     marked = bom(data)
-    if marked is not None and codec_name(marked[0]) == codec_name(charset):
-        data = data[marked[1] :]
+    skip = marked[1] if marked is not None and codec_name(marked[0]) == codec_name(charset) else 0
     try:
-        return data.decode(charset)
+        # Decoded from a view past the mark: slicing `data` would copy it whole first.
+        return str(memoryview(data)[skip:], charset)
     except (UnicodeDecodeError, LookupError) as e:
         where = f" at byte {e.start}" if isinstance(e, UnicodeDecodeError) else ""
         raise NormalizationError(DECODE_ERROR, f"not valid {charset}{where}") from None

@@ -256,5 +256,5 @@ class ManText(TextPipeline):
         decoded = read_text(data, self.charset)
         del data  # a large source: only its text is needed from here on (the caller passed it, not kept it)
         notes = (decoded.note,) if decoded.note else ()
-        view = text_view(man_to_text(decoded.text))
+        view = text_view(man_to_text(decoded.take()))
         return NormalizedOutput(view, pipeline=parameterized(self.name, decoded.charset), notes=notes)
