@@ -5,8 +5,10 @@ in the size (a 50 MB one-line file takes seconds, not minutes). Each format gets
 MiB on a single line, with markup (`The **cache12** is a [node](https://example.org/12) that keeps `data`
 close.` in Markdown, the same with `<b>` in HTML, roff escapes in a man page, ...), and a `.gz` of the
 Markdown one. The peak is `ru_maxrss` of the ingest process from `wait4` (it includes the interpreter and
-the imports, ~45 MB: the `baseline` line is `brain ingest` of a one-line file); the ratio divides it by the
-text the process reads (the inflated size for the `.gz`).
+the imports, ~62 MB: the `baseline` line is `brain ingest` of a one-line file); the ratio divides it by the
+text the process reads (the inflated size for the `.gz`). `md-utf8` (not in the default list) is Markdown
+with an em dash in every sentence: CPython holds such text at 2 bytes a character, so every copy of it
+costs twice the ASCII one.
 
 usage: python bench/memory.py [--mib 50] [--repeat 1] [--formats md,html,txt,rst,man,md.gz] [--keep DIR]
        python bench/memory.py --scaling   # the same at 1/4, 1/2 and full size: time and peak per MiB
@@ -41,6 +43,11 @@ def _markdown(i: int) -> str:
     return _sentence(i, ("**", "**"), lambda text, url: f"[{text}]({url})", ("`", "`"))
 
 
+def _markdown_utf8(i: int) -> str:
+    # An em dash is beyond Latin-1: CPython then stores the text at 2 bytes a character, the UTF-8 at ~1.
+    return _markdown(i).replace(" that keeps", " — a café that keeps")
+
+
 def _html(i: int) -> str:
     return _sentence(i, ("<b>", "</b>"), lambda text, url: f'<a href="{url}">{text}</a>', ("<code>", "</code>"))
 
@@ -56,6 +63,7 @@ def _roff(i: int) -> str:
 # name -> (file name, text before the long line, sentence maker, text after it)
 FORMATS: dict[str, tuple[str, str, Callable[[int], str], str]] = {
     "md": ("one.md", "", _markdown, "\n"),
+    "md-utf8": ("one-utf8.md", "", _markdown_utf8, "\n"),
     "txt": ("one.txt", "", _markdown, "\n"),
     "rst": ("one.rst", "", _rst, "\n"),
     "html": ("one.html", "<html><head><title>T</title></head><body><p>", _html, "</p></body></html>\n"),
