@@ -98,8 +98,11 @@ class _Lines:
     def _add(self, piece: str) -> None:
         self.parts.append(piece)
         if len(self.parts) >= _PIECES:
-            self.chunks.append("".join(self.parts))
-            self.parts = []
+            self._group()
+
+    def _group(self) -> None:
+        self.chunks.append("".join(self.parts))
+        self.parts = []
 
     def _take(self) -> list[str]:
         """The current line's pieces (at most a few for a short line); the line is empty afterwards."""
@@ -111,17 +114,23 @@ class _Lines:
 
     def _finish(self, pieces: list[str]) -> None:
         """A finished line, as pieces (none: an empty line)."""
+        if not _blank(pieces):
+            self._write(pieces)
+            return
         self.finished = True
         self.last_empty = not any(pieces)
-        if _blank(pieces):
-            if self.started:
-                self.blanks += [*pieces, "\n"]
-            return
-        self.out += self.blanks
-        self.out += pieces
-        self.out.append("\n")
-        self.blanks = []
-        self.started = True
+        if self.started:
+            self.blanks += [*pieces, "\n"]
+
+    def _write(self, pieces: list[str]) -> None:
+        """A finished line with text, as pieces."""
+        self.finished, self.last_empty, self.started = True, False, True
+        out = self.out
+        if self.blanks:
+            out += self.blanks
+            self.blanks = []
+        out += pieces
+        out.append("\n")
 
     def _open_line(self) -> None:
         if not self._has_text() and self.finished and self.gap >= 2 and not self.last_empty:
@@ -129,11 +138,16 @@ class _Lines:
         self.gap = 0
 
     def text(self, words: str) -> None:
-        if not self._has_text() or self._ends_in_space():
+        parts = self.parts
+        last = parts[-1] if parts else self.chunks[-1] if self.chunks else " "  # an empty line: as after a space
+        if last[-1] == " ":
             words = words.lstrip(" ")
         if words:
-            self._open_line()
-            self._add(words)
+            if self.gap:
+                self._open_line()
+            parts.append(words)  # `_add`, inlined: this runs once per piece of text
+            if len(parts) >= _PIECES:
+                self._group()
             self.marker = False
 
     def raw(self, text: str) -> None:
@@ -161,11 +175,18 @@ class _Lines:
             if not drop_marker:
                 return
             self.chunks, self.parts, self.marker = [], [], False
-        pieces = self._take()
-        _rstrip(pieces, " \t")
-        if not _blank(pieces):
-            self._finish(pieces)
-        self.gap = max(self.gap, gap)
+        if self.chunks:
+            pieces = self._take()
+            _rstrip(pieces, " \t")
+            if not _blank(pieces):
+                self._write(pieces)
+        elif self.parts:  # a short line
+            parts, self.parts = self.parts, []
+            line = (parts[0] if len(parts) == 1 else "".join(parts)).rstrip(" \t")
+            if line.strip():
+                self._write([line])
+        if gap > self.gap:
+            self.gap = gap
 
     def result(self) -> str:
         """The view text: every line ends with an LF; blank lines at either end are left out."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterator
 
 from ingest.normalize.base import (
     UNICODE_TAG,
@@ -57,6 +58,7 @@ _UNCOLLAPSED = re.compile(r"\s{2,}|[^\S ]")
 
 _LONG_LINE = 1 << 16  # a longer line is unescaped in groups of `_GROUP` pieces
 _GROUP = 8192
+_SPLIT_BELOW = 1 << 20  # a smaller page is split into lines at once
 
 
 def _resolve(match: re.Match[str]) -> str:
@@ -77,8 +79,6 @@ def _unescaped(text: str) -> list[str]:
         text = text[:comment]
     if "\\" not in text:
         return [text]
-    if len(text) < _LONG_LINE:
-        return [_ESCAPE.sub(_resolve, text)]
     groups: list[str] = []
     parts: list[str] = []
     last = 0
@@ -95,8 +95,12 @@ def _unescaped(text: str) -> list[str]:
 
 def unescape(text: str) -> str:
     """A roff text line with its escapes resolved (comments `\\"` dropped)."""
-    pieces = _unescaped(text)
-    return pieces[0] if len(pieces) == 1 else "".join(pieces)
+    if len(text) >= _LONG_LINE:
+        return "".join(_unescaped(text))
+    comment = text.find('\\"')
+    if comment != -1:
+        text = text[:comment]
+    return _ESCAPE.sub(_resolve, text) if "\\" in text else text
 
 
 _MDOC_INLINE = frozenset(
@@ -138,8 +142,11 @@ class _Page:
             parts, self.current = self.current, []
             text = " ".join(parts)
             del parts
-            text = text.strip()
-            text = _UNCOLLAPSED.sub(" ", text)
+            if len(text) < _LONG_LINE:
+                text = " ".join(text.split())
+            else:
+                text = text.strip()
+                text = _UNCOLLAPSED.sub(" ", text)
             if not text:
                 return
             if self.item is not None:
@@ -176,48 +183,50 @@ class _Page:
         self.lines += [f"{marks} {title}", ""]
 
 
+def _pieces(source: str) -> Iterator[str]:
+    """`source.split("\\n")` one piece at a time, letting go of `source` as its last line is cut (nothing
+    handed out is kept here either: a page that is one long line is then held once, as that line)."""
+    start, size = 0, len(source)
+    while True:
+        end = source.find("\n", start)
+        if end == -1 or end == size - 1:  # the last line (then, after a final LF, an empty piece)
+            held = [source]
+            del source
+            yield held.pop()[start:] if end == -1 else held.pop()[start:end]
+            if end != -1:
+                yield ""
+            return
+        yield source[start:end]
+        start = end + 1
+
+
 class _SourceLines:
     """The input lines, a line ending in an (unescaped) backslash joined to the next one (roff continuation).
 
-    An iterator that keeps no line it handed out, and lets go of the source as its last line is cut: a
-    page that is one long line is then held once as the line, not twice (pass the only reference).
+    An iterator that keeps no line it handed out; a large source is cut by `_pieces` (pass the only
+    reference to it), a small one split at once (faster).
     """
 
     def __init__(self, source: str) -> None:
-        self.source: str | None = source
-        self.start = 0
-        self.tail = False  # the source ended with an LF: `split` gives one more, empty, piece
+        self.pieces = iter(source.split("\n")) if len(source) < _SPLIT_BELOW else _pieces(source)
 
     def __iter__(self) -> _SourceLines:
         return self
 
-    def _piece(self) -> str | None:
-        """The next piece of `source.split("\\n")`, None past the last."""
-        source = self.source
-        if source is None:
-            tail, self.tail = self.tail, False
-            return "" if tail else None
-        end = source.find("\n", self.start)
-        if end == -1 or end == len(source) - 1:
-            self.source, self.tail = None, end != -1
-            return source[self.start :] if end == -1 else source[self.start : end]
-        piece = source[self.start : end]
-        self.start = end + 1
-        return piece
-
     def __next__(self) -> str:
-        piece = self._piece()
-        if piece is None:
-            raise StopIteration
+        piece = next(self.pieces)
+        if piece[-1:] != "\\":
+            return piece  # the common case: no continuation
         pending: list[str] = []  # joined once: `str +=` over a long run of continued lines is quadratic
         while (len(piece) - len(piece.rstrip("\\"))) % 2 == 1:
             pending.append(piece[:-1])
-            piece = self._piece()
-            if piece is None:
+            following = next(self.pieces, None)
+            if following is None:
                 joined = "".join(pending)
                 if not joined:
                     raise StopIteration
                 return joined
+            piece = following
         if pending:
             pending.append(piece)
             return "".join(pending)
@@ -288,10 +297,13 @@ def man_to_text(source: str) -> str:  # noqa: C901 - one dispatch over roff requ
                 page.text(" ".join(_arguments(raw[1:].lstrip(), mdoc=True)))
             # other requests (`.RS`, `.de`, `.if`, `.so`, ...) carry no prose of their own
             continue
-        pieces = _unescaped(raw)
-        del raw  # a long line: its unescaped pieces replace it before they are joined
-        text = pieces[0] if len(pieces) == 1 else "".join(pieces)
-        del pieces
+        if len(raw) < _LONG_LINE:
+            text = unescape(raw)
+        else:
+            pieces = _unescaped(raw)
+            del raw  # a long line: its unescaped pieces replace it before they are joined
+            text = "".join(pieces)
+            del pieces
         if pending_heading is not None:
             page.heading(pending_heading, text.strip())
             if pending_heading == "##":

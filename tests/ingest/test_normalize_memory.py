@@ -76,12 +76,15 @@ def test_grouped_unescaping_and_the_line_reader_give_the_same_view(monkeypatch: 
     expected = [man_to_text(page) for page in pages]
     monkeypatch.setattr(man_text, "_LONG_LINE", 0)  # every line is unescaped in groups ...
     monkeypatch.setattr(man_text, "_GROUP", 3)  # ... of three pieces
+    monkeypatch.setattr(man_text, "_SPLIT_BELOW", 0)  # and every page is cut line by line
     assert unescape(line) == expected_line
     assert [man_to_text(page) for page in pages] == expected
 
 
+@pytest.mark.parametrize("split_below", [man_text._SPLIT_BELOW, 0])  # split at once, or cut one by one
 @pytest.mark.parametrize("source", _escapes_and_continuations())
-def test_the_line_reader_is_split_then_joined(source: str) -> None:
+def test_the_line_reader_is_split_then_joined(source: str, split_below: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(man_text, "_SPLIT_BELOW", split_below)
     expected: list[str] = []
     pending = ""
     for line in source.split("\n"):  # the plain form: split, then join continued lines
