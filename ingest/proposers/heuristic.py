@@ -26,6 +26,7 @@ A source that gives nothing says why in a `no-candidates` note.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections import deque
 from collections.abc import Iterator
@@ -37,7 +38,7 @@ from ingest.proposers import rules
 from ingest.proposers.base import PAGE_BREAK, ProposalResult, Proposer, SourceText
 from ingest.proposers.candidates import Candidate, CandidateSet, Task
 
-PRODUCER = Producer(kind=ProducerKind.PIPELINE, id="brain/heuristic", version="2")
+PRODUCER = Producer(kind=ProducerKind.PIPELINE, id="brain/heuristic", version="3")
 MAX_CANDIDATES_PER_SOURCE = 2_000
 MAX_COUNTED = 10 * MAX_CANDIDATES_PER_SOURCE  # past this many, the scan stops: the note says "more than"
 CAPPED = "proposals-capped"
@@ -62,6 +63,8 @@ PLAIN_HEADING_LEVEL = 7
 TITLE_WINDOW = 16_384  # the title is looked for in the first characters only
 SPLIT_BELOW = 1 << 20  # a smaller text is split at once (faster); a larger one is walked line by line
 HEAD_LINE_CHARS = 4_096  # titles and change-log headers are found in the first characters of a line
+SHORT_TEXT = 1 << 16
+METADATA_HEADER_LINES = 400  # a package's core metadata headers (many `Classifier:` lines) come first
 CHANGELOG_WINDOW = 30  # a GNU ChangeLog has an entry header within its first lines (after a preface)
 _FIRST_HEADING = re.compile(r"^#{1,6}[ \t]+\S", re.MULTILINE)
 _FIRST_H1 = re.compile(r"^#[ \t]+\S", re.MULTILINE)
@@ -88,7 +91,7 @@ class HeuristicProposer(Proposer):
     """The built-in offline proposer (`brain/heuristic`)."""
 
     id = "brain/heuristic"
-    version = PRODUCER.version or "2"
+    version = PRODUCER.version or "3"
     model: str | None = None
 
     def __init__(self) -> None:
@@ -174,6 +177,10 @@ class _Scan:
     changelog_section: bool = False  # a heading on the current path names one
     changelog_levels: list[int] = field(default_factory=list)
     names: frozenset[str] = frozenset()  # lowercased title words: "tmux is ..." may define tmux
+    # `subject`, kept until the heading path changes (every block asks for it). Only `heading` changes
+    # the path; the title is set before the scan starts.
+    _subject: str | None = None
+    _subject_known: bool = False
 
     def path(self, without: str | None = None) -> list[str]:
         names = [title for _, title in self.headings if title != without]
@@ -185,8 +192,11 @@ class _Scan:
 
     @property
     def subject(self) -> str | None:
-        names = self.path()
-        return SUBJECT_SEPARATOR.join(names) if names else None
+        if not self._subject_known:
+            names = self.path()
+            self._subject = SUBJECT_SEPARATOR.join(names) if names else None
+            self._subject_known = True
+        return self._subject
 
     @property
     def changelog(self) -> bool:
@@ -195,7 +205,8 @@ class _Scan:
 
     def _heading_path_changed(self, added: str) -> None:
         # Headings only pop off the end: below a change-log heading until a heading of its level or higher.
-        self.changelog_levels = [level for level in self.changelog_levels if level < self.headings[-1][0]]
+        if self.changelog_levels:
+            self.changelog_levels = [level for level in self.changelog_levels if level < self.headings[-1][0]]
         if rules.is_changelog_title(added):
             self.changelog_levels.append(self.headings[-1][0])
         self.changelog_section = bool(self.changelog_levels)
@@ -240,8 +251,9 @@ class _Scan:
         if found is None:
             return False
         occurred_at, summary = found
-        if sum(word[:1].isalpha() for word in summary.split()) < 1 or "@" in summary.split()[0]:
-            return False
+        words = summary.split()
+        if not any(word[:1].isalpha() for word in words) or "@" in words[0]:
+            return False  # no word, or an address ("2026-03-02 <jo@example.org>")
         payload = {"summary": summary, "occurred_at": occurred_at}
         context = self.subject
         if context is not None:
@@ -285,9 +297,9 @@ class _Scan:
     # --- paragraphs and lists ----------------------------------------------------------------------------
 
     def flush_paragraph(self) -> None:
+        if not self.paragraph:
+            return  # called for every blank line and heading
         lines, self.paragraph = self.paragraph, []
-        if not lines:
-            return
         if self.release is not None:
             return  # prose inside a release: its changes are the list items
         if len(lines) == 1 and not self.markdown and self.plain_heading(lines[0]):
@@ -326,15 +338,15 @@ class _Scan:
         if (
             label and len(label.split()) <= 12 and (label[0].isupper() or label[0].isdigit())
             and label.split()[0].lower() not in rules.NOT_A_SUBJECT and not rules.is_link_line(label)
-        ):  # "To deploy the app:", "Checklist:"; not "This boils down to several options:"
-            self.lead_in = label
+            and (named := rules.lead_in_label(label)) is not None
+        ):  # "To deploy the app:", "Checklist:"; not "This boils down to several options:", "However, ...:"
+            self.lead_in = named
         else:
             self.lead_in_refused = True
 
     def definitions(self, lines: list[tuple[int, str]]) -> None:
-        text = " ".join(t for _, t in lines)
-        if not (" is " in text or " are " in text or " mean" in text or " refers to " in text or " occur" in text
-                or " happens " in text or " was " in text or " were " in text):  # fmt: skip
+        text = " ".join([t for _, t in lines])
+        if not _may_define(text):
             return
         starts, at = [], 0
         for _, line_text in lines:
@@ -385,6 +397,8 @@ class _Scan:
             return
         if not self.steps_like(items, announced):
             return
+        if lead_in is None and not rules.looks_procedural(announced) and rules.mostly_statements([i.text for i in items]):
+            return  # numbered, but statements ("### Benefits", "1. The component will ..."): nothing to do
         # "## Steps" under "# Deploying Lumen" is the procedure "Deploying Lumen".
         titles = [title for title in self.path() if not rules.is_generic_title(title)]
         label = lead_in if lead_in is not None else titles[-1] if titles else announced
@@ -433,18 +447,38 @@ class _Scan:
     def steps_like(self, items: list[_Item], announced: str) -> bool:
         """Not a table of contents, licence conditions, a flag or parameter list, or a list of links."""
         texts = [item.text for item in items]
-        if len(texts) > 25 or any(rules.is_toc_title(t) for t in [announced, *texts, *(t for _, t in self.headings[-1:])]):
+        if len(texts) > 25 or rules.any_toc_title([announced, *texts, *(title for _, title in self.headings[-1:])]):
             return False
         if rules.is_licence_text(" ".join([announced, *texts])):
             return False
+        # One pass over the items counts each kind of non-step; kinds that no item can be are not counted.
+        joined = "\n".join(texts)
+        links_possible, parameters_possible = rules.may_hold_links(joined), rules.may_hold_parameters(joined)
+        links = menus = worded = parameters = 0
+        for text in texts:
+            links += text.lstrip("`*")[:1] in "-[<" or (links_possible and rules.is_link_line(text))
+            menus += rules.is_menu_item(text)
+            worded += rules.has_words(text)
+            parameters += parameters_possible and rules.is_parameter_item(text)
         half = len(texts) / 2
-        if sum(t.lstrip("`*")[:1] in "-[<" or rules.is_link_line(t) for t in texts) >= half:
-            return False
-        if sum(rules.is_menu_item(t) for t in texts) >= 0.75 * len(texts):
-            return False  # "Home", "Introduction", "Documentation": navigation, not steps
-        if sum(rules.has_words(t) for t in texts) < half:
-            return False  # symbols or code, not actions
-        return sum(rules.is_parameter_item(t) for t in texts) < half
+        if links >= half or menus >= 0.75 * len(texts):
+            return False  # flags, links; "Home", "Introduction", "Documentation": navigation, not steps
+        return worded >= half and parameters < half  # symbols or code, not actions; a parameter list
+
+    def package_summary(self, fields: dict[str, tuple[int, str]]) -> None:
+        """A Python package's core metadata (`METADATA`, `PKG-INFO`): its `Summary:` says what `Name:` is."""
+        if "Name" not in fields or "Summary" not in fields:
+            return
+        name, (number, summary) = fields["Name"][1], fields["Summary"]
+        if not rules.has_word_count(summary, 3) or rules.is_link_line(summary) or len(summary) > rules.MAX_STATEMENT_CHARS:
+            return  # "UNKNOWN", a URL, or a word or two: nothing said
+        said = summary.lower().startswith(name.lower()) and summary[len(name) : len(name) + 1] in (":", " ", ",")
+        statement = summary if said else f"{name}: {summary}"
+        # The subject names this document, not the package alone: a README titled "pip" that says what pip
+        # is would otherwise be the same label and subject with another statement (a contradiction).
+        version = f" {fields['Version'][1]}" if "Version" in fields else ""
+        payload = {"kind": "concept", "label": name, "statement": statement, "subject": f"{name}{version} package metadata"}
+        self.emit(_SEMANTIC, ("semantic", "concept", name, payload["subject"]), payload, (number, number))
 
     # --- headings and lines ------------------------------------------------------------------------------
 
@@ -464,6 +498,7 @@ class _Scan:
         while self.headings and self.headings[-1][0] >= level:
             self.headings.pop()
         self.headings.append((level, title))
+        self._subject_known = False
         self._heading_path_changed(title)
 
     def adorned(self, char: str, overlined: bool) -> int:
@@ -504,6 +539,17 @@ class _Scan:
     def line(self, number: int, raw: str) -> None:  # noqa: C901 - one classifier per line kind, tried in priority order
         self.lineno = number
         stripped = raw.strip()
+        # Most lines of real text are prose: one that starts with a letter is no heading, adornment, list item
+        # or dated line. With no list open, outside a reST literal block, not a reST `Example::` line and not
+        # a possible release line of a change log, all the general path below does for it is this.
+        if (
+            stripped[:1].isalpha() and not self.items and not self.literal
+            and (self.paragraph or not self.changelog) and not (self.rst and stripped.endswith("::"))
+        ):
+            self.lead_in = self.pending_definition = None  # what `flush_list` does when no list is open
+            self.lead_in_refused = False
+            self.paragraph.append((number, stripped))
+            return
         if not stripped:
             self.flush_paragraph()
             if self.literal_next:  # "Example::" introduced the literal block, not what follows it
@@ -512,7 +558,8 @@ class _Scan:
             return
         if self.rst and self.rst_line(stripped, raw):
             return
-        heading = atx_heading(stripped) if stripped[0] == "#" and not self.rst else None
+        # In plain text only a `#` line at the margin is a heading: indented, it is code or a continuation.
+        heading = atx_heading(stripped) if stripped[0] == "#" and not self.rst and (self.markdown or raw[0] == "#") else None
         if heading is not None:
             self.heading(heading[0], rules.clean(heading[1]), number)
             return
@@ -578,6 +625,16 @@ class _Scan:
         self.close_release()
 
 
+# The verbs `rules.definition` needs; one search instead of a substring test per verb (a pass over the
+# paragraph each: they took ~8% of the proposer on ordinary text).
+_DEFINING_VERB = re.compile(r" (?:is |are |mean|refers to |occur|happens |was |were )")
+
+
+def _may_define(text: str) -> bool:
+    """A cheap test before looking for definitions: the text holds one of the verbs `rules.definition` needs."""
+    return _DEFINING_VERB.search(text) is not None
+
+
 def document_title(text: str, markdown: bool) -> str | None:
     """The document's title: its first heading or underlined title, or a first line that reads as one.
 
@@ -589,8 +646,9 @@ def document_title(text: str, markdown: bool) -> str | None:
         if found is not None:
             end = text.find("\n", found.start())
             heading = atx_heading(text[found.start() : end if end != -1 else len(text)].strip())
-            if heading is not None and rules.clean(heading[1]):
-                return rules.clean(heading[1])
+            title = rules.clean(heading[1]) if heading is not None else ""
+            if title:
+                return title
     lines = _first_lines(text, 41)
     if lines[0].strip() == "---":  # YAML front matter: its `title:`, and the rest is not prose
         end = next((i for i, line in enumerate(lines[1:40], start=1) if line.strip() == "---"), 0)
@@ -598,12 +656,16 @@ def document_title(text: str, markdown: bool) -> str | None:
             if line.startswith("title:") and line[6:].strip(" '\""):
                 return rules.clean(line[6:].strip(" '\""))
         lines = lines[end + 1 :]
+    in_licence_terms = False
     for index, raw in enumerate(lines[:40]):
         stripped = raw.strip()
-        if not stripped or stripped.startswith(("<!--", "<?", "<!", "[![", "![", ".. ")) or rules.is_link_line(stripped):
+        if not stripped:
+            in_licence_terms = False
             continue
-        if not any(c.isalpha() for c in stripped) or stripped.lower().startswith(("copyright", "(c)", "©")):
-            continue  # rules and separators ("_ _ _", "* * *"), licence headers
+        if index == 0 or not lines[index - 1].strip():  # a paragraph starts here
+            in_licence_terms = _licence_paragraph(lines, index)
+        if in_licence_terms or _never_title(stripped):
+            continue
         if _ADORNMENT.fullmatch(stripped) is not None or (stripped == "---" and index == 0):
             continue
         heading = atx_heading(stripped) if stripped[0] == "#" else None
@@ -621,6 +683,32 @@ def document_title(text: str, markdown: bool) -> str | None:
     return None
 
 
+def _licence_paragraph(lines: list[str], start: int) -> bool:
+    """A copyright notice or the terms under it ("Copying and distribution of this file ..."): no title."""
+    if lines[start].strip().lower().startswith(("copyright", "(c)", "©")):
+        return True
+    return rules.is_licence_text(" ".join(line.strip() for line in itertools.takewhile(str.strip, lines[start:40])))
+
+
+def _never_title(line: str) -> bool:
+    """Comments, processing instructions, badges and links, rules and separators ("_ _ _", "* * *")."""
+    if line.startswith(("<!--", "<?", "<!", "[![", "![", ".. ")) or rules.is_link_line(line):
+        return True
+    return not any(c.isalpha() for c in line)
+
+
+def _core_metadata(text: str) -> dict[str, tuple[int, str]]:
+    """`Name`, `Version` and `Summary` of a package's core metadata headers (RFC 822 style), with their lines."""
+    fields: dict[str, tuple[int, str]] = {}
+    for number, line in enumerate(_first_lines(text, METADATA_HEADER_LINES), start=1):
+        if not line.strip():
+            break  # the headers end at the first blank line; the long description follows
+        key, colon, value = line.partition(": ")
+        if colon and key in ("Name", "Version", "Summary") and rules.clean(value):
+            fields[key] = (number, rules.clean(value))
+    return fields
+
+
 def _first_lines(text: str, count: int) -> list[str]:
     """The first `count` lines of `text`, each cut at `HEAD_LINE_CHARS`, without copying the rest of the text."""
     if len(text) < SPLIT_BELOW:
@@ -633,6 +721,39 @@ def _first_lines(text: str, count: int) -> list[str]:
         lines.append(text[start : min(end, start + HEAD_LINE_CHARS)])
         start = end + 1
     return lines
+
+
+# The first non-empty one of the opening `CHANGELOG_WINDOW` lines, cut at `HEAD_LINE_CHARS`.
+_FIRST_LINE = re.compile(f"\n{{0,{CHANGELOG_WINDOW - 1}}}([^\n]{{1,{HEAD_LINE_CHARS}}})")
+
+
+# The opening `CHANGELOG_WINDOW` lines (the last without its newline).
+_OPENING = re.compile(f"(?:[^\n]*\n){{0,{CHANGELOG_WINDOW - 1}}}[^\n]*")
+
+
+def _first_line(text: str) -> str:
+    """The first non-empty line of the text's opening (change-log formats are told by it), or ""."""
+    found = _FIRST_LINE.match(text)
+    return found[1] if found is not None else ""
+
+
+def _opens_gnu_changelog(text: str) -> bool:
+    """Whether one of the first `CHANGELOG_WINDOW` lines (cut at `HEAD_LINE_CHARS`) is a GNU ChangeLog entry
+    header. Only the lines that start like one are parsed (a test of every line cost ~7% on ordinary text)."""
+    # A short text is searched to its end: cheaper than finding where its window of lines ends.
+    window = None if len(text) <= SHORT_TEXT else _OPENING.match(text)
+    end = len(text) if window is None else window.end()
+    line_number, counted_to = 0, 0
+    for start in rules.gnu_header_starts(text, end):
+        line_number += text.count("\n", counted_to, start)
+        counted_to = start
+        if line_number >= CHANGELOG_WINDOW:
+            return False
+        cut = text.find("\n", start, start + HEAD_LINE_CHARS)
+        line = text[start : cut if cut != -1 else start + HEAD_LINE_CHARS]
+        if rules.gnu_entry_date(line) is not None:
+            return True
+    return False
 
 
 def _lines(text: str, *, trailing_space: bool = True) -> Iterator[str]:
@@ -673,12 +794,20 @@ def _pages(text: str) -> Iterator[str]:
 
 def _summary(lead: str, changes: list[str]) -> str:
     """`lead: change; change; ...`, as many whole changes as fit a statement."""
-    summary = lead
-    for change in changes:
-        if len(summary) + len(change) + 2 > rules.MAX_STATEMENT_CHARS:
+    room = rules.MAX_STATEMENT_CHARS - len(lead) - 2
+    if not changes or len(changes[0]) > room:
+        return lead
+    return f"{lead}: {_joined(changes, room)}"
+
+
+def _joined(changes: list[str], room: int = rules.MAX_STATEMENT_CHARS) -> str:
+    """`change; change; ...`: the first change, then as many whole changes as fit in `room` characters."""
+    joined = changes[0]
+    for change in changes[1:]:
+        if len(joined) + len(change) + 2 > room:
             break
-        summary = f"{summary}{': ' if summary is lead else '; '}{change}"
-    return summary
+        joined = f"{joined}; {change}"
+    return joined
 
 
 def debian_changelog(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: _Seen) -> None:
@@ -718,8 +847,9 @@ def gnu_changelog(source: SourceText, allowed: frozenset[str], out: list[Candida
         if entry is None or not changes:
             return
         line, day, author = entry
-        summary = _summary(f"Changes by {author}", changes)
-        payload = {"summary": summary, "occurred_at": f"{day}T00:00:00Z", "context": "ChangeLog"}
+        # The summary says what changed (an author is not an event); who changed it is context.
+        summary = _joined(changes)
+        payload = {"summary": summary, "occurred_at": f"{day}T00:00:00Z", "context": f"ChangeLog, {author}"}
         scan.emit(_EPISODIC, ("episodic", payload["occurred_at"], summary), payload, (line, last))
 
     last = 0
@@ -733,6 +863,8 @@ def gnu_changelog(source: SourceText, allowed: frozenset[str], out: list[Candida
         if not stripped or entry is None:
             continue
         last = number
+        if rules.is_co_author_line(stripped) or rules.GNU_COMMIT_LINE.fullmatch(stripped) or rules.is_credit_line(stripped):
+            continue  # "Lulu Cheng  <lc@example.org>", "From Owen Kirby:" (credits), "+ commit 5751c48..." (a reference)
         if stripped.startswith("* "):
             changes.append(rules.change_text(stripped[2:]))
         elif changes and raw[:1].isspace():
@@ -753,6 +885,8 @@ def git_log(source: SourceText, allowed: frozenset[str], out: list[Candidate], s
             occurred_at = rules.git_date(raw)
         elif occurred_at is not None and subject is None and raw.startswith("    ") and raw.strip():
             subject = rules.change_text(raw)
+            if not any(c.isalnum() for c in subject):
+                continue  # a message of punctuation ("."): no event to name (an empty summary fails the schema)
             payload = {"summary": subject, "occurred_at": occurred_at, "context": "git log"}
             scan.emit(_EPISODIC, ("episodic", occurred_at, subject), payload, (start, number))
 
@@ -766,16 +900,13 @@ def extract_counted(source: SourceText, allowed: frozenset[str]) -> tuple[list[C
     """The first `MAX_CANDIDATES_PER_SOURCE` candidates of `extract`, and how many distinct ones it found in all."""
     out: list[Candidate] = []
     seen: _Seen = set()
-    opening = _first_lines(source.text, CHANGELOG_WINDOW)
-    first_line = next((line for line in opening if line), "")
+    first_line = _first_line(source.text)
     try:
         if rules.DEBIAN_ENTRY.match(first_line):
             debian_changelog(source, allowed, out, seen)
         elif rules.GIT_COMMIT.fullmatch(first_line):
             git_log(source, allowed, out, seen)
-        elif rules.may_hold_gnu_entry(source.text) and any(
-            rules.may_start_gnu_entry(line) and rules.gnu_entry_date(line) is not None for line in opening
-        ):
+        elif _opens_gnu_changelog(source.text) and rules.may_hold_gnu_entry(source.text):
             gnu_changelog(source, allowed, out, seen)
         else:
             _extract_into(source, allowed, out, seen)
@@ -787,7 +918,9 @@ def extract_counted(source: SourceText, allowed: frozenset[str]) -> tuple[list[C
 def _extract_into(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: _Seen) -> None:
     markdown = source.media_type in ("text/markdown", "text/html") or source.media_type.endswith("+markdown")
     rst = source.media_type == "text/x-rst"
-    title = document_title(source.text, markdown)
+    # A package's core metadata names the package: that is the title its description's blocks sit under.
+    metadata = _core_metadata(source.text) if source.text.startswith("Metadata-Version:") else {}
+    title = metadata["Name"][1] if "Name" in metadata else document_title(source.text, markdown)
     if title is not None and rules.is_licence_title(title):
         return  # a licence's text is terms and conditions, not knowledge about the project
     names = frozenset(word.strip("!?.,:;()'\"").lower() for word in title.split()) if title else frozenset()
@@ -797,6 +930,8 @@ def _extract_into(source: SourceText, allowed: frozenset[str], out: list[Candida
         scan = _Scan(source, allowed, page, out, seen, title=title, markdown=markdown, rst=rst)
         scan.changelog_doc = title is not None and rules.is_changelog_title(title)
         scan.names = names
+        if index == 0 and metadata:
+            scan.package_summary(metadata)
         in_fence = False
         # reST has no fences (and `~~~~` underlines titles); plain text may quote Markdown's backtick fences.
         fences = ("```", "~~~") if markdown else () if rst else ("```",)

@@ -31,6 +31,7 @@ _NOT_A_LABEL_START = frozenset(
 # Words that end a clause fragment rather than a name ("are met", "part of", "the same as").
 _NOT_A_LABEL_END = frozenset(["of", "to", "in", "on", "for", "with", "as", "at", "by", "from", "and", "or", "the", "a", "an", "than", "that", "which"])
 _SYMBOLS = frozenset("#=<>{}|$\\@%^~\"")
+_SYMBOL = re.compile("[" + re.escape("".join(sorted(_SYMBOLS))) + "]")  # one search, not a set lookup per character
 _LETTER = re.compile(r"[^\W\d_]")
 # Lowercase single words too vague to name a fact on their own ("The format is ...", "The aim is ...").
 _CHANGE_VERB = re.compile(
@@ -41,6 +42,8 @@ _CHANGE_VERB = re.compile(
     r"reverted|upgrade|upgraded|allow|allowed|implement|implemented|move|moved|refactor|refactored)\b",
     re.IGNORECASE,
 )
+# The same words matched case-sensitively, for lowercased ASCII text (see `_folded_match`).
+_CHANGE_VERB_FOLDED = re.compile(_CHANGE_VERB.pattern)
 _PARAMETER_ITEM = re.compile(r"\[(?:in|out|in,\s*out|in/out)\]|<[A-Za-z|]+>|\{[A-Za-z|.\[\]]+\}")
 _ARTICLE_START = re.compile(r"(?:a|an|the)\s", re.IGNORECASE)
 _TERM_ITEM = re.compile(r"(?P<label>[^:]{1,80}?)\s*(?::\s|\s[—–]\s)\s*(?P<definition>\S.*)")
@@ -50,6 +53,9 @@ _NOT_A_TERM = re.compile(
     r"bug tracker|issues|website|author|maintainer|email|e-mail|license|licence)\b",
     re.IGNORECASE,
 )
+_API_HEADING = re.compile(r"`?[\w.$]+`?\s+extends\s+`?[\w.$<>]+`?")  # "Class: IntervalHistogram extends Histogram"
+_NOT_A_TERM_FOLDED = re.compile(_NOT_A_TERM.pattern)
+_FOLD_CHARS = 40  # longer than any word of `_CHANGE_VERB` and `_NOT_A_TERM`, and the character after it
 _DATED = re.compile(
     r"[\[(]?(?P<y>[0-9]{4})-(?P<mo>[0-9]{2})-(?P<d>[0-9]{2})"
     r"(?:[T ](?P<h>[0-9]{2}):(?P<mi>[0-9]{2})(?::(?P<s>[0-9]{2}))?(?:\.[0-9]+)?"
@@ -59,6 +65,7 @@ _DATED = re.compile(
 _CLOCK = re.compile(r"(?P<h>[0-9]{1,2}):(?P<mi>[0-9]{2})(?::(?P<s>[0-9]{2}))?(?:\s*(?:UTC|Z))?(?=$|[\s:,;|)\]–—-])")
 _DATE_IN_TEXT = re.compile(r"(?<![0-9])([0-9]{4})-([0-9]{2})-([0-9]{2})(?![0-9])")
 _GENERIC_TITLE = re.compile(r"(?:steps|procedure|process|checklist|instructions|how[ -]to|usage)", re.IGNORECASE)
+_GENERIC_TITLES = frozenset(["steps", "procedure", "process", "checklist", "instructions", "how to", "how-to", "usage"])
 _SUMMARY_LEAD = re.compile(r"[\s:,;|\-–—)\]]+")
 # Possessive: the same spans as `(?:[^.!?]|[.!?](?!\s|$))+[.!?]?`, without a backtracking entry per character
 # (that form took ~120 bytes of regex stack per character: 1.7 GB for one 14 MB line).
@@ -81,8 +88,22 @@ _RST_REFERENCE = re.compile(r"(?<![\w_])([A-Za-z][\w-]*?)_(?=[\s.,;:!?)]|$)")
 _BADGE_WORDS = ("badge", "shields.io", "travis-ci", "coveralls", "codecov", "appveyor", "circleci")
 
 
-_MAYBE_MARKUP = re.compile(r"[\\\]:`*¶_]")
+# Every kind of markup `clean` removes needs one of these (":" only in `:role:`, which needs "`").
+_MAYBE_MARKUP = re.compile(r"[\\\]`*¶_]")
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>])")
+
+
+def _may_hold(text: str, stems: tuple[str, ...]) -> bool:
+    """False only when `text` is ASCII and holds none of `stems` (lowercase), each a part of every word some
+    case-insensitive pattern matches, so that it cannot match: a few substring tests cost a fraction of such
+    a search. (Non-ASCII text is left to the pattern: case-insensitive matching folds more than `lower`.)"""
+    if not text.isascii():
+        return True
+    lowered = text.lower()
+    for stem in stems:  # a loop, not any(<generator>): this runs for every heading and sentence
+        if stem in lowered:
+            return True
+    return False
 
 
 def clean(text: str) -> str:
@@ -151,15 +172,14 @@ def whole_sentences(text: str) -> Iterator[tuple[int, int]]:
 
 def is_fragment_label(label: str) -> bool:
     """A label that is a clause fragment or code, not a name ("If there", "For EventTargets this", "a # b")."""
-    words = label.split()
-    if not words or len(label) > MAX_LABEL_CHARS:
+    lowered = label.lower().split()  # as many words as `label` has: lowercasing adds no space
+    if not lowered or len(label) > MAX_LABEL_CHARS:
         return True
-    lowered = label.lower().split()
     if lowered[0].strip(".,'\"") in _NOT_A_LABEL_START or lowered[-1].strip(".,'\"") in _NOT_A_LABEL_END:
         return True
     if not NOT_A_SUBJECT.isdisjoint(lowered):
         return True
-    return not _SYMBOLS.isdisjoint(label) or label[0] in "[(-" or _LETTER.search(label) is None
+    return _SYMBOL.search(label) is not None or label[0] in "[(-" or _LETTER.search(label) is None
 
 
 def definition(sentence: str, names: frozenset[str] = frozenset()) -> tuple[str, str] | None:
@@ -179,9 +199,13 @@ def definition(sentence: str, names: frozenset[str] = frozenset()) -> tuple[str,
         return None
     if match["article"] is None and not (label[0].isupper() or label[0].isdigit() or label in names):
         return None
+    if _VAGUE.issuperset(label.lower().split()):
+        return None  # "The first is a database handle and the second ...": the first what?
     verb, rest = match["verb"], match["rest"]
     if rest.rstrip().endswith(":"):
         return None  # "The API is extremely minimal:" — the content was in what followed
+    if rest[:10].lower() == "as follows":
+        return None  # "The sequence is as follows:" announces steps, it defines nothing
     if verb.endswith("when"):
         return "fact", label
     if verb in ("was", "were"):
@@ -197,6 +221,46 @@ def definition(sentence: str, names: frozenset[str] = frozenset()) -> tuple[str,
     return None
 
 
+def _folded_match(pattern: re.Pattern[str], folded: re.Pattern[str], text: str) -> bool:
+    """Whether case-insensitive `pattern` matches at the start of `text`. ASCII text is lowercased and matched
+    by `folded` (the same words, case-sensitive): a long case-insensitive alternation tries every word in
+    full, a case-sensitive one skips a word on its first letter."""
+    if text.isascii():
+        return folded.match(text[:_FOLD_CHARS].lower()) is not None
+    return pattern.match(text) is not None
+
+
+def has_word_count(text: str, count: int) -> bool:
+    """At least `count` words of letters (hyphens and surrounding punctuation allowed); stops at the `count`th."""
+    found = 0
+    for word in text.split():
+        if word.strip(".,;:()'\"").replace("-", "").isalpha():
+            found += 1
+            if found == count:
+                return True
+    return False
+
+
+_QUOTE_MARK = re.compile(r"(?<![^\W\d_])'|'(?![^\W\d_])|\"")  # not an apostrophe inside a word ("Node's")
+
+
+_FILE_NAME = re.compile(r"(?:[\w.+-]+/)*[\w+-][\w.+-]*\.(\w{1,4})(?:\s*\([^)]*\))?")
+_CODE_EXTENSIONS = frozenset(["c", "h", "cc", "cpp", "cxx", "hpp", "hh", "py", "js", "go", "rs", "java", "scm", "el",
+                              "am", "ac", "in", "m4", "mk", "mms", "po", "pl", "pm", "sh", "y", "l", "s"])  # fmt: skip
+
+
+def _is_source_file(label: str) -> bool:
+    """A path with a directory, or a source file ("unix/unxcfg.h", "ubz2err.c", "Makefile.am (SUBDIRS)"); not
+    an API name ("Buffer.from(array)", "package.json") or a media type ("application/vnd.x+json")."""
+    found = _FILE_NAME.fullmatch(label)
+    return found is not None and ("/" in label or found[1].lower() in _CODE_EXTENSIONS)
+
+
+def _open_quote(text: str) -> bool:
+    """A quotation opened and not closed in `text` (an odd number of quote marks)."""
+    return ("'" in text or '"' in text) and len(_QUOTE_MARK.findall(text)) % 2 == 1
+
+
 def term_item(item: str) -> tuple[str, str] | None:
     """`(label, statement)` for a glossary-style list item: "Term: definition" or "Term — definition".
 
@@ -209,15 +273,19 @@ def term_item(item: str) -> tuple[str, str] | None:
     label = clean(match["label"])
     if not label or label[-1] in ".!?" or label[0] in "[(<{" or label.count(" ") > 5 or _LETTER.search(label) is None:
         return None
-    if not _SYMBOLS.isdisjoint(label) or _NOT_A_TERM.match(label) or _PARAMETER_ITEM.search(item, 0, 120):
+    if _open_quote(label):
+        return None  # cut inside a quotation: "Sending a 'Connection: keep-alive' will ..."
+    if _is_source_file(label):
+        return None  # "guile/src/core.c (MAX_HASH_SIZE): New constant": a change to a file, not a term
+    if _SYMBOL.search(label) or _folded_match(_NOT_A_TERM, _NOT_A_TERM_FOLDED, label) or _PARAMETER_ITEM.search(item, 0, 120):
         return None
     described = clean(match["definition"])
-    if sum(word.strip(".,;:()'\"").replace("-", "").isalpha() for word in described.split()) < 3:
+    if not has_word_count(described, 3) or _API_HEADING.fullmatch(described):
         return None  # `DEP0035: fs.lchmod(path, mode, callback)`, `Extends: {EventEmitter}`: names, not a definition
-    if _CHANGE_VERB.match(described) or _URL.search(described) or is_fragment_label(label):
+    if _folded_match(_CHANGE_VERB, _CHANGE_VERB_FOLDED, described) or _URL.search(described) or is_fragment_label(label):
         return None
-    statement = clean(item)
-    if len(statement) > MAX_STATEMENT_CHARS or not any(c.isalnum() for c in match["definition"]):
+    statement = clean(item)  # (the definition has letters: `described`, made from it, has three words)
+    if len(statement) > MAX_STATEMENT_CHARS:
         return None
     return label, statement
 
@@ -249,7 +317,9 @@ def dated(line: str) -> tuple[str, str] | None:
     summary = clean(rest[lead.end() :] if lead else rest)
     if not any(c.isalpha() for c in summary) or len(summary) > MAX_STATEMENT_CHARS:
         return None
-    return f"{moment.year:04d}-{moment:%m-%dT%H:%M:%S}Z", summary
+    # Formatted field by field: a `strftime` format costs more than the rest of this function.
+    stamp = f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}Z"
+    return stamp, summary
 
 
 def date_in(text: str) -> str | None:
@@ -280,7 +350,10 @@ def _valid_date(year: int, month: int, day: int) -> bool:
 
 def is_generic_title(title: str) -> bool:
     """Headings like "Steps" or "Checklist" that name a list, not what it achieves."""
-    return _GENERIC_TITLE.fullmatch(title.strip().rstrip(":")) is not None
+    title = title.strip().rstrip(":")
+    if title.isascii():  # the same answer as the pattern, by a set lookup (this runs for every procedure)
+        return title.lower() in _GENERIC_TITLES
+    return _GENERIC_TITLE.fullmatch(title) is not None
 
 
 def procedure_goal(label: str) -> str:
@@ -308,6 +381,7 @@ _WORD_DATE = re.compile(
     r"|(?P<m2>[A-Za-z]{3,9})\.?\s+(?P<d2>[0-9]{1,2}),?\s+(?P<y2>[0-9]{4}))\b"
 )
 _CHANGELOG_TITLE = re.compile(r"\b(?:change ?log|changes|news|release notes|history|what's new)\b", re.IGNORECASE)
+_CHANGELOG_STEMS = ("change", "news", "release notes", "history", "what's new")  # see `_may_hold`
 # Debian changelog: "pkg (1.2-3) unstable; urgency=medium" ... " -- Name <mail>  Mon, 02 Mar 2026 10:00:00 +0100".
 DEBIAN_ENTRY = re.compile(r"([a-z0-9][a-z0-9+.-]+) \(([^()\s]+)\) [^;]*;.*urgency=\w+")
 DEBIAN_TRAILER = re.compile(r" -- (?P<who>.+?) <[^>]*>\s+(?P<date>\w{3}, +[0-9]{1,2} \w{3} [0-9]{4} [0-9:]{8} [+-][0-9]{4})")
@@ -339,7 +413,7 @@ def release(title: str) -> tuple[str, str] | None:
 
 def is_changelog_title(title: str) -> bool:
     """A heading that announces a list of changes ("Changelog", "NEWS", "Notable changes", "Release notes")."""
-    return _CHANGELOG_TITLE.search(title) is not None
+    return _may_hold(title, _CHANGELOG_STEMS) and _CHANGELOG_TITLE.search(title) is not None
 
 
 # GNU ChangeLog entry headers: "2022-10-10  Werner Koch  <wk@gnupg.org>", "Mon Dec  9 00:49:22 GMT 2013  Name  <m>".
@@ -353,21 +427,55 @@ GIT_COMMIT = re.compile(r"commit [0-9a-f]{40}\b.*")
 GIT_DATE = re.compile(r"Date: +(?:[A-Z][a-z]{2} )?(?P<rest>.+)")
 
 
-_WEEKDAYS = frozenset(["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
-
-
-_GNU_HINT = re.compile(r"^(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[ T]|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} )", re.MULTILINE)
+# Where an entry header may start: at the text's start, or after a newline. Searched as "\n" + pattern: a
+# literal first character is found by a fast scan, while `^` under re.MULTILINE is tried at every position.
+_GNU_HINT_AT = r"(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[ T]|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} )"
+_GNU_HINT_FIRST = re.compile(_GNU_HINT_AT)
+_GNU_HINT = re.compile("\n" + _GNU_HINT_AT)
 GNU_HINT_CHARS = 8_192
+# A line that may be an entry header (a necessary condition of `gnu_entry_date`, with its caller's weekday
+# test): a date then a space or `T`, or a weekday and a month, and on the same line two spaces (GNU style
+# between date and name) or an address. Searched after a newline, as the hint above; lines that fail it
+# (a dated log line: "2026-03-02 10:21 deployed") cost no parse.
+_GNU_HEADER_AT = (
+    r"(?:[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[^\S\n]|T)|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} )"
+    r"[^\n]{0,4096}?(?:[^\S\n]{2}|@)"  # within the line's first characters, as far as headers are read
+)
+_GNU_HEADER_FIRST = re.compile(_GNU_HEADER_AT)
+_GNU_HEADER = re.compile("\n" + _GNU_HEADER_AT)
 
 
 def may_hold_gnu_entry(text: str) -> bool:
     """One search of the opening characters before testing lines: does any line start like an entry header?"""
-    return _GNU_HINT.search(text, 0, GNU_HINT_CHARS) is not None
+    return (
+        _GNU_HINT_FIRST.match(text, 0, GNU_HINT_CHARS) is not None
+        or _GNU_HINT.search(text, 0, GNU_HINT_CHARS) is not None
+    )
 
 
-def may_start_gnu_entry(line: str) -> bool:
-    """A cheap test before `gnu_entry_date`: entry headers start with a year or a weekday."""
-    return line[:1].isdigit() or line[:3] in _WEEKDAYS
+def gnu_header_starts(text: str, end: int) -> Iterator[int]:
+    """The offsets of the lines of `text[:end]` that may be GNU ChangeLog entry headers, in order."""
+    if _GNU_HEADER_FIRST.match(text, 0, end) is not None:
+        yield 0
+    for match in _GNU_HEADER.finditer(text, 0, end):
+        yield match.start() + 1
+
+
+GNU_COMMIT_LINE = re.compile(r"\+ commit [0-9a-f]{7,40}")
+_CO_AUTHOR = re.compile(r"[^<>*:]{2,80}?\s*<[^<>\s]+@[^<>\s]+>")
+
+
+_LEADING_CLOCK = re.compile(r"[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?\s+")
+
+
+def is_credit_line(line: str) -> bool:
+    """A GNU ChangeLog line crediting the changes below it: "From Owen Kirby:", "Patch by J. Doe:"."""
+    return line.endswith(":") and line.startswith(("From ", "Patch by ", "Patch from ")) and len(line.split()) <= 6
+
+
+def is_co_author_line(line: str) -> bool:
+    """A GNU ChangeLog line naming one more author of an entry: "Name  <mail@example.org>"."""
+    return _CO_AUTHOR.fullmatch(line) is not None
 
 
 def gnu_entry_date(line: str) -> tuple[str, str] | None:
@@ -379,7 +487,8 @@ def gnu_entry_date(line: str) -> tuple[str, str] | None:
         day = date_in(match["iso"])
     else:
         day = any_date(f"{match['day']} {match['month']} {match['year']}")
-    return (day, match["who"].strip()) if day is not None else None
+    who = _LEADING_CLOCK.sub("", match["who"].strip())  # "2015-06-10  13:50  Christos Zoulas"
+    return (day, who) if day is not None and who else None
 
 
 def git_date(line: str) -> str | None:
@@ -446,6 +555,48 @@ _VAGUE = frozenset(["next", "previous", "same", "other", "former", "latter", "re
                     "second", "third", "last", "following", "above", "below", "former", "latter", "whole"])  # fmt: skip
 
 
+# Endings that leave a lead-in's label dangling: prepositions, articles, auxiliaries and verbs that wanted
+# the list as their object ("Major issues include", "A typical workflow looks like", "the TSC will").
+_DANGLING_END = frozenset(["to", "of", "on", "in", "for", "with", "as", "at", "by", "from", "and", "or", "the", "a",
+                           "an", "than", "that", "which", "like", "include", "includes", "including", "is", "are",
+                           "be", "will", "would", "can", "could", "should", "must", "may", "need", "needs",
+                           "following", "these", "this", "those"])  # fmt: skip
+_AS_FOLLOWS = re.compile(r"\s+(?:(?:is|are)\s+)?(?:as\s+)?follows$|\s+(?:is|are)$", re.IGNORECASE)
+
+
+def lead_in_label(label: str) -> str | None:
+    """The name a lead-in gives the list it introduces, or None when it names nothing.
+
+    "To onboard an ambassador, a member of the TSC will" names "To onboard an ambassador"; "The basic sequence
+    of operations is as follows" names "The basic sequence of operations". Not names: a sentence adverb or an
+    introductory phrase before a comma ("However, there are some differences", "In particular, it",
+    "Specifically, for each file, the tests"), "Note how ...", and a clause cut before its object.
+    """
+    if "," in label:
+        head = label.split(",", 1)[0]
+        if _HOW_TO.match(head) is not None and len(head.split()) >= 2:
+            label = head  # the purpose clause names the procedure
+        elif len(head.split()) <= 3:
+            return None  # "However,", "In particular,", "For example,", "Once installed,"
+    label = _AS_FOLLOWS.sub("", label).rstrip()
+    words = label.split()
+    if not words or words[0].lower() in ("note", "see", "notice") or words[-1].lower() in _DANGLING_END:
+        return None
+    return label
+
+
+# Words a statement starts with and an instruction does not ("The component will ...", "There is no ...").
+_STATEMENT_START = frozenset(["the", "a", "an", "there", "it", "this", "these", "those", "its", "their", "our",
+                              "some", "many", "most", "each", "every", "no", "any", "less", "more"])  # fmt: skip
+
+
+def mostly_statements(items: list[str]) -> bool:
+    """Whether at least half the items are statements about something, not actions: a numbered list of
+    benefits or challenges under a heading is no procedure."""
+    starts = [item.split(maxsplit=1)[0].strip("*`_").lower() for item in items if item.split()]
+    return sum(word in _STATEMENT_START for word in starts) >= len(items) / 2
+
+
 def announces_steps(lead_in: str) -> bool:
     """A long lead-in that announces steps ("To build it, run:", "The following steps are needed ..."), not
     a sentence about the list ("Node.js requires some per-process state in order to run:")."""
@@ -459,30 +610,41 @@ def is_parameter_heading(title: str) -> bool:
 
 def has_words(text: str) -> bool:
     """Text with at least one word of two letters or more (an action, not `=` or `-`)."""
-    return _WORD.search(text) is not None
+    return text[:2].isalpha() or _WORD.search(text) is not None  # most items start with a word
 
 
 def is_toc_title(title: str) -> bool:
     """Headings of a table of contents or an index: lists under them are links, not steps."""
-    return title.strip().rstrip(":").lower() in ("contents", "table of contents", "toc", "index", "on this page",
-                                                 "in this article", "navigation", "links", "see also", "resources")
+    return title.strip().rstrip(":").lower() in _TOC_TITLES
+
+
+def any_toc_title(titles: list[str]) -> bool:
+    """Whether one of `titles` is a table of contents' title (`is_toc_title`), in one pass."""
+    return not _TOC_TITLES.isdisjoint([title.strip().rstrip(":").lower() for title in titles])
+
+
+_TOC_TITLES = frozenset(["contents", "table of contents", "toc", "index", "on this page", "in this article",
+                         "navigation", "links", "see also", "resources"])  # fmt: skip
 
 
 _LICENCE_TITLE = re.compile(
     r"\b(?:licen[cs]e|copying|copyright|terms and conditions|eula)\b", re.IGNORECASE
 )
 
+_LICENCE_TITLE_STEMS = ("licen", "copying", "copyright", "terms and conditions", "eula")  # see `_may_hold`
+
 
 def is_licence_title(title: str) -> bool:
     """The title of a licence text ("GNU General Public License", "COPYING", "Apache License 2.0")."""
-    return _LICENCE_TITLE.search(title) is not None and len(title.split()) <= 10
+    return _may_hold(title, _LICENCE_TITLE_STEMS) and _LICENCE_TITLE.search(title) is not None and len(title.split()) <= 10
 
 
 def is_licence_text(text: str) -> bool:
     """Licence conditions and boilerplate ("Redistributions of source code must retain ...")."""
-    return _LICENCE.search(text) is not None
+    return _may_hold(text, _LICENCE_STEMS) and _LICENCE.search(text) is not None
 
 
+_LICENCE_STEMS = ("licen", "copyright", "warrant", "redistribut", "merchantability", "liabilit", "patent")  # `_may_hold`
 _LICENCE = re.compile(
     r"\b(?:licen[cs]e[ds]?|copyright|warrant(?:y|ies)|redistribut\w+|merchantability|liabilit(?:y|ies)|"
     r"sublicense|patent)\b",
@@ -490,9 +652,26 @@ _LICENCE = re.compile(
 )
 
 
-_PARAMETER_SHAPE = re.compile(r"`?[\w.$\[\]-]+`?\s*(?:[:({<]|\s[—–-]\s)")
+# Possessive (the name's characters cannot be what follows it): no backtracking through the first word.
+_PARAMETER_SHAPE = re.compile(r"`?+[\w.$\[\]-]++`?+\s*(?:[:({<]|\s[—–-]\s)")
+
+
+def may_hold_parameters(text: str) -> bool:
+    """False when no item in `text` can be a parameter (`is_parameter_item` needs one of these characters)."""
+    for char in ":({<[—–-":
+        if char in text:
+            return True
+    return False
+
+
+def may_hold_links(text: str) -> bool:
+    """False when no line in `text` can be a link line (`is_link_line` needs one of these)."""
+    return "![" in text or "image::" in text or "://" in text or "www." in text
 
 
 def is_parameter_item(text: str) -> bool:
     """An item of a parameter list: `name (type): ...`, `[in] buf: ...`, `path {string}`, `name <int>`."""
-    return _PARAMETER_ITEM.search(text) is not None or _PARAMETER_SHAPE.match(text) is not None
+    if _PARAMETER_SHAPE.match(text) is not None:
+        return True
+    # `_PARAMETER_ITEM` needs a bracket; three substring tests are cheaper than its search.
+    return ("[" in text or "<" in text or "{" in text) and _PARAMETER_ITEM.search(text) is not None

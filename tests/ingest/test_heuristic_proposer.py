@@ -59,7 +59,7 @@ def _propose(text: str, media_type: str = "text/markdown", types: tuple[str, ...
     task = Task(source=SOURCE, allowed_memory_types=types, task_id="t")
     result = HeuristicProposer().propose(task, SourceText.of(SOURCE, media_type, text))
     assert result.usage is None and result.candidates.task_id == "t"
-    assert result.candidates.producer.to_json() == {"kind": "pipeline", "id": "brain/heuristic", "version": "2"}
+    assert result.candidates.producer.to_json() == {"kind": "pipeline", "id": "brain/heuristic", "version": "3"}
     return list(result.candidates.candidates)
 
 

@@ -36,13 +36,19 @@ def test_debian_gnu_and_git_change_logs_are_dated_in_utc() -> None:
     assert _found(debian, "application/gzip") == [("episodic", {
         "summary": "Uploaded lumen 1.2-1: New upstream release", "occurred_at": "2026-03-13T23:30:00Z",
         "context": "lumen changelog"})]
-    gnu = "2026-03-02  Jane Doe  <jane@example.org>\n\n\t* src/cache.c (evict): Use the clock policy.\n"
+    gnu = "2026-03-02  Jane Doe  <jane@example.org>\n\t    Sam Roe  <sam@example.org>\n\n" \
+        "\t* src/cache.c (evict): Use the clock policy.\n" \
+        "\t* NEWS: Mention it.\n"
+    # The summary says what changed; the author is context, not the event.
     assert _found(gnu, "text/plain") == [("episodic", {
-        "summary": "Changes by Jane Doe: src/cache.c (evict): Use the clock policy", "occurred_at": "2026-03-02T00:00:00Z",
-        "context": "ChangeLog"})]
+        "summary": "src/cache.c (evict): Use the clock policy; NEWS: Mention it", "occurred_at": "2026-03-02T00:00:00Z",
+        "context": "ChangeLog, Jane Doe"})]
     git = "commit " + "a" * 40 + "\nAuthor: J <j@example.org>\nDate:   Mon Mar 2 10:15:00 2026 +0100\n\n    Use the clock\n"
     assert _found(git, "text/plain") == [("episodic", {
         "summary": "Use the clock", "occurred_at": "2026-03-02T09:15:00Z", "context": "git log"})]
+    # A message of punctuation only (harfbuzz's changelog has a commit whose message is ".") names no event.
+    dot = "commit " + "b" * 40 + "\nAuthor: J <j@example.org>\nDate:   Mon Mar 2 11:15:00 2026 +0100\n\n    .\n\n    Later text\n"
+    assert _found(git + "\n" + dot, "text/plain") == _found(git, "text/plain")
 
 
 @pytest.mark.parametrize(
