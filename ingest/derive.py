@@ -90,6 +90,7 @@ class Questions:
             text = view.decode("utf-8")
         except UnicodeDecodeError:
             return None
+        reg.view = view = None  # the text replaces the bytes: a 50 MB view is not held twice over
         source = SourceText.of(reg.block, reg.media_type or "text/plain", text)
         return Job(registration=reg, task=task, source=source, key=key)
 

@@ -147,5 +147,7 @@ def decode_utf8(data: bytes) -> str:
 
 def text_view(text: str) -> bytes:
     """The shared final step: LF line endings, NFC, UTF-8."""
+    # Rebound at each step, so a large text is held at most twice (the last form and the next one).
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return unicodedata.normalize("NFC", text).encode("utf-8")
+    text = unicodedata.normalize("NFC", text)
+    return text.encode("utf-8")

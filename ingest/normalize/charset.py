@@ -40,13 +40,19 @@ _PREFERRED = ("cp1252", "iso8859-1")
 _WINDOWS_1252_LABELS = frozenset({"iso8859-1", "ascii"})  # codec names of iso-8859-1, us-ascii, ...
 
 
-@dataclass(frozen=True)
+@dataclass
 class Decoded:
     """Decoded text, the codec that decoded it, and a `charset-mismatch` note when a declaration lied."""
 
     text: str
     charset: str
     note: str | None = None
+
+    def take(self) -> str:
+        """The text, handed on once: this object lets go of it, so a 50 MB page is not held twice over
+        while it is parsed into its view."""
+        text, self.text = self.text, ""
+        return text
 
 
 def codec_name(label: str) -> str | None:
@@ -75,10 +81,10 @@ def declared(data: bytes) -> str | None:
 def decode_as(data: bytes, charset: str) -> str:
     """`data` decoded strictly with `charset` (a BOM of that encoding dropped); `decode-error` otherwise."""
     marked = bom(data)
-    if marked is not None and codec_name(marked[0]) == codec_name(charset):
-        data = data[marked[1] :]
+    skip = marked[1] if marked is not None and codec_name(marked[0]) == codec_name(charset) else 0
     try:
-        return data.decode(charset)
+        # Decoded from a view past the mark: slicing `data` would copy it whole first.
+        return str(memoryview(data)[skip:], charset)
     except (UnicodeDecodeError, LookupError) as e:
         where = f" at byte {e.start}" if isinstance(e, UnicodeDecodeError) else ""
         raise NormalizationError(DECODE_ERROR, f"not valid {charset}{where}") from None
@@ -93,7 +99,9 @@ def decode(data: bytes, *, html: bool = False) -> Decoded:
     try:
         text = data.decode(UTF8)
     except UnicodeDecodeError as e:
-        utf8_error = e
+        # Only the offset is kept: the error holds a copy of all of `data`, and its traceback this frame
+        # (a cycle that kept both, 100 MB for a 50 MB legacy file, until the next garbage collection).
+        bad_byte = e.start
     else:
         if claimed not in (None, UTF8) and not data.isascii():
             return Decoded(text, UTF8, f"{CHARSET_MISMATCH}: declared {claimed}, but the bytes are valid UTF-8; read as UTF-8")
@@ -107,12 +115,12 @@ def decode(data: bytes, *, html: bool = False) -> Decoded:
     guess = detect(data)
     if guess is None:
         raise NormalizationError(
-            DECODE_ERROR, f"invalid UTF-8 at byte {utf8_error.start} and no other encoding fits"
+            DECODE_ERROR, f"invalid UTF-8 at byte {bad_byte} and no other encoding fits"
         ) from None
     try:
         text = data.decode(guess)
     except UnicodeDecodeError:
-        raise NormalizationError(DECODE_ERROR, f"invalid UTF-8 at byte {utf8_error.start}; not {guess} either") from None
+        raise NormalizationError(DECODE_ERROR, f"invalid UTF-8 at byte {bad_byte}; not {guess} either") from None
     note = None
     if claimed is not None:
         note = f"{CHARSET_MISMATCH}: declared {claimed}, but the bytes are not; detected {guess}"

@@ -43,26 +43,111 @@ _CELLS = frozenset({"td", "th"})
 _SPACE = re.compile(r"[ \t\n\f\r\u00a0]+")
 
 
+_PIECES = 4096  # pieces of a line joined at once: a 50 MB one-line page arrives as millions of them
+
+
+def _rstrip(pieces: list[str], chars: str) -> None:
+    """`"".join(pieces).rstrip(chars)`, done on the pieces in place (without joining them)."""
+    while pieces:
+        last = pieces[-1].rstrip(chars)
+        if last:
+            pieces[-1] = last
+            return
+        pieces.pop()
+
+
+def _blank(pieces: list[str]) -> bool:
+    """`not "".join(pieces).strip()`: nothing but whitespace."""
+    return all(not piece or piece.isspace() for piece in pieces)
+
+
 class _Lines:
-    """Accumulates output lines; `gap` is how far apart (1 = new line, 2 = blank line) the next text goes."""
+    """Accumulates the output text; `gap` is how far apart (1 = new line, 2 = blank line) the next text goes.
+
+    Memory and time stay linear in the page, whatever the length of its lines: the current line is a list
+    of pieces, joined in groups of `_PIECES` (a 50 MB `<p>` arrives in millions of pieces: `str +=` on a
+    string another reference holds copies it whole each time, and one `str` per piece costs ~50 bytes more
+    than its text). Finished lines go to `out`, blank ones only once text follows them (leading and
+    trailing blank lines are not part of the view), and `result` joins them once.
+    """
 
     def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.current = ""
+        self.out: list[str] = []  # the finished lines, each followed by an LF
+        self.blanks: list[str] = []  # whitespace-only lines (and their LFs) not yet known to be inside the text
+        self.started = False  # a line with text was written: blank lines from here on may be inside the text
+        self.finished = False  # a line was finished (`_open_line` separates paragraphs only after one)
+        self.last_empty = False  # the last finished line is empty
+        self.chunks: list[str] = []  # the current line: groups of joined pieces ...
+        self.parts: list[str] = []  # ... then its latest pieces, never an empty one
         self.gap = 0
-        self.marker = False  # `current` holds only a list or heading marker, waiting for its text
+        self.marker = False  # the current line holds only a list or heading marker, waiting for its text
+
+    def _has_text(self) -> bool:
+        return bool(self.parts or self.chunks)
+
+    def _ends_in_space(self) -> bool:
+        return (self.parts[-1] if self.parts else self.chunks[-1]).endswith(" ")
+
+    def ends_open(self) -> bool:
+        """The current line has text and does not end in a space (a table cell needs one before it)."""
+        return self._has_text() and not self._ends_in_space()
+
+    def space(self) -> None:
+        self._add(" ")
+
+    def _add(self, piece: str) -> None:
+        self.parts.append(piece)
+        if len(self.parts) >= _PIECES:
+            self._group()
+
+    def _group(self) -> None:
+        self.chunks.append("".join(self.parts))
+        self.parts = []
+
+    def _take(self) -> list[str]:
+        """The current line's pieces (at most a few for a short line); the line is empty afterwards."""
+        pieces = self.chunks
+        if self.parts:
+            pieces.append("".join(self.parts))
+        self.chunks, self.parts = [], []
+        return pieces
+
+    def _finish(self, pieces: list[str]) -> None:
+        """A finished line, as pieces (none: an empty line)."""
+        if not _blank(pieces):
+            self._write(pieces)
+            return
+        self.finished = True
+        self.last_empty = not any(pieces)
+        if self.started:
+            self.blanks += [*pieces, "\n"]
+
+    def _write(self, pieces: list[str]) -> None:
+        """A finished line with text, as pieces."""
+        self.finished, self.last_empty, self.started = True, False, True
+        out = self.out
+        if self.blanks:
+            out += self.blanks
+            self.blanks = []
+        out += pieces
+        out.append("\n")
 
     def _open_line(self) -> None:
-        if not self.current and self.lines and self.gap >= 2 and self.lines[-1] != "":
-            self.lines.append("")
+        if not self._has_text() and self.finished and self.gap >= 2 and not self.last_empty:
+            self._finish([])
         self.gap = 0
 
     def text(self, words: str) -> None:
-        if not self.current or self.current.endswith(" "):
+        parts = self.parts
+        last = parts[-1] if parts else self.chunks[-1] if self.chunks else " "  # an empty line: as after a space
+        if last[-1] == " ":
             words = words.lstrip(" ")
         if words:
-            self._open_line()
-            self.current += words
+            if self.gap:
+                self._open_line()
+            parts.append(words)  # `_add`, inlined: this runs once per piece of text
+            if len(parts) >= _PIECES:
+                self._group()
             self.marker = False
 
     def raw(self, text: str) -> None:
@@ -70,15 +155,18 @@ class _Lines:
         first, *rest = text.split("\n")
         if first:
             self._open_line()
-            self.current += first
+            self._add(first)
         self.marker = False
         for line in rest:
-            self.lines.append(self.current.rstrip(" \t"))
-            self.current = line
+            pieces = self._take()
+            _rstrip(pieces, " \t")
+            self._finish(pieces)
+            if line:
+                self._add(line)
 
     def prefix(self, marker: str) -> None:
         self._open_line()
-        self.current = marker
+        self.chunks, self.parts = [], [marker]
         self.marker = True
 
     def end(self, gap: int, *, drop_marker: bool = False) -> None:
@@ -86,20 +174,25 @@ class _Lines:
         if self.marker:
             if not drop_marker:
                 return
-            self.current, self.marker = "", False
-        line = self.current.rstrip(" \t")
-        if line.strip():
-            self.lines.append(line)
-        self.current = ""
-        self.gap = max(self.gap, gap)
+            self.chunks, self.parts, self.marker = [], [], False
+        if self.chunks:
+            pieces = self._take()
+            _rstrip(pieces, " \t")
+            if not _blank(pieces):
+                self._write(pieces)
+        elif self.parts:  # a short line
+            parts, self.parts = self.parts, []
+            line = (parts[0] if len(parts) == 1 else "".join(parts)).rstrip(" \t")
+            if line.strip():
+                self._write([line])
+        if gap > self.gap:
+            self.gap = gap
 
     def result(self) -> str:
+        """The view text: every line ends with an LF; blank lines at either end are left out."""
         self.end(0, drop_marker=True)
-        while self.lines and not self.lines[-1].strip():
-            self.lines.pop()
-        while self.lines and not self.lines[0].strip():
-            self.lines.pop(0)
-        return "".join(line + "\n" for line in self.lines)
+        out, self.out = self.out, []
+        return "".join(out)
 
 
 class _Extractor(HTMLParser):
@@ -135,8 +228,8 @@ class _Extractor(HTMLParser):
             if tag == "pre":
                 self.pre += 1
                 self.pre_opened = True
-        elif tag in _CELLS and self.out.current and not self.out.current.endswith(" "):
-            self.out.current += " "
+        elif tag in _CELLS and self.out.ends_open():
+            self.out.space()
 
     def handle_endtag(self, tag: str) -> None:
         if tag in _DROPPED:
@@ -166,10 +259,16 @@ class _Extractor(HTMLParser):
 
 
 def html_to_text(html: str) -> str:
-    """The text of an HTML document under the rules in this module's docstring (before NFC)."""
+    """The text of an HTML document under the rules in this module's docstring (before NFC).
+
+    Pass the only reference to a large page (`Decoded.take()`): it is released once parsed, before the
+    lines are joined, so the page, its lines and their join are never all held at once.
+    """
     parser = _Extractor()
+    html = html.replace("\r\n", "\n").replace("\r", "\n")
     try:
-        parser.feed(html.replace("\r\n", "\n").replace("\r", "\n"))
+        parser.feed(html)
+        del html  # the parser keeps only the unparsed tail
         parser.close()
     except (AssertionError, ValueError) as e:  # html.parser's last-resort complaints
         raise NormalizationError(PARSE_ERROR, f"unparseable HTML: {e}") from None
@@ -189,5 +288,5 @@ class HtmlText(TextPipeline):
         decoded = read_text(data, self.charset, html=True)
         del data  # a large source: only its text is needed from here on (the caller passed it, not kept it)
         notes = (decoded.note,) if decoded.note else ()
-        view = text_view(html_to_text(decoded.text))
+        view = text_view(html_to_text(decoded.take()))
         return NormalizedOutput(view, pipeline=parameterized(self.name, decoded.charset), notes=notes)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterator
 
 from ingest.normalize.base import (
     UNICODE_TAG,
@@ -51,26 +52,55 @@ _FONT_MACROS = frozenset({"B", "I", "SM", "SB", "Sy", "Em", "Nm", "Ar", "Pa", "C
 _ALTERNATING = frozenset({"BR", "RB", "BI", "IB", "IR", "RI"})
 _PARAGRAPH = frozenset({"PP", "LP", "P", "sp", "Pp", "br", "Lp", "HP", "PD"})
 _LITERAL_ON, _LITERAL_OFF = frozenset({"nf", "EX", "Bd"}), frozenset({"fi", "EE", "Ed"})
+# Whitespace that `" ".join(text.split())` would change: a run, or a lone character other than a space.
+_UNCOLLAPSED = re.compile(r"\s{2,}|[^\S ]")
 
 
-def unescape(text: str) -> str:
-    """A roff text line with its escapes resolved (comments `\\"` dropped)."""
+_LONG_LINE = 1 << 16  # a longer line is unescaped in groups of `_GROUP` pieces
+_GROUP = 8192
+_SPLIT_BELOW = 1 << 20  # a smaller page is split into lines at once
+
+
+def _resolve(match: re.Match[str]) -> str:
+    name = match["two"] or match["long"]
+    if name is not None:
+        if name.startswith("u") and len(name) > 1 and all(c in "0123456789ABCDEFabcdef" for c in name[1:]):
+            return chr(int(name[1:], 16))
+        return _NAMED.get(name, "")
+    single = match["one"]
+    return _SIMPLE.get(single, single) if single is not None else ""
+
+
+def _unescaped(text: str) -> list[str]:
+    """`unescape(text)` in pieces: a long line's escapes are resolved and joined in groups, because
+    `re.sub` lists every piece before it joins them (a 50 MB line of escapes made 400 MB of strings)."""
     comment = text.find('\\"')
     if comment != -1:
         text = text[:comment]
     if "\\" not in text:
-        return text
+        return [text]
+    groups: list[str] = []
+    parts: list[str] = []
+    last = 0
+    for match in _ESCAPE.finditer(text):  # what `sub` does: matches left to right, none empty
+        parts += (text[last : match.start()], _resolve(match))
+        last = match.end()
+        if len(parts) >= _GROUP:
+            groups.append("".join(parts))
+            parts = []
+    parts.append(text[last:])
+    groups.append("".join(parts))
+    return groups
 
-    def one(match: re.Match[str]) -> str:
-        name = match["two"] or match["long"]
-        if name is not None:
-            if name.startswith("u") and len(name) > 1 and all(c in "0123456789ABCDEFabcdef" for c in name[1:]):
-                return chr(int(name[1:], 16))
-            return _NAMED.get(name, "")
-        single = match["one"]
-        return _SIMPLE.get(single, single) if single is not None else ""
 
-    return _ESCAPE.sub(one, text)
+def unescape(text: str) -> str:
+    """A roff text line with its escapes resolved (comments `\\"` dropped)."""
+    if len(text) >= _LONG_LINE:
+        return "".join(_unescaped(text))
+    comment = text.find('\\"')
+    if comment != -1:
+        text = text[:comment]
+    return _ESCAPE.sub(_resolve, text) if "\\" in text else text
 
 
 _MDOC_INLINE = frozenset(
@@ -107,9 +137,17 @@ class _Page:
 
     def flush(self) -> None:
         if self.current:
-            text = " ".join(" ".join(self.current).split())
+            # `" ".join(" ".join(current).split())` without a list of every word (~50 bytes each: a 50 MB
+            # one-line page made 500 MB of them); each step rebinds, so a long line is held at most twice.
+            parts, self.current = self.current, []
+            text = " ".join(parts)
+            del parts
+            if len(text) < _LONG_LINE:
+                text = " ".join(text.split())
+            else:
+                text = text.strip()
+                text = _UNCOLLAPSED.sub(" ", text)
             if not text:
-                self.current = []
                 return
             if self.item is not None:
                 if self.item in _BULLETS:  # `.IP \(bu`: a plain list item, not a term
@@ -121,7 +159,6 @@ class _Page:
                 name, _, what = text.replace(" — ", " - ").partition(" - ")
                 text = f"- {name.strip()} — {what.strip()}"
             self.lines.append(text)
-            self.current = []
         elif self.item is not None:
             if self.item not in _BULLETS:
                 self.lines.append(f"- {self.item}")
@@ -138,7 +175,7 @@ class _Page:
             self.tag_next = False
             self.item = words.strip()
             return
-        if words.strip():
+        if words and not words.isspace():  # `words.strip()`, without copying a long line to test it
             self.current.append(words)
 
     def heading(self, marks: str, title: str) -> None:
@@ -146,20 +183,54 @@ class _Page:
         self.lines += [f"{marks} {title}", ""]
 
 
-def _joined_lines(source: str) -> list[str]:
-    """The input lines, a line ending in an (unescaped) backslash joined to the next one (roff continuation)."""
-    lines: list[str] = []
-    pending = ""
-    for line in source.split("\n"):
-        trailing = len(line) - len(line.rstrip("\\"))
-        if trailing % 2 == 1:
-            pending += line[:-1]
-            continue
-        lines.append(pending + line)
-        pending = ""
-    if pending:
-        lines.append(pending)
-    return lines
+def _pieces(source: str) -> Iterator[str]:
+    """`source.split("\\n")` one piece at a time, letting go of `source` as its last line is cut (nothing
+    handed out is kept here either: a page that is one long line is then held once, as that line)."""
+    start, size = 0, len(source)
+    while True:
+        end = source.find("\n", start)
+        if end == -1 or end == size - 1:  # the last line (then, after a final LF, an empty piece)
+            held = [source]
+            del source
+            yield held.pop()[start:] if end == -1 else held.pop()[start:end]
+            if end != -1:
+                yield ""
+            return
+        yield source[start:end]
+        start = end + 1
+
+
+class _SourceLines:
+    """The input lines, a line ending in an (unescaped) backslash joined to the next one (roff continuation).
+
+    An iterator that keeps no line it handed out; a large source is cut by `_pieces` (pass the only
+    reference to it), a small one split at once (faster).
+    """
+
+    def __init__(self, source: str) -> None:
+        self.pieces = iter(source.split("\n")) if len(source) < _SPLIT_BELOW else _pieces(source)
+
+    def __iter__(self) -> _SourceLines:
+        return self
+
+    def __next__(self) -> str:
+        piece = next(self.pieces)
+        if piece[-1:] != "\\":
+            return piece  # the common case: no continuation
+        pending: list[str] = []  # joined once: `str +=` over a long run of continued lines is quadratic
+        while (len(piece) - len(piece.rstrip("\\"))) % 2 == 1:
+            pending.append(piece[:-1])
+            following = next(self.pieces, None)
+            if following is None:
+                joined = "".join(pending)
+                if not joined:
+                    raise StopIteration
+                return joined
+            piece = following
+        if pending:
+            pending.append(piece)
+            return "".join(pending)
+        return piece
 
 
 def man_to_text(source: str) -> str:  # noqa: C901 - one dispatch over roff requests, in the order man(7) lists them
@@ -169,7 +240,9 @@ def man_to_text(source: str) -> str:  # noqa: C901 - one dispatch over roff requ
     mdoc = False
     program = ""  # mdoc: `.Nm` alone repeats the first `.Nm name`
     skipping = False  # inside a macro definition (`.de NAME` ... `..`) or an ignored block (`.ig`)
-    for raw in _joined_lines(source.replace("\r\n", "\n").replace("\r", "\n")):
+    lines = _SourceLines(source.replace("\r\n", "\n").replace("\r", "\n"))
+    del source  # the lines hold the only reference
+    for raw in lines:
         if skipping:
             skipping = raw.strip() != ".."
             continue
@@ -224,7 +297,13 @@ def man_to_text(source: str) -> str:  # noqa: C901 - one dispatch over roff requ
                 page.text(" ".join(_arguments(raw[1:].lstrip(), mdoc=True)))
             # other requests (`.RS`, `.de`, `.if`, `.so`, ...) carry no prose of their own
             continue
-        text = unescape(raw)
+        if len(raw) < _LONG_LINE:
+            text = unescape(raw)
+        else:
+            pieces = _unescaped(raw)
+            del raw  # a long line: its unescaped pieces replace it before they are joined
+            text = "".join(pieces)
+            del pieces
         if pending_heading is not None:
             page.heading(pending_heading, text.strip())
             if pending_heading == "##":
@@ -233,14 +312,16 @@ def man_to_text(source: str) -> str:  # noqa: C901 - one dispatch over roff requ
         elif page.literal:
             page.flush()
             page.lines.append(f"    {text}".rstrip())
-        elif not text.strip():
+        elif not text or text.isspace():
             page.blank()
         else:
             page.text(text)
     page.flush()
     while page.lines and not page.lines[-1]:
         page.lines.pop()
-    return "".join(line + "\n" for line in page.lines)
+    lines_out, page.lines = page.lines, []
+    lines_out.append("")  # joined with LF: every line, the last included, ends with one
+    return "\n".join(lines_out)
 
 
 class ManText(TextPipeline):
@@ -256,5 +337,5 @@ class ManText(TextPipeline):
         decoded = read_text(data, self.charset)
         del data  # a large source: only its text is needed from here on (the caller passed it, not kept it)
         notes = (decoded.note,) if decoded.note else ()
-        view = text_view(man_to_text(decoded.text))
+        view = text_view(man_to_text(decoded.take()))
         return NormalizedOutput(view, pipeline=parameterized(self.name, decoded.charset), notes=notes)

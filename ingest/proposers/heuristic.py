@@ -756,16 +756,37 @@ def _opens_gnu_changelog(text: str) -> bool:
     return False
 
 
-def _lines(text: str) -> Iterator[str]:
-    """The lines of `text`; one at a time for a large text (a split would hold a copy of all of them at once)."""
+def _lines(text: str, *, trailing_space: bool = True) -> Iterator[str]:
+    """The lines of `text`; one at a time for a large text (a split would hold a copy of all of them at once).
+
+    `trailing_space=False` lets a large text's lines be cut without their trailing whitespace, for a reader
+    that looks only at a line's start and its stripped form (`_Scan.line`): then `line.strip()` of a 50 MB
+    one-line view is the line itself, not a third copy of the text.
+    """
     if len(text) < SPLIT_BELOW:
         yield from text.split("\n")
         return
     start = 0
     while start <= len(text):
         end = text.find("\n", start)
+        last = end == -1
+        end = len(text) if last else end
+        cut = end
+        while not trailing_space and cut > start and text[cut - 1].isspace():
+            cut -= 1
+        yield text if start == 0 and cut == len(text) else text[start:cut]  # the whole text: no copy
+        if last:
+            return
+        start = end + 1
+
+
+def _pages(text: str) -> Iterator[str]:
+    """The pages of paged text (split on `\\f`), one at a time: a split would copy the whole text at once."""
+    start = 0
+    while True:
+        end = text.find(PAGE_BREAK, start)
         if end == -1:
-            yield text[start:]  # the whole text when it is one line: no copy
+            yield text[start:]
             return
         yield text[start:end]
         start = end + 1
@@ -903,7 +924,7 @@ def _extract_into(source: SourceText, allowed: frozenset[str], out: list[Candida
     if title is not None and rules.is_licence_title(title):
         return  # a licence's text is terms and conditions, not knowledge about the project
     names = frozenset(word.strip("!?.,:;()'\"").lower() for word in title.split()) if title else frozenset()
-    pages = source.text.split(PAGE_BREAK) if source.page_starts is not None else [source.text]
+    pages = _pages(source.text) if source.page_starts is not None else iter((source.text,))
     for index, page_text in enumerate(pages):
         page = index + 1 if source.page_starts is not None else None
         scan = _Scan(source, allowed, page, out, seen, title=title, markdown=markdown, rst=rst)
@@ -914,7 +935,7 @@ def _extract_into(source: SourceText, allowed: frozenset[str], out: list[Candida
         in_fence = False
         # reST has no fences (and `~~~~` underlines titles); plain text may quote Markdown's backtick fences.
         fences = ("```", "~~~") if markdown else () if rst else ("```",)
-        for number, raw in enumerate(_lines(page_text), start=1):
+        for number, raw in enumerate(_lines(page_text, trailing_space=False), start=1):
             if fences and ("`" in raw or "~" in raw) and raw.lstrip().startswith(fences):
                 in_fence = not in_fence
                 scan.finish()
