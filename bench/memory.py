@@ -8,9 +8,10 @@ Markdown one. The peak is `ru_maxrss` of the ingest process from `wait4` (it inc
 the imports, ~62 MB: the `baseline` line is `brain ingest` of a one-line file); the ratio divides it by the
 text the process reads (the inflated size for the `.gz`). Not in the default list: `txt-cp1252`, Windows-1252 text
 (no declaration: the detector names it), and `md-utf8`, Markdown with an em dash in every sentence
-(CPython holds such text at 2 bytes a character, so every copy of it costs twice the ASCII one).
+(CPython holds such text at 2 bytes a character, so every copy of it costs twice the ASCII one). `md-item`
+is not one line but one Markdown list item continued by indented lines over the whole file.
 
-usage: python bench/memory.py [--mib 50] [--repeat 1] [--formats md,html,txt,rst,man,md.gz] [--keep DIR]
+usage: python bench/memory.py [--mib 50] [--repeat 1] [--formats md,html,txt,rst,man,md.gz,md-item] [--keep DIR]
        python bench/memory.py --scaling   # the same at 1/4, 1/2 and full size: time and peak per MiB
 """
 
@@ -70,6 +71,8 @@ FORMATS: dict[str, tuple[str, str, Callable[[int], str], str]] = {
     "rst": ("one.rst", "", _rst, "\n"),
     "html": ("one.html", "<html><head><title>T</title></head><body><p>", _html, "</p></body></html>\n"),
     "man": ("one.1", ".TH ONE 1\n.SH NAME\none \\- a long page\n.SH DESCRIPTION\n", _roff, "\n"),
+    # Not one line: one list item continued over the whole file by indented lines (joined once, not per line).
+    "md-item": ("one-item.md", "# T\n\n- The first item\n", lambda i: "  " + _markdown(i) + "\n", "\n"),
 }
 
 
@@ -150,7 +153,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=float, default=50.0, help="size of each file's text in MiB (default 50)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per format; medians are printed")
-    parser.add_argument("--formats", default="md,html,txt,rst,man,md.gz")
+    parser.add_argument("--formats", default="md,html,txt,rst,man,md.gz,md-item")
     parser.add_argument("--scaling", action="store_true", help="also run at 1/4 and 1/2 of --mib (linearity)")
     parser.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
     args = parser.parse_args()

@@ -46,6 +46,7 @@ NO_CANDIDATES = "no-candidates"
 SUBJECT_SEPARATOR = " > "
 MAX_SUBJECT_HEADINGS = 3
 MAX_LEAD_IN_ITEMS = 8
+MAX_ITEM_CHARS = 1 << 16  # a list item continued past this many characters is no step, term or change
 
 _HEADING_MARK = re.compile(r"(#{1,6})\s+")
 _ITEM = re.compile(r"\s{0,12}(?:([-*+•])|([0-9]{1,3}|#)[.)])\s+(\S.*)")  # `#.`: reST auto-numbering
@@ -137,6 +138,27 @@ class _Item:
     last: int
     text: str
     ordered: bool
+    more: list[str] = field(default_factory=list)
+    """Continuation lines, joined onto `text` once the list is read (joining each as it came was quadratic:
+    20 MB of continuation lines took two minutes)."""
+    size: int = 0
+    """Characters in `more`; past `MAX_ITEM_CHARS` the item is `overlong` and its lines are let go."""
+    overlong: bool = False
+
+    def continued(self, line: str, number: int) -> None:
+        self.last = number
+        if self.overlong:
+            return
+        self.size += len(line) + 1
+        if self.size > MAX_ITEM_CHARS:  # no step, term or change: a careful reader would not quote it
+            self.overlong, self.more = True, []
+        else:
+            self.more.append(line)
+
+    def joined(self) -> _Item:
+        if self.more:
+            self.text, self.more = " ".join([self.text, *self.more]), []
+        return self
 
 
 @dataclass
@@ -372,7 +394,10 @@ class _Scan:
         if not self.items:
             self.lead_in = None
             return
-        items, self.items = self.items, []
+        items, self.items = [item.joined() for item in self.items if not item.overlong], []
+        if not items:
+            self.lead_in = None
+            return
         lead_in, self.lead_in = self.lead_in, None
         if self.release is not None:
             for item in items:
@@ -597,9 +622,7 @@ class _Scan:
             self.items.append(_Item(number, number, text, item[1] is None))
             return
         if self.items and raw[0].isspace() and not self.paragraph:
-            last_item = self.items[-1]
-            last_item.text = f"{last_item.text} {stripped}"
-            last_item.last = number
+            self.items[-1].continued(stripped, number)
             return
         if (
             not self.paragraph and not raw[0].isspace() and len(stripped) < 100 and self.changelog

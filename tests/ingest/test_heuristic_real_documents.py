@@ -118,3 +118,17 @@ def test_a_lowercase_name_from_the_title_can_be_defined() -> None:
     found = _found("Welcome to tmux!\n\ntmux is a terminal multiplexer.\nrunning is a verb.\n", "text/plain")
     assert found == [("semantic", {"kind": "concept", "label": "tmux", "statement": "tmux is a terminal multiplexer.",
                                    "subject": "Welcome to tmux!"})]
+
+
+def test_list_items_continued_by_indented_lines_are_joined_and_an_overlong_one_is_let_go() -> None:
+    from ingest.proposers.heuristic import MAX_ITEM_CHARS
+
+    steps = "# Deploying Lumen\n\n## Steps\n\n1. Build the\n   release archive\n2. Copy it\n   to the hosts\n   in order\n"
+    ((kind, payload),) = _found(steps)
+    assert kind == "procedural" and [s["action"] for s in payload["steps"]] == [
+        "Build the release archive", "Copy it to the hosts in order"]
+    # An item continued past the limit is no step (a careful reader would not quote it); the others stay.
+    overlong = steps + "".join("   more words here\n" for _ in range(MAX_ITEM_CHARS // 15))
+    overlong += "3. Restart the service\n"
+    ((kind, payload),) = _found(overlong)
+    assert [s["action"] for s in payload["steps"]] == ["Build the release archive", "Restart the service"]
