@@ -132,3 +132,19 @@ def test_list_items_continued_by_indented_lines_are_joined_and_an_overlong_one_i
     overlong += "3. Restart the service\n"
     ((kind, payload),) = _found(overlong)
     assert [s["action"] for s in payload["steps"]] == ["Build the release archive", "Restart the service"]
+
+
+def test_untitled_sources_that_open_alike_get_distinct_subjects() -> None:
+    from ingest.proposers.heuristic import document_title
+
+    # libxmlsec1's examples: a C comment frame (` *` lines are no text) whose licence lines come after the
+    # description, and descriptions that share their first eight words.
+    def example(what: str) -> str:
+        return (f"/**\n * XML Security Library example: Decrypting an encrypted file using {what}.\n *\n"
+                " * This is free software; see Copyright file in the source\n * distribution for wording.\n"
+                " *\n * Copyright (C) 2002-2022 A. Author. All Rights Reserved.\n */\n#include <stdlib.h>\n")
+    one, two = example("a single key"), example("keys manager")
+    assert document_title(one, False) == "XML Security Library example: Decrypting an encrypted file using a single key."
+    assert document_title(one, False) != document_title(two, False)
+    ((_, first),), ((_, second),) = _found(one, "text/plain"), _found(two, "text/plain")
+    assert first["label"] == second["label"] and first["subject"] != second["subject"]
