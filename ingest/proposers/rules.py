@@ -46,6 +46,14 @@ _CHANGE_VERB = re.compile(
 _CHANGE_VERB_FOLDED = re.compile(_CHANGE_VERB.pattern)
 _PARAMETER_ITEM = re.compile(r"\[(?:in|out|in,\s*out|in/out)\]|<[A-Za-z|]+>|\{[A-Za-z|.\[\]]+\}")
 _ARTICLE_START = re.compile(r"(?:a|an|the)\s", re.IGNORECASE)
+# numpydoc's parameter lines ("delim : chr, optional", "tee : bool, optional"): a name, a spaced colon, a type
+# followed by a comma, "or", or nothing.
+_NUMPYDOC_PARAMETER = re.compile(
+    r"`?\*{0,2}[\w.]+`? : (?:int|float|complex|str|string|bool|boolean|chr|bytes|dict|list|tuple|set|callable|"
+    r"object|array(?:[-_]like)?|ndarray|iterable|sequence|mapping|file|function|numeric|number|any|none|optional|"
+    r"type|class)(?:,|\s+or\s|\s*$)",  # "list of events" is a definition; "list, optional" a type
+    re.IGNORECASE,
+)
 _TERM_ITEM = re.compile(r"(?P<label>[^:]{1,80}?)\s*(?::\s|\s[—–]\s)\s*(?P<definition>\S.*)")
 _NOT_A_TERM = re.compile(
     r"(?:step|phase|stage|note|tip|warning|caution|example|todo|see|e\.g|i\.e|returns?|extends|type|default|since|"
@@ -268,7 +276,7 @@ def term_item(item: str) -> tuple[str, str] | None:
     and items whose "definition" is a word or two (`DEP0046: util.isBuffer()`, `Extends: {EventEmitter}`).
     """
     match = _TERM_ITEM.fullmatch(item)
-    if match is None:
+    if match is None or (" : " in item[:90] and _NUMPYDOC_PARAMETER.match(item) is not None):
         return None
     label = clean(match["label"])
     if not label or label[-1] in ".!?" or label[0] in "[(<{" or label.count(" ") > 5 or _LETTER.search(label) is None:

@@ -148,3 +148,13 @@ def test_untitled_sources_that_open_alike_get_distinct_subjects() -> None:
     assert document_title(one, False) != document_title(two, False)
     ((_, first),), ((_, second),) = _found(one, "text/plain"), _found(two, "text/plain")
     assert first["label"] == second["label"] and first["subject"] != second["subject"]
+
+
+def test_numpydoc_parameter_lines_are_not_glossary_terms() -> None:
+    # tqdm's README lists its parameters numpydoc-style; "API : list of events" is still a definition.
+    params = "# tqdm\n\n## Extra CLI Options\n\n- delim : chr, optional Delimiting character [default: '\\n'].\n" \
+        "- tee : bool, optional If true, passes stdin to both stderr and stdout.\n" \
+        "- mode : str or None Which mode to use when writing the output.\n"
+    assert _found(params) == []
+    glossary = "# Trace\n\n- API : list of events in the trace\n- Chart: a picture of numbers\n"
+    assert [p["label"] for _, p in _found(glossary)] == ["API", "Chart"]
