@@ -38,8 +38,7 @@ class DropPlan:
     @property
     def cascade(self) -> tuple[BlockId, ...]:
         """The removed blocks beyond the requested ones, ascending."""
-        named = set(self.requested)
-        return ascending(b for ids in self.removals.values() for b in ids if b not in named)
+        return beyond(self.requested, self.removals)
 
     @property
     def count(self) -> int:
@@ -50,6 +49,12 @@ class DropPlan:
         return removal_records(
             self.removals, self.requested_modules, self.cascaded_from, actor=actor, at=at, reason=reason, policy=policy
         )
+
+
+def beyond(requested: Iterable[BlockId], per_module: Mapping[MemoryType, Iterable[BlockId]]) -> tuple[BlockId, ...]:
+    """The blocks of a plan's modules other than the requested ones, ascending: what its cascade adds."""
+    named = set(requested)
+    return ascending(b for ids in per_module.values() for b in ids if b not in named)
 
 
 def module_of(block: BlockId, members: Members) -> MemoryType | None:

@@ -17,7 +17,7 @@ from brain.blocks.provenance import Actor, ProvenanceBlock, RemovalMechanism
 from brain.errors import LifecycleRefusedError
 from brain.identity import BlockId
 from brain.lifecycle.cascade import reach
-from brain.lifecycle.drop import Members, module_of
+from brain.lifecycle.drop import Members, beyond, module_of
 from brain.lifecycle.graph import DependencyGraph
 from brain.lifecycle.records import ascending, removal_records
 
@@ -46,8 +46,7 @@ class RedactPlan:
 
     @property
     def cascade(self) -> tuple[BlockId, ...]:
-        named = set(self.requested)
-        return tuple(b for b in self.blocks if b not in named)
+        return beyond(self.requested, self.tombstones)
 
     def records(self, *, actor: Actor, at: str, reason: str) -> list[ProvenanceBlock]:
         """One removal record (mechanism `tombstone`) per affected module."""
