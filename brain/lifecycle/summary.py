@@ -7,11 +7,13 @@ provenance records added in between are decoded only when members left a module 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from brain.blocks.memory_type import MemoryType
 from brain.errors import BrainError
 from brain.identity import BlockId
+from brain.blocks.provenance import Record
 from brain.ledger import record_of
 from brain.lifecycle.diff import apply_records, module_changes, summary_line
 from brain.snapshot import Snapshot
@@ -20,6 +22,19 @@ if TYPE_CHECKING:
     from brain.brain import Brain
 
 RECORDS_READ_ALWAYS = 256
+
+
+def readable_records(brain: Brain, blocks: Iterable[BlockId]) -> list[Record]:
+    """The provenance records among `blocks` that this brain can read (redacted or missing ones skipped)."""
+    records = []
+    for block in blocks:
+        try:
+            record = record_of(brain.resolve(block))
+        except BrainError:
+            continue
+        if record is not None:
+            records.append(record)
+    return records
 
 
 def snapshot_summary(brain: Brain, snapshot: Snapshot, parent: Snapshot | None) -> str:
@@ -31,14 +46,7 @@ def snapshot_summary(brain: Brain, snapshot: Snapshot, parent: Snapshot | None) 
     added = () if provenance is None else provenance.added
     lost = any(c.removed for t, c in changes.items() if t is not MemoryType.PROVENANCE)
     if added and (lost or len(added) <= RECORDS_READ_ALWAYS):
-        records = []
-        for block in added:
-            try:
-                record = record_of(brain.resolve(block))
-            except BrainError:
-                continue
-            if record is not None:
-                records.append(record)
+        records = readable_records(brain, added)
         sets: dict[MemoryType, frozenset[BlockId]] = {}
 
         def module_of(block: BlockId) -> MemoryType | None:

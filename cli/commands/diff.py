@@ -21,7 +21,6 @@ from brain.brain import Brain
 from brain.composition import ModuleRef
 from brain.errors import BrainError, NotFoundError
 from brain.identity import BlockId, OciDigest
-from brain.ledger import record_of
 from brain.lifecycle.describe import title_of
 from brain.lifecycle.diff import (
     ModuleChange,
@@ -29,6 +28,7 @@ from brain.lifecycle.diff import (
     module_changes,
     summary_line,
 )
+from brain.lifecycle.summary import readable_records
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Output, Result
@@ -173,14 +173,7 @@ def compare(brain: Brain, left: Side, right: Side) -> DiffResult:
     def module_of(block: BlockId) -> MemoryType | None:
         return next((t for t, ids in members.items() if block in ids), None)
 
-    records = []
-    for block in () if provenance is None else (*provenance.added, *provenance.removed):
-        try:
-            record = record_of(brain.resolve(block))
-        except BrainError:
-            continue
-        if record is not None:
-            records.append(record)
+    records = readable_records(brain, () if provenance is None else (*provenance.added, *provenance.removed))
     apply_records(changes, records, module_of)
     origins = _origins(brain, records)
     modules = {str(t): _module_diff(brain, c, origins) for t, c in changes.items() if not c.empty}
