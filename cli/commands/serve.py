@@ -1,4 +1,5 @@
-"""`brain serve --mcp | --http HOST:PORT`: the brain, read-only, for agents (HTTP on 127.0.0.1:8742 by default).
+"""`brain serve --mcp | --http HOST:PORT`: the brain for agents (HTTP on 127.0.0.1:8742 by default), read-only
+unless `--allow-propose` (proposals land on `proposals/<agent>` through the gate; see `serve.proposals`).
 
 The server answers `show`, `prove`, `status` and `ls` by running those very commands in-process with
 `--json` (see `serve.face`), so its JSON is the CLI's by construction.
@@ -13,12 +14,15 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from brain.errors import UsageError
 from cli.context import cli_context
+
+if TYPE_CHECKING:
+    from serve.proposals_http import WriteApp
 
 DEFAULT_HTTP = "127.0.0.1:8742"
 
@@ -39,21 +43,31 @@ def serve(
         typer.Option("--workers", metavar="N", min=1, max=64, help="HTTP worker processes (default: one per core, "
                      "at most 4)."),
     ] = None,
+    tokens: Annotated[
+        Path | None,
+        typer.Option("--tokens", metavar="FILE", help="TOML tokens file ([tokens.NAME] secret_sha256, scopes, "
+                     "actor): every HTTP request needs one of its bearer tokens (docs/agents.md)."),
+    ] = None,
+    rate_limit: Annotated[
+        float,
+        typer.Option("--rate-limit", metavar="N", min=0, help="Proposals per second per token (burst 2N; reads "
+                     "20N); 0: no limit."),
+    ] = 5.0,
 ) -> None:
-    """Serve the brain read-only to agents (MCP over stdio, or HTTP; default: HTTP on 127.0.0.1:8742)."""
+    """Serve the brain to agents (MCP over stdio, or HTTP with the review UI at /ui/; default: HTTP on
+    127.0.0.1:8742); read-only unless --allow-propose."""
     if mcp and http is not None:
         raise UsageError("choose one of --mcp or --http HOST:PORT", hint=f"e.g. `brain serve --http {DEFAULT_HTTP}`")
     if not mcp and http is None:
         http = DEFAULT_HTTP
     context = cli_context(ctx)
     brain = context.open_brain()  # a clear error before anything listens
+    _check_options(mcp, token_file, tokens)
     from serve.face import BrainFace
 
     face = BrainFace(brain.path, _cli_json(brain.path, ctx.find_root().command))
     try:
         if mcp:
-            if token_file is not None:
-                raise UsageError("--token-file applies to --http; an MCP client owns the stdio pipe it talks over")
             from serve.mcp_stdio import run_stdio
 
             run_stdio(face)
@@ -61,10 +75,24 @@ def serve(
             from serve.http_api import serve_http
 
             assert http is not None
+            app = _http_app(tokens, rate_limit)
             processes = workers if workers is not None else min(os.cpu_count() or 1, 4)
-            serve_http(face, http, token_file, note=context.output(False).message, workers=processes)
+            serve_http(face, http, token_file, note=context.output(False).message, workers=processes, app=app)
     finally:
         face.close()
+
+
+def _check_options(mcp: bool, token_file: Path | None, tokens: Path | None) -> None:
+    if mcp and (token_file is not None or tokens is not None):
+        raise UsageError("--token-file and --tokens apply to --http; an MCP client owns the stdio pipe it talks over")
+
+
+def _http_app(tokens: Path | None, rate_limit: float) -> WriteApp:
+    from serve.proposals_http import WriteApp, rate_limiter
+    from serve.tokens import TokenTable, load_tokens
+
+    table = None if tokens is None else TokenTable(load_tokens(tokens))
+    return WriteApp(table, None, None, rate_limiter(table, rate_limit))
 
 
 def _cli_json(brain_path: Path, cli: Callable[..., Any]) -> Callable[[Sequence[str]], Any]:
