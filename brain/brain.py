@@ -256,10 +256,16 @@ class Brain:
         return Ledger.of(self.modules(snapshot))
 
     def writer(
-        self, actor: str, lock_timeout: float | None = None, on_wait: Callable[[str], None] | None = None
+        self,
+        actor: str,
+        lock_timeout: float | None = None,
+        on_wait: Callable[[str], None] | None = None,
+        *,
+        reconciling: bool = False,
     ) -> Writer:
-        """The only write path: a context manager holding the writer lock (see `Writer`)."""
-        return Writer(self, actor, lock_timeout=lock_timeout, on_wait=on_wait)
+        """The only write path: a context manager holding the writer lock (see `Writer`). It refuses while a
+        reconciliation is open, unless it is the reconciliation's own (`reconciling`)."""
+        return Writer(self, actor, lock_timeout=lock_timeout, on_wait=on_wait, reconciling=reconciling)
 
 
 def _unique(matches: list[D], prefix: str, kind: str, *, none: str, hint: str | None = None) -> D:
