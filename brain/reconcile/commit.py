@@ -19,7 +19,6 @@ from brain.identity import BlockId, OciDigest
 from brain.reconcile.arithmetic import ModuleMerge
 from brain.reconcile.judge import Judgement
 from brain.reconcile.plan import MergePlan
-from brain.store import write_head
 
 if TYPE_CHECKING:
     from brain.snapshot import Snapshot
@@ -28,9 +27,7 @@ if TYPE_CHECKING:
 
 def fast_forward(writer: Writer, theirs: OciDigest) -> OciDigest:
     """Move the head to `theirs` (keeping the current origin): no snapshot is written."""
-    head = writer.head
-    assert head is not None
-    write_head(writer.brain.path, head.advance(theirs, origin=head.origin))
+    writer.move_head(theirs)
     return theirs
 
 

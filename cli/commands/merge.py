@@ -148,15 +148,15 @@ def resolve_target(context: CliContext, brain: Brain, text: str, plain_http: boo
 
 
 def _branch_head(brain: Brain, name: str) -> OciDigest | None:
-    try:
-        from brain.branches import resolve_branch  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
+    from brain.branches.names import is_branch_name
+    from brain.branches.operations import resolve_branch
+
+    if not is_branch_name(name):
         return None
     try:
-        found = resolve_branch(brain, name)
-    except BrainError:
+        return resolve_branch(brain, name)
+    except NotFoundError:
         return None
-    return found if isinstance(found, OciDigest) else getattr(found, "snapshot", None)
 
 
 def _fetch(context: CliContext, brain: Brain, text: str, plain_http: bool, output: Output) -> OciDigest:
