@@ -92,7 +92,7 @@ def plan_merge(
     pending = tuple(d for d in heads if joins[d].join != "up_to_date")
     if not pending:
         return MergePlan(ours, heads, "up_to_date", None, [], None, ())
-    if len(pending) == 1 and joins[pending[0]].join == "fast_forward":
+    if len(pending) == 1 and joins[pending[0]].join == "fast_forward" and not pinned_ancestor:
         return MergePlan(ours, pending, "fast_forward", ours, [], None, ())
     bases = {joins[d].ancestor if joins[d].join == "reconcile" else ours for d in pending}
     if pinned_ancestor:
