@@ -22,7 +22,7 @@ from brain.errors import ConflictError, LockTimeoutError, RefusedError
 from brain.identity import utc_timestamp
 from brain.store.atomic import sweep_temps
 from brain.store.blobs import BLOB_DIR
-from brain.store.sidecars import HEAD, LOCK, RECONCILE
+from brain.store.sidecars import HEAD, HISTORY, LOCK, RECONCILE
 
 LOCK_FILE = LOCK.parts
 POLL_SECONDS = 0.05
@@ -131,9 +131,9 @@ def refuse_while_reconciling(root: Path, doing: str = "write") -> None:
     """Refuse while a halted reconciliation (§10.6) holds `boltzmann/reconcile.json`: every write, checkout,
     pull and push acquires the writer lock (or calls this), so this is the one guard.
 
-    An empty file reads as absent. A state whose `head` is no longer the head is one whose commit landed
-    before the file was deleted (only `reconcile continue` moves the head while one is open): it is
-    deleted here, under the lock, and the write goes on.
+    An empty file reads as absent. A state whose commit landed before the file could be deleted (the head is
+    a snapshot the history log says reconciled exactly this state's head and theirs) is deleted here, under
+    the lock, and the write goes on; anything else, a hostile file included, refuses.
     """
     where = RECONCILE.path(root)
     try:
@@ -146,11 +146,7 @@ def refuse_while_reconciling(root: Path, doing: str = "write") -> None:
     if not data:
         return
     started, theirs = _state_heads(data)
-    try:
-        current = json.loads(HEAD.path(root).read_bytes()).get("snapshot")
-    except (OSError, ValueError, AttributeError):
-        current = None
-    if started is not None and current is not None and current != started:
+    if started is not None and theirs is not None and _committed(root, started, theirs):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(where)
         return
@@ -171,6 +167,24 @@ def _state_heads(data: bytes) -> tuple[str | None, str | None]:
         return None, None
     head, theirs = document.get("head"), document.get("theirs")
     return (head if isinstance(head, str) else None), (theirs if isinstance(theirs, str) else None)
+
+
+def _committed(root: Path, started: str, theirs: str) -> bool:
+    """Whether the head is the snapshot a history-log line records reconciling `theirs` onto `started`."""
+    try:
+        current = json.loads(HEAD.path(root).read_bytes()).get("snapshot")
+        lines = HISTORY.path(root).read_bytes().splitlines()[-16:]
+    except (OSError, ValueError, AttributeError):
+        return False
+    for line in reversed(lines):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if (isinstance(entry, dict) and entry.get("snapshot") == current and entry.get("ours") == started
+                and isinstance(entry.get("theirs"), list) and entry["theirs"][:1] == [theirs]):
+            return True
+    return False
 
 
 def _read_all(fd: int) -> bytes:

@@ -27,8 +27,12 @@ AT = "2026-12-01T12:00:00Z"
 CHECKS = ("contradiction", "evidence-not-found")
 
 
+_BYTES: dict[OciDigest, bytes] = {}
+
+
 def source(text: str) -> CanonicalBlock:
     data = text.encode()
+    _BYTES[OciDigest.of(data)] = data
     return CanonicalBlock(blob=OciDigest.of(data), media_type="text/plain", size=len(data))
 
 
@@ -65,7 +69,8 @@ def add(brain: Brain, *items: Block | tuple[Block, list[ProvenanceBlock]], branc
                     writer.add(record)
             else:
                 writer.add(item)
-                if item.memory_type is MemoryType.CANONICAL:
+                if isinstance(item, CanonicalBlock):
+                    writer.put_blob(_BYTES[item.blob])
                     writer.add(registered(item))
         digest = writer.commit()
     assert digest is not None
