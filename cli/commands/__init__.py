@@ -22,6 +22,7 @@ from cli.commands import export
 from cli.commands import doctor
 from cli.commands import sign, signatures, trust
 from cli.commands import merge, reconcile
+from cli.commands import branch, checkout
 
 COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     init.init,
@@ -39,6 +40,8 @@ COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     trust.trust,
     merge.merge,
     reconcile.reconcile,
+    branch.branch,
+    checkout.checkout,
     log.log,
     ls.ls,
     show.show,
