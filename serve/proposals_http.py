@@ -16,6 +16,7 @@ A thin adapter: it authenticates, bounds and parses the request, then calls `ser
 from __future__ import annotations
 
 import hmac
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -123,6 +124,10 @@ class _WriteHandler:
             status, content_type, text = e.status, "text/plain; charset=utf-8", e.message
         except BrainError as e:
             status, content_type, text = _status(e), "text/plain; charset=utf-8", e.message
+        except Exception as e:  # noqa: BLE001 - a bug: answer it, keep serving, and say so on stderr
+            print(f"brain serve: internal error on {parts.path[:200]!r}: {type(e).__name__}: {e}", file=sys.stderr)
+            status, content_type, text = (HTTPStatus.INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
+                                          "internal error (a bug); see the server's log")
         self._send_text(status, content_type, text)
 
     def do_POST(self) -> None:
@@ -145,6 +150,10 @@ class _WriteHandler:
             return
         except BrainError as e:
             self._send(_status(e), {"error": e.message, "hint": e.hint})
+            return
+        except Exception as e:  # noqa: BLE001 - a bug: answer it, keep serving, and say so on stderr
+            print(f"brain serve: internal error on POST {path!r}: {type(e).__name__}: {e}", file=sys.stderr)
+            self._send(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": "internal error (a bug); see the server's log"})
             return
         self._send(HTTPStatus.OK, answer)
 

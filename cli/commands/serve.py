@@ -81,7 +81,8 @@ def serve(
     _check_options(mcp, allow_propose, token_file, tokens, agent, sign_with)
     from serve.face import BrainFace
 
-    face = BrainFace(brain.path, _cli_json(brain.path, ctx.find_root().command))
+    cli_json = _cli_json(brain.path, ctx.find_root().command)  # one: it redirects the process's stdout
+    face = BrainFace(brain.path, cli_json)
     try:
         if mcp:
             from serve.mcp_stdio import run_stdio
@@ -92,7 +93,7 @@ def serve(
             from serve.http_api import serve_http
 
             assert http is not None
-            app = _http_app(context, face, brain, tokens, allow_propose, rate_limit, sign_with)
+            app = _http_app(context, face, cli_json, tokens, allow_propose, rate_limit, sign_with)
             processes = workers if workers is not None else min(os.cpu_count() or 1, 4)
             serve_http(face, http, token_file, note=context.output(False).message, workers=processes, app=app)
     finally:
@@ -132,15 +133,16 @@ def _mcp_agent(context: CliContext, agent: str | None) -> tuple[str, str]:
 
 
 def _http_app(
-    context: CliContext, face: BrainFace, brain: Brain, tokens: Path | None, allow_propose: bool, rate_limit: float,
-    sign_with: str | None,
+    context: CliContext, face: BrainFace, cli_json: Callable[[Sequence[str]], Any], tokens: Path | None,
+    allow_propose: bool, rate_limit: float, sign_with: str | None,
 ) -> WriteApp:
     from serve.proposals_http import WriteApp, rate_limiter
     from serve.tokens import TokenTable, load_tokens
+    from serve.ui import ReviewUI
 
     table = None if tokens is None else TokenTable(load_tokens(tokens))
-    desk = _desk(context, brain, sign_with) if allow_propose else None
-    return WriteApp(table, desk, None, rate_limiter(table, rate_limit))
+    desk = _desk(context, face.brain, sign_with) if allow_propose else None
+    return WriteApp(table, desk, ReviewUI(face, cli_json), rate_limiter(table, rate_limit))
 
 
 def _cli_json(brain_path: Path, cli: Callable[..., Any]) -> Callable[[Sequence[str]], Any]:

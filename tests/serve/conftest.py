@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.cli.conftest import BRAIN_EXE
+from tests.serve.browser import browser  # noqa: F401 - fixture
 from tests.retrieval.conftest import corpus_brain, corpus_brain_master  # noqa: F401 - fixtures
 
 SECRETS = {"claude": "claude-secret-1", "reader": "reader-secret-2", "proposer": "proposer-only-3"}
