@@ -45,7 +45,7 @@ from brain.identity import BlockId, OciDigest, utc_timestamp
 from brain.snapshot import TrustScope
 from brain.store.authn_files import store_record
 from brain.writer import Writer
-from serve.proposals_context import StatementCache
+from serve.proposals_context import ServingBrain, StatementCache
 from serve.tokens import Principal
 
 MAX_CANDIDATES = 256
@@ -153,6 +153,7 @@ class ProposalDesk:
         self.signer = signer
         self.lock_timeout = lock_timeout
         self._statements = StatementCache()
+        self._brain = ServingBrain(self.brain_path)
         self._lock = threading.Lock()  # one proposal at a time per process; the writer lock does the rest
 
     @classmethod
@@ -194,7 +195,7 @@ class ProposalDesk:
             raise InvalidInputError(f"{len(candidates)} candidates in one call: at most {MAX_CANDIDATES}",
                                     hint="split the proposal")
         branch = BRANCH_PREFIX + agent
-        brain = Brain(self.brain_path)  # a fresh handle: compositions of the last proposal are not kept alive
+        brain = self._brain
         with self._lock, brain.writer(actor, lock_timeout=self.lock_timeout, branch=branch) as writer:
             base = None if writer.head is None else writer.head.snapshot
             judged = validate_candidates(list(candidates), _AgentTask(), self._context(brain, writer))
@@ -207,10 +208,10 @@ class ProposalDesk:
             signed=signed, results=[_verdict(j, snapshot is not None) for j in judged],
         )
 
-    def _context(self, brain: Brain, writer: Writer) -> GateContext:
+    def _context(self, brain: ServingBrain, writer: Writer) -> GateContext:
         """The gate's view of the branch head: members (a redacted source cannot be cited) and statements."""
         refs = writer.refs
-        members: dict[MemoryType, frozenset[BlockId]] = {t: writer.members(t) for t in refs}
+        members: dict[MemoryType, frozenset[BlockId]] = {t: brain.member_set(ref) for t, ref in refs.items()}
         canonical = refs.get(MemoryType.CANONICAL)
         if canonical is not None and canonical.tombstones:
             members[MemoryType.CANONICAL] = members[MemoryType.CANONICAL] - frozenset(canonical.tombstones)

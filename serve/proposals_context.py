@@ -9,9 +9,10 @@ states nothing anyone can read, so it contributes nothing.
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 from brain.brain import Brain
-from brain.composition import ModuleRef
+from brain.composition import Composition, ModuleRef
 from brain.errors import BrainError
 from brain.gate import ContradictionKey, statement_key
 from brain.identity import BlockId, OciDigest
@@ -70,3 +71,38 @@ class StatementCache:
                 self._by_key.pop(key, None)
         # A new dict when anything changed: a gate still judging with the old one sees a consistent view.
         self._statements = statements
+
+
+class ServingBrain(Brain):
+    """A long-lived `Brain` for a server: its verified compositions are kept, the `limit` most recently used.
+
+    A proposal reads every module of its branch; the modules it did not touch are the same compositions as
+    last time, so they are neither decoded nor re-hashed again, while the ones each proposal rewrites are
+    let go instead of accumulating for the life of the server.
+    """
+
+    def __init__(self, path: Path, limit: int = 12) -> None:
+        super().__init__(path)
+        self.limit = limit
+        self._members: dict[OciDigest, frozenset[BlockId]] = {}
+
+    def composition(self, ref: ModuleRef) -> Composition:
+        """`Brain.composition`, with least-recently-used eviction."""
+        cached = self._compositions.pop(ref.composition, None)
+        if cached is not None:
+            self._compositions[ref.composition] = cached
+            return cached
+        composition = super().composition(ref)
+        while len(self._compositions) > self.limit:
+            del self._compositions[next(iter(self._compositions))]
+        return composition
+
+    def member_set(self, ref: ModuleRef) -> frozenset[BlockId]:
+        """The members of the composition `ref` names, as a set (kept beside the composition)."""
+        found = self._members.pop(ref.composition, None)
+        if found is None:
+            found = frozenset(self.composition(ref).block_ids)
+            while len(self._members) >= self.limit:
+                del self._members[next(iter(self._members))]
+        self._members[ref.composition] = found
+        return found

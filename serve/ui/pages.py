@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Sequence
 from http import HTTPStatus
 from typing import Any
@@ -51,6 +52,8 @@ class ReviewUI:
         self.face = face
         self._cli = cli_json
         self._statements = StatementCache()
+        self._shown: dict[tuple[Any, str], Any] = {}
+        self._lock = threading.Lock()
         self.env = Environment(
             loader=PackageLoader("serve.ui", "templates"),
             autoescape=select_autoescape(["html", "svg"], default=True, default_for_string=True),
@@ -112,9 +115,22 @@ class ReviewUI:
         return self._render("search.html", links, caller, q=text, types=types, all_types=TYPES, answer=answer,
                             title="Search")
 
+    def _show(self, block: str) -> Any:
+        """`brain show --json` of a block, kept for the served snapshot (the block page's graph asks again)."""
+        key = (self.face.brain.snapshot_digest(), block)
+        with self._lock:  # request threads share the cache
+            found = self._shown.pop(key, None)
+        if found is None:
+            found = self.face.show(block)
+        with self._lock:
+            self._shown[key] = found
+            while len(self._shown) > 64:
+                del self._shown[next(iter(self._shown))]
+        return found
+
     def _block(self, block: str, links: Links, caller: Principal | None) -> str:
         try:
-            shown = self.face.show(block)
+            shown = self._show(block)
         except NotFoundError:
             return self._stored_block(block, links, caller)
         ledger = shown.get("ledger") or {}
@@ -152,7 +168,7 @@ class ReviewUI:
                 "anchor": _anchor(page, first), "problem": None}
 
     def _graph(self, block: str, links: Links) -> str:
-        shown = self.face.show(block)
+        shown = self._show(block)
         graph = provenance_graph(shown, lambda b: links.url(f"/ui/blocks/{b}"))
         return self.env.get_template("graph.svg").render(graph=graph)
 
@@ -197,8 +213,10 @@ class ReviewUI:
 
     def _diff(self, query: dict[str, list[str]], links: Links, caller: Principal | None) -> str:
         a, b = _revision(_one(query, "a") or "HEAD~1"), _revision(_one(query, "b") or "HEAD")
-        log = self._cli_run(["log"])
-        snapshots = log[:30] if isinstance(log, list) else []
+        # The served history, first parents only (snapshot documents are small: no module is read).
+        snapshots = [{"snapshot": str(d), "created_at": s.created_at,
+                      "parent": None if s.first_parent is None else str(s.first_parent)}
+                     for d, s in self.face.brain.history()[:30]]
         try:
             diff = self._cli_run(["diff", a, b])
         except NotFoundError as e:
@@ -206,8 +224,8 @@ class ReviewUI:
         return self._render("diff.html", links, caller, a=a, b=b, diff=diff, snapshots=snapshots, title="Diff")
 
     def _cli_run(self, args: Sequence[str]) -> Any:
-        """A read-only CLI command's JSON: only `merge NAME --plan`, `diff A B` and `log` are asked for here."""
-        if args[0] not in ("merge", "diff", "log") or (args[0] == "merge" and "--plan" not in args):
+        """A read-only CLI command's JSON: only `merge NAME --plan` and `diff A B` are asked for here."""
+        if args[0] not in ("merge", "diff") or (args[0] == "merge" and "--plan" not in args):
             raise InvalidInputError(f"{args[0]!r} is not a review command")
         return self._cli(list(args))
 
