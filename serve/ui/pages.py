@@ -31,9 +31,10 @@ from brain.module import read_block
 from retrieval.passages import is_paged, pages_of, parse_locator
 from retrieval.tokenize import highlight_spans, query_terms
 from serve.face import BrainFace, CliJson
-from serve.proposals_context import StatementCache
+from serve.proposals_context import ServingBrain, StatementCache
 from serve.tokens import Principal
 from serve.ui.graph import provenance_graph
+from serve.ui.diff import resolve, snapshot_diff
 from serve.ui.review import incoming_blocks
 
 HTML = "text/html; charset=utf-8"
@@ -42,7 +43,8 @@ TYPES = ("canonical", "semantic", "procedural", "episodic")
 MAX_LINES = 2000
 CONTEXT_LINES = 3
 _ID = re.compile(r"^(?:sha256:)?[0-9a-f]{4,64}$")
-_REVISION = re.compile(r"^(?:sha256:)?[0-9a-f]{4,64}$|^HEAD(?:~\d{1,4})?$|^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
+_REVISION = re.compile(r"^(?:sha256:)?[0-9a-f]{4,64}$|^HEAD(?:~\d{1,4})?$|^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$"
+                       r"|^[A-Za-z0-9][A-Za-z0-9_-]*(?:/[A-Za-z0-9][A-Za-z0-9_-]*){1,8}$")
 
 
 class ReviewUI:
@@ -52,6 +54,7 @@ class ReviewUI:
         self.face = face
         self._cli = cli_json
         self._statements = StatementCache()
+        self._brain = ServingBrain(face.brain_path)  # bounded: a reviewer may look at many snapshots
         self._shown: dict[tuple[Any, str], Any] = {}
         self._lock = threading.Lock()
         self.env = Environment(
@@ -197,7 +200,7 @@ class ReviewUI:
         return self._render("branches.html", links, caller, branches=branches, title="Branches")
 
     def _branch(self, name: str, links: Links, caller: Principal | None) -> str:
-        brain = self.face.brain
+        brain = self._brain
         head = resolve_branch(brain, name)
         served = brain.snapshot_digest()
         assert served is not None
@@ -213,12 +216,19 @@ class ReviewUI:
 
     def _diff(self, query: dict[str, list[str]], links: Links, caller: Principal | None) -> str:
         a, b = _revision(_one(query, "a") or "HEAD~1"), _revision(_one(query, "b") or "HEAD")
+        brain = self._brain
         # The served history, first parents only (snapshot documents are small: no module is read).
         snapshots = [{"snapshot": str(d), "created_at": s.created_at,
                       "parent": None if s.first_parent is None else str(s.first_parent)}
-                     for d, s in self.face.brain.history()[:30]]
+                     for d, s in brain.history()[:30]]
         try:
-            diff = self._cli_run(["diff", a, b])
+            first, second = resolve(brain, a), resolve(brain, b)
+            if first is not None and second is not None:
+                diff = snapshot_diff(brain, first, second)
+            elif "/" not in a + b:  # a local tag: `brain diff` reads its manifest (never a registry REF)
+                diff = self._cli_run(["diff", a, b])
+            else:
+                raise NotFoundError(f"no branch, snapshot or local tag {a if first is None else b!r}")
         except NotFoundError as e:
             diff = {"error": e.message}
         return self._render("diff.html", links, caller, a=a, b=b, diff=diff, snapshots=snapshots, title="Diff")
