@@ -38,7 +38,7 @@ from brain.blocks.provenance import (
     ValidationRecord,
 )
 from brain.brain import Brain
-from brain.errors import InvalidInputError, RefusedError
+from brain.errors import InvalidInputError, LockTimeoutError, RefusedError
 from brain.frozen import FrozenModel
 from brain.gate import SPEC_CHECKS, GateContext, RejectedCandidate, ValidatedCandidate, validate_candidates
 from brain.identity import BlockId, OciDigest, utc_timestamp
@@ -49,11 +49,16 @@ from serve.proposals_context import ServingBrain, StatementCache
 from serve.tokens import Principal
 
 MAX_CANDIDATES = 256
+BUSY_WAIT = 5.0  # seconds a proposal waits to start (this process's queue, then the writer lock) before 429
 PROPOSABLE = (MemoryType.EPISODIC, MemoryType.PROCEDURAL, MemoryType.SEMANTIC)
 BRANCH_PREFIX = "proposals/"
 _Text = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=65536)]
 _Short = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=256)]
 _Evidence = Annotated[tuple[_Short, ...], Field(min_length=1, max_length=64)]
+
+
+class ProposalsBusy(LockTimeoutError):
+    """Too many proposals, or another writer, held the brain past `BUSY_WAIT`: retry later (HTTP 429)."""
 
 
 class ProposedCandidate(FrozenModel):
@@ -196,13 +201,32 @@ class ProposalDesk:
                                     hint="split the proposal")
         branch = BRANCH_PREFIX + agent
         brain = self._brain
-        with self._lock, brain.writer(actor, lock_timeout=self.lock_timeout, branch=branch) as writer:
-            base = None if writer.head is None else writer.head.snapshot
-            judged = validate_candidates(list(candidates), _AgentTask(), self._context(brain, writer))
-            validated = [j for j in judged if isinstance(j, ValidatedCandidate)]
-            _stage(writer, validated, actor, task_id)
-            snapshot = writer.commit() if validated else None
-            signed = self._sign(brain, snapshot) if snapshot is not None else None
+        # Backpressure: a proposal that cannot start within the wait is refused as busy (HTTP 429), not queued
+        # without bound behind the writer lock.
+        if not self._lock.acquire(timeout=BUSY_WAIT):
+            raise ProposalsBusy("the brain is busy with other proposals", hint="retry in a few seconds")
+        try:
+            return self._submit(brain, branch, actor, candidates, task_id)
+        finally:
+            self._lock.release()
+
+    def _submit(self, brain: ServingBrain, branch: str, actor: str, candidates: Sequence[ProposedCandidate],
+                task_id: str | None) -> ProposalResult:
+        try:
+            wait = min(self.lock_timeout or BUSY_WAIT, BUSY_WAIT)
+            with brain.writer(actor, lock_timeout=wait, branch=branch) as writer:
+                return self._judge_and_commit(brain, writer, branch, actor, candidates, task_id)
+        except LockTimeoutError as e:
+            raise ProposalsBusy(f"the brain is busy: {e.message}", hint="retry in a few seconds") from None
+
+    def _judge_and_commit(self, brain: ServingBrain, writer: Writer, branch: str, actor: str,
+                          candidates: Sequence[ProposedCandidate], task_id: str | None) -> ProposalResult:
+        base = None if writer.head is None else writer.head.snapshot
+        judged = validate_candidates(list(candidates), _AgentTask(), self._context(brain, writer))
+        validated = [j for j in judged if isinstance(j, ValidatedCandidate)]
+        _stage(writer, validated, actor, task_id)
+        snapshot = writer.commit() if validated else None
+        signed = self._sign(brain, snapshot) if snapshot is not None else None
         return ProposalResult(
             branch=branch, actor=actor, snapshot=snapshot, base=base, committed=len(validated) if snapshot else 0,
             signed=signed, results=[_verdict(j, snapshot is not None) for j in judged],
