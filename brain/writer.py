@@ -4,6 +4,11 @@ Order (restic's rule): blobs and block envelopes, then compositions and the snap
 sync, then `boltzmann/head.json` by atomic rename, all under the exclusive writer lock. A crash before
 the rename leaves the previous head intact; the unreachable blobs it leaves behind are harmless.
 
+With `branch=` naming a branch other than the current one (e.g. `proposals/<agent>`), the writer builds on
+that branch's head instead and its final pointer write updates the branch's `refs.json` entry (after
+`head.json`'s `retained`, rewritten with the same snapshot, so a prune keeps the new branch head) instead of
+moving `head.json`; a branch that does not exist yet is created from the current head by its first commit.
+
 Membership is kept in memory across checkpoints (a sorted list per touched module), so repeated
 `commit()` calls inside one `with` never re-read compositions; only modules that changed are rewritten.
 """
@@ -15,6 +20,9 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from brain.blocks.base import Block
+from brain.branches.names import MAIN, branch_tag, validate_branch_name
+from brain.branches.pointers import refs_or_implicit, repair_switching
+from brain.branches.refs import BranchEntry, Refs, write_refs
 from brain.blocks.memory_type import MemoryType
 from brain.composition import Composition, ModuleRef
 from brain.errors import ConflictError, NotFoundError
@@ -80,6 +88,10 @@ class Writer:
 
     Leaving the `with` block without `commit()` discards staged membership changes (stored blobs stay,
     unreachable, until pruned).
+
+    `branch`: commit onto that branch rather than the current one (see the module docstring); `head` is
+    then that branch's head (a `Head` with no `retained`), and `head.json` keeps naming the current branch.
+    Taking the lock first repairs an interrupted checkout (§10.2), so no commit lands under the wrong branch.
     """
 
     def __init__(
@@ -89,11 +101,17 @@ class Writer:
         *,
         lock_timeout: float | None = None,
         on_wait: Callable[[str], None] | None = None,
+        branch: str | None = None,
     ) -> None:
         self.brain = brain
         self.actor = validate_actor_id(actor)
+        self.branch = None if branch is None else validate_branch_name(branch)
         self._lock = WriterLock(brain.path, lock_timeout, on_wait)
         self._head: Head | None = None
+        # The brain's own head and refs (they differ from `_head` only when committing onto another branch).
+        self._brain_head: Head | None = None
+        self._branch_refs: Refs | None = None
+        self._other_branch = False
         self._snapshot: Snapshot | None = None
         self._refs: dict[MemoryType, ModuleRef] = {}
         self._staged: dict[MemoryType, _Membership] = {}
@@ -106,7 +124,9 @@ class Writer:
         self._lock.acquire()
         try:
             # Read the head only once the lock is ours: another writer may have just committed.
-            self._head = read_head(self.brain.path)
+            self._branch_refs = repair_switching(self.brain.path)
+            self._brain_head = self._head = read_head(self.brain.path)
+            self._enter_branch()
             self._snapshot = None if self._head is None else self.brain.snapshot(self._head.snapshot)
             self._refs = {} if self._snapshot is None else {MemoryType(k): v for k, v in self._snapshot.modules.items()}
         except BaseException:
@@ -123,6 +143,52 @@ class Writer:
             self._puts.close()
         finally:
             self._lock.release()
+
+    def _enter_branch(self) -> None:
+        """Point `_head` at the branch being committed onto, when it is not the current one."""
+        refs = refs_or_implicit(self._branch_refs, self._brain_head)
+        current = MAIN if refs is None else refs.current
+        if self.branch is None or self.branch == current:
+            return
+        if self._brain_head is None or refs is None:
+            raise ConflictError(
+                f"cannot commit onto branch {self.branch}: the brain at {self.brain.path} is empty",
+                hint="commit on the current branch first",
+            )
+        self._other_branch = True
+        entry = refs.branches.get(self.branch)
+        if entry is None:  # created from the current head by the first commit
+            self._head = Head(snapshot=self._brain_head.snapshot)
+        else:
+            self._head = Head(snapshot=entry.snapshot, origin=entry.origin)
+
+    def _move_pointers(self, digest: OciDigest) -> Head:
+        """The last step of a commit: `head.json`, or the branch's entry in `refs.json` (head.json first)."""
+        if not self._other_branch:
+            branch_heads = () if self._branch_refs is None else self._branch_refs.heads()
+            if self._head is None:
+                head = Head.first(digest, branch_heads=branch_heads)
+            else:
+                head = self._head.advance(digest, origin=self._head.origin, branch_heads=branch_heads)
+            self._brain_head = written = write_head(self.brain.path, head, self._branch_refs)
+            return written
+        assert self.branch is not None and self._brain_head is not None and self._head is not None
+        brain_head = self._brain_head
+        refs = refs_or_implicit(self._branch_refs, brain_head)
+        assert refs is not None
+        refs = refs.brought_up(brain_head.snapshot, brain_head.origin)
+        old = refs.branches.get(self.branch)
+        if old is None:
+            current = refs.branches[refs.current]
+            old = BranchEntry(snapshot=digest, tag=branch_tag(self.branch, refs.main_tag), reference=current.reference)
+        refs = refs.with_branch(self.branch, old.model_copy(update={"snapshot": digest}))
+        rewritten = Head.first(
+            brain_head.snapshot, origin=brain_head.origin, previous=brain_head.retained, branch_heads=refs.heads()
+        )
+        self._brain_head = write_head(self.brain.path, rewritten, refs)
+        write_refs(self.brain.path, refs)
+        self._branch_refs = refs
+        return Head(snapshot=digest, origin=old.origin)
 
     def _require_lock(self) -> None:
         if not self._lock.held:
@@ -244,8 +310,7 @@ class Writer:
         snapshot = _next_snapshot(self._snapshot, self._head, refs, new_labels)
         digest = blobs.put(snapshot.to_bytes(), sync=False)
         blobs.sync()
-        head = Head.first(digest) if self._head is None else self._head.advance(digest, origin=self._head.origin)
-        write_head(self.brain.path, head)
+        head = self._move_pointers(digest)
         self._head, self._snapshot, self._refs = head, snapshot, refs
         return digest
 

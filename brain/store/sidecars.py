@@ -62,6 +62,15 @@ HEAD = Sidecar(
     deletable=False,
     why="the brain is then empty: its history is unreachable until the head is restored",
 )
+REFS = Sidecar(
+    ("boltzmann", "refs.json"),
+    owner="brain.branches.refs (branch, checkout, pull, commits onto another branch)",
+    format="JCS `refs` document (§10.2): branches -> snapshot, tag, reference, origin; current; switching",
+    write="atomic replace, fsynced, under the writer lock; a checkout writes it before and after head.json",
+    trust="hostile until read strictly; every branch snapshot is checked to be a stored snapshot before use",
+    deletable=False,
+    why="every branch but the current one is forgotten (their snapshots stay stored until pruned)",
+)
 LOCK = Sidecar(
     ("boltzmann", "lock"),
     owner="brain.store.lock",
@@ -166,6 +175,7 @@ REMOTES = Sidecar(
 
 SIDECARS: tuple[Sidecar, ...] = (
     HEAD,
+    REFS,
     LOCK,
     TOMBSTONES,
     FINGERPRINTS,
@@ -209,6 +219,7 @@ __all__ = [
     "LINEAGE",
     "LOCK",
     "PROPOSALS",
+    "REFS",
     "REMOTES",
     "SEARCH",
     "SIDECARS",
