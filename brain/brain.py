@@ -268,12 +268,15 @@ class Brain:
         lock_timeout: float | None = None,
         on_wait: Callable[[str], None] | None = None,
         branch: str | None = None,
+        *,
+        reconciling: bool = False,
     ) -> Writer:
         """The only write path: a context manager holding the writer lock (see `Writer`).
 
-        `branch`: commit onto that branch instead of the current one (created from the head if absent).
+        `branch`: commit onto that branch instead of the current one (created from the head if absent). It
+        refuses while a reconciliation is open, unless it is the reconciliation's own (`reconciling`).
         """
-        return Writer(self, actor, lock_timeout=lock_timeout, on_wait=on_wait, branch=branch)
+        return Writer(self, actor, lock_timeout=lock_timeout, on_wait=on_wait, branch=branch, reconciling=reconciling)
 
 
 def _repair_checkout(path: Path) -> None:
