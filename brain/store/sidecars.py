@@ -159,9 +159,19 @@ REMOTES = Sidecar(
     owner="brain.store.authn_files (pull)",
     format="JCS `RemoteMemory` (§9.5): references once pulled signed, with the snapshot",
     write="atomic replace, fsynced, under the writer lock",
-    trust="the consumer's own memory, used to refuse an unsigned downgrade of a reference seen signed",
+    trust="the consumer's own memory (keys normalized, `oci.reference`): a brain once pulled signed refuses "
+    "heads that do not authenticate against its trust root, whatever the reference",
     deletable=False,
     why="downgrade protection for those references is lost",
+)
+TRUST_LOG = Sidecar(
+    ("boltzmann", "trust-log.jsonl"),
+    owner="brain.store.authn_files (pull --re-root)",
+    format="JSON lines: one object per explicit re-root (time, reference, snapshot, previous and new trust root)",
+    write="atomic replace (the lines so far plus one), fsynced, under the writer lock",
+    trust="the consumer's own audit record of the trust roots it chose to leave; never read for a decision",
+    deletable=False,
+    why="the record of when and why this brain changed authority is lost",
 )
 
 SIDECARS: tuple[Sidecar, ...] = (
@@ -177,6 +187,7 @@ SIDECARS: tuple[Sidecar, ...] = (
     SIGNATURES,
     TRUST,
     REMOTES,
+    TRUST_LOG,
 )
 
 
@@ -215,6 +226,7 @@ __all__ = [
     "SIGNATURES",
     "TOMBSTONES",
     "TRUST",
+    "TRUST_LOG",
     "Sidecar",
     "markdown_table",
     "sidecar_for",
