@@ -166,7 +166,7 @@ def ingest(
 
     result = sync_after(
         brain, paths, origin, result, apply=sync, dry_run=dry_run, actor=context.actor(),
-        lock_timeout=context.lock_timeout, on_wait=output.message,
+        lock_timeout=context.lock_timeout, on_wait=output.message, include=options.include, exclude=options.exclude,
     )
     if result.usage is None and (cost.max_tokens is not None or cost.max_cost is not None):
         output.warning(f"--max-tokens/--max-cost had no effect: the {proposer} proposer is local and costs nothing")
