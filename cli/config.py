@@ -34,6 +34,8 @@ from typing import Any, Union, get_args, get_origin
 
 from brain.errors import ConfigFileError
 from brain.store.user_files import MIB, read_user_file
+from cli.config_secrets import looks_like_secret as looks_like_secret  # re-exported for callers of cli.config
+from cli.config_secrets import secret_kind
 
 CONFIG_NAME = "brain.toml"
 PYPROJECT_NAME = "pyproject.toml"
@@ -41,13 +43,6 @@ PYPROJECT_TABLE = ("tool", "brain")
 ENV_CONFIG = "BRAIN_CONFIG"
 CONFIG_OPTION = "--config"
 MAX_CONFIG_BYTES = MIB  # a config file is a few hundred bytes; a pyproject.toml rarely 100 KiB
-
-# Key names that hold a secret; `-env`, `-stdin`, `-file` and `-helper` keys name where a secret is, which is fine.
-_SECRET_WORDS = re.compile(
-    r"(^|[-_])(token|password|passwd|secret|api[-_]?key|apikey|credentials?|private[-_]key|auth)([-_]|$)"
-)
-_SECRET_REFERENCE_SUFFIXES = ("-env", "-stdin", "-file", "-helper", "-command")
-_URL_WITH_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@", re.IGNORECASE)
 
 _TABLE_LINE = re.compile(r"^\s*\[(?!\[)\s*(?P<key>[^\]]+?)\s*\]\s*(#.*)?$")
 _BARE_OR_QUOTED = r'(?:"(?:[^"\\]|\\.)*"|\'[^\']*\'|[A-Za-z0-9_-]+)'
@@ -221,14 +216,6 @@ class BoundConfig:
         return None
 
 
-def looks_like_secret(key: str, value: Any) -> bool:
-    """True for keys named like a secret (token, password, api-key, ...) and URLs carrying a password."""
-    lowered = key.lower()
-    if _SECRET_WORDS.search(lowered) and not lowered.endswith(_SECRET_REFERENCE_SUFFIXES):
-        return True
-    return isinstance(value, str) and _URL_WITH_PASSWORD.match(value) is not None
-
-
 def _long_names(param: Any) -> list[str]:
     return [opt[2:] for opt in (*param.opts, *getattr(param, "secondary_opts", ())) if opt.startswith("--")]
 
@@ -307,10 +294,10 @@ class _Binder:
         defaults: dict[str, Any] = {}
         for key, value in table.items():
             here = (*keys, key)
-            if looks_like_secret(key, value):
+            if (kind := secret_kind(key, value)) is not None:
                 raise self.error(
                     here,
-                    f"{key!r} looks like a secret, and secrets never live in the config file",
+                    f"{key!r} looks like a secret ({kind}), and secrets never live in the config file",
                     hint="put it in the environment (or a credential helper) and name the variable, e.g. api-key-env",
                 )
             if key in subcommands and isinstance(value, dict):
