@@ -11,10 +11,13 @@ import typer
 
 from brain.errors import BrainError, InvalidInputError, UsageError
 from brain.identity import OciDigest
+from brain.store.user_files import MIB, read_user_file
 from cli.context import CliContext, cli_context
 from cli.options import JsonFlag
 from cli.output import Result
 from cli.signing import SignWithOption, load_signer
+
+MAX_DOCUMENT_BYTES = MIB  # a trust root, rotation plan or signature record is a few KiB
 
 
 class SignResult(Result):
@@ -70,7 +73,7 @@ def _sign_document(context: CliContext, document: Path, sign_with: str, output_f
     from brain.snapshot import Snapshot, TrustScope
 
     try:
-        data = document.read_bytes()
+        data = read_user_file(document, "--document", MAX_DOCUMENT_BYTES)
     except OSError as e:
         raise UsageError(f"cannot read --document {document}: {e.strerror}") from None
     try:

@@ -20,6 +20,7 @@ from brain.authn.rotation import RootChange
 from brain.errors import BrainError, InvalidInputError, UsageError
 from brain.identity import OciDigest
 from brain.snapshot import TrustRoot
+from brain.store.user_files import MIB, read_user_file
 from cli.context import CliContext, cli_context
 from cli.options import JsonFlag
 from cli.output import Output, Result
@@ -30,6 +31,8 @@ from cli.signing import (
 )
 
 trust = typer.Typer(name="trust", help="Show, pin and revise the brain's trust root.", no_args_is_help=True)
+
+MAX_DOCUMENT_BYTES = MIB  # a trust root, rotation plan or signature record is a few KiB
 
 
 class TrustKeyView(Result):
@@ -271,7 +274,7 @@ def _apply(context: CliContext, plan_file: Path, record_files: list[Path], keys:
 
     brain = context.open_brain()
     try:
-        data = plan_file.read_bytes()
+        data = read_user_file(plan_file, "--apply", MAX_DOCUMENT_BYTES)
         plan = Snapshot.decode(data)
     except OSError as e:
         raise UsageError(f"cannot read --apply {plan_file}: {e.strerror}") from None
@@ -280,7 +283,7 @@ def _apply(context: CliContext, plan_file: Path, record_files: list[Path], keys:
     records = []
     for path in record_files:
         try:
-            records.append(SignatureRecord.decode(path.read_bytes().rstrip(b"\n")))
+            records.append(SignatureRecord.decode(read_user_file(path, "--record", MAX_DOCUMENT_BYTES).rstrip(b"\n")))
         except OSError as e:
             raise UsageError(f"cannot read --record {path}: {e.strerror}") from None
         except BrainError as e:
