@@ -92,8 +92,8 @@ FAMILY_CODES = {
 }
 
 
-def _all_subclasses(base: type) -> set[type]:
-    found = set(base.__subclasses__())
+def _all_subclasses(base: type[errors.BrainError]) -> set[type[errors.BrainError]]:
+    found: set[type[errors.BrainError]] = set(base.__subclasses__())
     for sub in list(found):
         found |= _all_subclasses(sub)
     return found
