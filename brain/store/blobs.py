@@ -34,6 +34,7 @@ from brain.store.atomic import (
 from brain.store.sidecars import TOMBSTONES
 from brain.store.user_files import file_kind
 from brain.store.write_behind import WriteBehind
+from brain.identity.rehash import DigestMismatch, rehashed
 
 BLOB_DIR = ("blobs", "sha256")
 TOMBSTONES_FILE = TOMBSTONES.parts  # digests destroyed by redaction → reason (§5.5, §7.5)
@@ -161,10 +162,10 @@ class BlobStore:
             raise BrainUnreadableError(
                 f"blob {path} cannot be read: {e.strerror}", hint="check the disk and the file, then run `brain verify`"
             ) from e
-        actual = hashlib.sha256(data).hexdigest()
-        if actual != digest.hex:
-            raise _corrupt(path, digest, actual)
-        return data
+        try:
+            return rehashed(data, digest)
+        except DigestMismatch as e:
+            raise _corrupt(path, digest, e.actual_hex) from None
 
     def open(self, digest: Digest) -> VerifyingReader:
         """A stream over the blob that verifies its hash when the end is reached."""
