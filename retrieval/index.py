@@ -606,6 +606,8 @@ class SearchIndex:
         numbered = list(enumerate(entry.documents, start=first))
         if stats is not None:
             stats.text_bytes += sum(len(d.title.encode()) + len(d.body.encode()) for d in entry.documents)
+            if entry.whole is not None:
+                stats.text_bytes += len(entry.whole.body.encode()) + len(entry.whole.headings.encode())
         self.db.executemany("INSERT INTO docs(rowid, block, locator) VALUES (?,?,?)",
                             [(n, key, d.locator) for n, d in numbered])
         self.db.executemany("INSERT INTO fts(rowid, title, body, extra) VALUES (?,?,?,?)",
