@@ -36,7 +36,8 @@ PER_SOURCE = 3  # at most this many matches from one source, so one long documen
 CANDIDATES_PER_SLOT = 4
 BM25_WEIGHTS = (4.0, 1.0, 0.5)  # title, body, identifier parts
 WHOLE_WEIGHTS = (8.0, 4.0, 1.0)  # a source's names, headings, whole text (BM25F-like fields)
-WHOLE_CANDIDATES = 50  # document-level candidates fused with the passages
+WHOLE_CANDIDATES = 20  # document-level candidates fused with the passages
+JOINING = 10  # of those, at most this many join the candidates with their best passage
 PASSAGE_SHARE = 0.6  # a row's score: this share of its passage's, the rest its source's document-level score
 NAME_BONUS = 0.4  # a source whose own name is a word of the query
 QUIET_SHARE = 0.3  # episodes and change-log passages, unless the query asks about time or versions
@@ -284,19 +285,18 @@ class Searcher:
             "SELECT b.accessible, d.locator FROM docs d JOIN blocks b ON b.id = d.block "
             f"WHERE d.rowid = ? {where}"
         )
-        ranking = (f"SELECT rowid, bm25(fts, {', '.join(map(str, BM25_WEIGHTS))}) FROM fts "
-                   "WHERE fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY 2, 1 LIMIT 1")
+        ranking = (f"SELECT rowid, bm25(fts, {', '.join(map(str, BM25_WEIGHTS))}) FROM fts WHERE fts MATCH :match "
+                   "AND rowid BETWEEN (SELECT min(rowid) FROM docs WHERE block = :key) "
+                   "AND (SELECT max(rowid) FROM docs WHERE block = :key) ORDER BY 2, 1 LIMIT 1")
+        missing = [k for k in fetch_passages if digests[k] not in present]
+        missing.sort(key=lambda k: (k not in name_keys, whole.get(k, 0.0), k))
         if not request.types or "canonical" in request.types:
-            for key in fetch_passages:
+            for key in missing[:JOINING]:
                 hex_id = digests[key]
-                if hex_id in present:
+                top = db.execute(ranking, {"match": match, "key": key}).fetchone()
+                if top is None:
                     continue
-                span = db.execute("SELECT min(rowid), max(rowid) FROM docs WHERE block=?", (key,)).fetchone()
-                if span is None or span[0] is None:
-                    continue
-                top = db.execute(ranking, (match, span[0], span[1])).fetchone()
-                rowid = top[0] if top is not None else span[0]
-                passing = db.execute(joined, (rowid, *params)).fetchone()
+                passing = db.execute(joined, (top[0], *params)).fetchone()
                 if passing is None:
                     continue
                 rows.append(_Row(hex_id, "canonical", bool(passing[0]), hex_id, passing[1], 0.0))
