@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from brain.blocks import MemoryType
@@ -38,6 +38,7 @@ from ingest.fingerprints import FingerprintIndex
 from ingest.lineage import LineageLog
 from ingest.lineage_graph import LineageGraph, graph_of, log_commit
 from ingest.report import IngestResult, SyncOutcome
+from ingest.shard import Shard
 from ingest.sources.origins import origin_prefix
 
 
@@ -48,8 +49,12 @@ class Scope:
     root: Path
     prefix: str | None = None
     exact: str | None = None
+    shard: Shard | None = None
+    """`--shard I/N`: only origins of that shard are covered (a source of another shard is never dropped)."""
 
     def covers(self, origin: str) -> bool:
+        if self.shard is not None and not self.shard.holds(origin):
+            return False
         if self.exact is not None:
             return origin == self.exact
         return self.prefix is not None and origin.startswith(self.prefix)
@@ -220,7 +225,8 @@ def sync_after(
 ) -> IngestResult:
     """The ingest result with `missing` filled in; with `apply` (and not `dry_run`) the gone sources are
     removed in one more snapshot, under the writer lock, planned on the head as the lock found it."""
-    scopes = [s for s in (scope_of(r, origin_option) for r in roots) if s is not None]
+    shard = None if result.shard is None else Shard(result.shard.index, result.shard.count)
+    scopes = [replace(s, shard=shard) for s in (scope_of(r, origin_option) for r in roots) if s is not None]
     if not scopes:
         return result
     seen_origins = {o.origin for o in result.outcomes}
