@@ -39,7 +39,7 @@ def _blocks(language: str) -> list[str]:
 
 
 def _github() -> dict[str, Any]:
-    (workflow,) = [yaml.safe_load(b) for b in _blocks("yaml") if "jobs:" in b]
+    (workflow,) = [yaml.safe_load(b) for b in _blocks("yaml") if "jobs:" in b and "--shard" not in b]
     return workflow
 
 
