@@ -103,10 +103,10 @@ def _commit(checkout: Path) -> None:
     subprocess.run([git, "commit", "-q", "-m", "docs"], cwd=checkout, check=True, env=dated)
 
 
-def _runner(ci: Setting, name: str) -> Path:
+def _runner(setting: Setting, name: str) -> Path:
     """A fresh runner's checkout of the commit (no brain directory)."""
-    target = ci.checkout.parent / name
-    shutil.copytree(ci.checkout, target, ignore=shutil.ignore_patterns("brain"))
+    target = setting.checkout.parent / name
+    shutil.copytree(setting.checkout, target, ignore=shutil.ignore_patterns("brain"))
     return target
 
 
@@ -117,27 +117,27 @@ def _roots(brain_dir: Path) -> dict[str, str]:
     return {name: str(ref.root) for name, ref in snapshot.modules.items()}
 
 
-def _single_runner(ci: Setting, auth_registry: RegistryServer, env: dict[str, str]) -> dict[str, str]:
+def _single_runner(setting: Setting, auth_registry: RegistryServer, env: dict[str, str]) -> dict[str, str]:
     """One runner builds the same commit on the same base: the roots the merge must reproduce."""
-    single = _runner(ci, "single")
+    single = _runner(setting, "single")
     run_job([Step("single", 'export SOURCE_DATE_EPOCH="$(git log -1 --format=%ct)"\n'
-                  f'brain pull "{ci.ref}"\nbrain ingest --sync --strict', {})], single, env)  # fmt: skip
+                  f'brain pull "{setting.ref}"\nbrain ingest --sync --strict', {})], single, env)  # fmt: skip
     return _roots(single / "brain")
 
 
-def _shard_tags(ci: Setting) -> list[str]:
-    return [f"{ci.ref.rsplit(':', 1)[0]}:br.shard.{i}" for i in range(1, SHARDS + 1)]
+def _shard_tags(setting: Setting) -> list[str]:
+    return [f"{setting.ref.rsplit(':', 1)[0]}:br.shard.{i}" for i in range(1, SHARDS + 1)]
 
 
-def _auth_env(ci: Setting, auth_registry: RegistryServer) -> dict[str, str]:
-    return {**ci.env, "BRAIN_REGISTRY_USERNAME": auth_registry.username or "",
+def _auth_env(setting: Setting, auth_registry: RegistryServer) -> dict[str, str]:
+    return {**setting.env, "BRAIN_REGISTRY_USERNAME": auth_registry.username or "",
             "BRAIN_REGISTRY_PASSWORD": auth_registry.password or ""}  # fmt: skip
 
 
-def _published_roots(ci: Setting, auth_registry: RegistryServer, reference: str) -> dict[str, str]:
-    consumer = ci.checkout.parent / "consumer"
+def _published_roots(setting: Setting, auth_registry: RegistryServer, reference: str) -> dict[str, str]:
+    consumer = setting.checkout.parent / "consumer"
     consumer.mkdir(exist_ok=True)
-    env = _auth_env(ci, auth_registry)
+    env = _auth_env(setting, auth_registry)
     pulled = subprocess.run([str(BIN / "brain"), "--brain", "kb", "pull", reference], cwd=consumer, env=env,
                             capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
     assert pulled.returncode == 0, pulled.stderr
@@ -152,7 +152,7 @@ def _merge_or_skip(script: str) -> None:
         pytest.skip("`brain merge` (issue 'Branches and reconciliation') is not in this build: shards checked only")
 
 
-def test_github_actions_sharded_recipe(ci: Setting, auth_registry: RegistryServer) -> None:
+def test_github_actions_sharded_recipe(ci: Setting, auth_registry: RegistryServer) -> None:  # noqa: F811
     _commit(ci.checkout)
     assert {shard_of(name, SHARDS) for name in MORE} == set(range(1, SHARDS + 1))  # every shard has work
     published = skopeo_digest(auth_registry, ci.ref)
@@ -186,7 +186,7 @@ def test_github_actions_sharded_recipe(ci: Setting, auth_registry: RegistryServe
     assert _published_roots(ci, auth_registry, ci.ref) == _single_runner(ci, auth_registry, ci.env)
 
 
-def test_gitlab_ci_sharded_recipe(ci: Setting, auth_registry: RegistryServer) -> None:
+def test_gitlab_ci_sharded_recipe(ci: Setting, auth_registry: RegistryServer) -> None:  # noqa: F811
     _commit(ci.checkout)
     published = skopeo_digest(auth_registry, ci.ref)
     pipeline = _gitlab()

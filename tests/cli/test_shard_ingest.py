@@ -164,6 +164,7 @@ def test_base_is_checked_before_anything_is_written(brain: BrainRunner, tmp_path
     shutil.copytree(tmp_path / "brain", other)
     assert brain("--brain", str(other), *ACTOR, "ingest", str(by_shard[2][0])).code == 0
     foreign = Brain.open(other).snapshot_digest()
+    assert foreign is not None
     shutil.copy(other / "blobs" / "sha256" / foreign.hex, tmp_path / "brain" / "blobs" / "sha256" / foreign.hex)
     head = Brain.open(tmp_path / "brain").snapshot_digest()
     refused = brain(*ACTOR, "ingest", "docs", "--base", str(foreign))
