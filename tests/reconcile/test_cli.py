@@ -207,3 +207,13 @@ def test_merge_onto_the_reference_brain_history(reference_brain: Path, brain: Br
 def test_gz_docs_exist() -> None:
     assert DOCS and all(p.is_file() for p in DOCS)
     _ = gzip
+
+
+def test_push_is_refused_while_open(tmp_path: Path, brain: BrainRunner) -> None:
+    b, a, _ = base(tmp_path / "b")
+    add(b, fact("Beta", "red", a))
+    add(b, fact("Beta", "blue", a), branch="x")
+    assert brain("--brain", str(b.path), "--actor", ACTOR, "merge", "x", "--reason", "j").code == 5
+    run = brain("--brain", str(b.path), "push", "127.0.0.1:1/nowhere:latest", "--plain-http")
+    assert_one_line_error(run, 5)
+    assert "brain reconcile status" in run.stderr
