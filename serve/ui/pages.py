@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -50,9 +50,10 @@ _REVISION = re.compile(r"^(?:sha256:)?[0-9a-f]{4,64}$|^HEAD(?:~\d{1,4})?$|^[A-Za
 class ReviewUI:
     """`serve.proposals_http.Page` for `/ui/`: path, query and caller → (status, content type, body)."""
 
-    def __init__(self, face: BrainFace, cli_json: CliJson) -> None:
+    def __init__(self, face: BrainFace, cli_json: CliJson, show: Callable[[str], Any] | None = None) -> None:
         self.face = face
         self._cli = cli_json
+        self._show_json = show if show is not None else face.show  # `brain show --json` of one block
         self._statements = StatementCache()
         self._brain = ServingBrain(face.brain_path)  # bounded: a reviewer may look at many snapshots
         self._shown: dict[tuple[Any, str], Any] = {}
@@ -124,7 +125,7 @@ class ReviewUI:
         with self._lock:  # request threads share the cache
             found = self._shown.pop(key, None)
         if found is None:
-            found = self.face.show(block)
+            found = self._show_json(block)
         with self._lock:
             self._shown[key] = found
             while len(self._shown) > 64:
