@@ -45,7 +45,7 @@ from brain.identity import BlockId, OciDigest, utc_timestamp
 from brain.snapshot import TrustScope
 from brain.store.authn_files import store_record
 from brain.writer import Writer
-from serve.proposals_context import ServingBrain, StatementCache
+from serve.proposals_context import LazyMembers, ServingBrain, StatementCache
 from serve.tokens import Principal
 
 MAX_CANDIDATES = 256
@@ -224,8 +224,11 @@ class ProposalDesk:
         base = None if writer.head is None else writer.head.snapshot
         judged = validate_candidates(list(candidates), _AgentTask(), self._context(brain, writer))
         validated = [j for j in judged if isinstance(j, ValidatedCandidate)]
+        before = writer.refs
         _stage(writer, validated, actor, task_id)
         snapshot = writer.commit() if validated else None
+        if snapshot is not None:
+            brain.wrote(ref for t, ref in writer.refs.items() if before.get(t) != ref)
         signed = self._sign(brain, snapshot) if snapshot is not None else None
         return ProposalResult(
             branch=branch, actor=actor, snapshot=snapshot, base=base, committed=len(validated) if snapshot else 0,
@@ -235,10 +238,7 @@ class ProposalDesk:
     def _context(self, brain: ServingBrain, writer: Writer) -> GateContext:
         """The gate's view of the branch head: members (a redacted source cannot be cited) and statements."""
         refs = writer.refs
-        members: dict[MemoryType, frozenset[BlockId]] = {t: brain.member_set(ref) for t, ref in refs.items()}
-        canonical = refs.get(MemoryType.CANONICAL)
-        if canonical is not None and canonical.tombstones:
-            members[MemoryType.CANONICAL] = members[MemoryType.CANONICAL] - frozenset(canonical.tombstones)
+        members = LazyMembers(brain, refs)
         semantic = refs.get(MemoryType.SEMANTIC)
         statements = self._statements.at(brain, semantic, members.get(MemoryType.SEMANTIC, frozenset()))
         return GateContext(members=members, statements=statements, blob_size=_blob_size(brain))

@@ -9,9 +9,11 @@ states nothing anyone can read, so it contributes nothing.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from brain.brain import Brain
+from brain.blocks import MemoryType
 from brain.composition import Composition, ModuleRef
 from brain.errors import BrainError
 from brain.gate import ContradictionKey, statement_key
@@ -85,6 +87,12 @@ class ServingBrain(Brain):
         super().__init__(path)
         self.limit = limit
         self._members: dict[OciDigest, frozenset[BlockId]] = {}
+        self._written: set[OciDigest] = set()
+
+    def wrote(self, refs: Iterable[ModuleRef]) -> None:
+        """`refs` name compositions this process just built (root computed from the very ids): reading one
+        back re-hashes its bytes against its digest but does not recompute the root a second time."""
+        self._written.update(ref.composition for ref in refs)
 
     def composition(self, ref: ModuleRef) -> Composition:
         """`Brain.composition`, with least-recently-used eviction."""
@@ -92,7 +100,13 @@ class ServingBrain(Brain):
         if cached is not None:
             self._compositions[ref.composition] = cached
             return cached
-        composition = super().composition(ref)
+        if ref.composition in self._written:
+            self._written.discard(ref.composition)
+            # `get` re-hashes the bytes: they are exactly the composition whose root the writer computed.
+            composition = Composition.decode(self.blobs.get(ref.composition), ref.composition)
+            self._compositions[ref.composition] = composition
+        else:
+            composition = super().composition(ref)
         while len(self._compositions) > self.limit:
             del self._compositions[next(iter(self._compositions))]
         return composition
@@ -106,3 +120,30 @@ class ServingBrain(Brain):
                 del self._members[next(iter(self._members))]
         self._members[ref.composition] = found
         return found
+
+
+class LazyMembers(Mapping[MemoryType, frozenset[BlockId]]):
+    """The gate's member sets of a snapshot's modules, each built when the gate first asks for it (it needs the
+    canonical module and the candidates' own; every module only when a relation names a target). A redacted
+    canonical member is left out: a destroyed source cannot be cited as evidence."""
+
+    def __init__(self, brain: ServingBrain, refs: Mapping[MemoryType, ModuleRef]) -> None:
+        self._brain = brain
+        self._refs = dict(refs)
+        self._sets: dict[MemoryType, frozenset[BlockId]] = {}
+
+    def __getitem__(self, memory_type: MemoryType) -> frozenset[BlockId]:
+        found = self._sets.get(memory_type)
+        if found is None:
+            ref = self._refs[memory_type]
+            found = self._brain.member_set(ref)
+            if memory_type is MemoryType.CANONICAL and ref.tombstones:
+                found = found - frozenset(ref.tombstones)
+            self._sets[memory_type] = found
+        return found
+
+    def __iter__(self) -> Iterator[MemoryType]:
+        return iter(self._refs)
+
+    def __len__(self) -> int:
+        return len(self._refs)
