@@ -102,8 +102,11 @@ def diff(
         history = brain.history()
         if len(history) == 1 and history[0][1].first_parent is None:
             a = EMPTY  # a first snapshot: everything in it is new
-    left = Side(EMPTY, None, {}, lambda ref: ()) if a == EMPTY else side_of(brain, a or "HEAD", plain_http)
-    right = side_of(brain, b or "HEAD", plain_http)
+    if a is not None and b is None and "..." in a:
+        left, right = three_dot(brain, a)
+    else:
+        left = Side(EMPTY, None, {}, lambda ref: ()) if a == EMPTY else side_of(brain, a or "HEAD", plain_http)
+        right = side_of(brain, b or "HEAD", plain_http)
     result = compare(brain, left, right)
     output = context.output(as_json)
     if output_format == "markdown" and not as_json:
@@ -132,6 +135,39 @@ def side_of(brain: Brain, text: str, plain_http: bool) -> Side:
 
     state = remote_state(brain, parse_reference(text, plain_http=plain_http))
     return Side(text, state.snapshot, state.refs, lambda ref: state.compositions[ref.composition].block_ids)
+
+
+def three_dot(brain: Brain, text: str) -> tuple[Side, Side]:
+    """`A...B`: what B changed since the merge base of A and B (either side defaults to HEAD)."""
+    from brain.reconcile.ancestor import merge_base
+
+    a_text, _, b_text = text.partition("...")
+    a_digest, b_digest = (_named_snapshot(brain, t or "HEAD") for t in (a_text, b_text))
+    base = merge_base(brain, a_digest, b_digest)
+    right = side_of(brain, str(b_digest), False)
+    right.label = b_text or "HEAD"
+    if base is None:
+        return Side(f"{EMPTY} (no common ancestor)", None, {}, lambda ref: ()), right
+    left = side_of(brain, str(base), False)
+    left.label = f"merge base of {a_text or 'HEAD'} and {b_text or 'HEAD'}"
+    return left, right
+
+
+def _named_snapshot(brain: Brain, text: str) -> OciDigest:
+    """A held snapshot, tag or HEAD~N, else a branch name."""
+    from brain.branches.names import is_branch_name
+    from brain.branches.operations import resolve_branch
+
+    local = None if text != "HEAD" and is_branch_name(text) and not _is_hex(text) else _local_snapshot(brain, text)
+    if local is None and is_branch_name(text):
+        return resolve_branch(brain, text)
+    if local is None:
+        raise NotFoundError(f"{text!r} is not a stored snapshot, a local tag, HEAD~N or a branch", hint="see `brain log`")
+    return local
+
+
+def _is_hex(text: str) -> bool:
+    return re.fullmatch(r"(sha256:)?[0-9a-f]{4,64}", text) is not None
 
 
 def _local_snapshot(brain: Brain, text: str) -> OciDigest | None:

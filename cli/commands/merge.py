@@ -23,6 +23,7 @@ from cli.signing import SigningPlan, SignWithOption, with_signature
 
 if TYPE_CHECKING:
     from brain.brain import Brain
+    from ingest.lineage_graph import LineageGraph
     from brain.gate import ContradictionKey
     from brain.reconcile.index import OurIndex
     from brain.reconcile.operations import Outcome
@@ -174,10 +175,17 @@ class LineageIndex:
     """`brain.reconcile.index.OurIndex` over the lineage log (no decode of every provenance block)."""
 
     def __init__(self, brain: Brain, snapshot: OciDigest, persist: bool) -> None:
-        from ingest.lineage_graph import graph_of
+        self.brain, self.snapshot, self.persist = brain, snapshot, persist
+        self._graph: LineageGraph | None = None
 
-        self.brain = brain
-        self.graph = graph_of(brain, snapshot, persist=persist)
+    @property
+    def graph(self) -> LineageGraph:
+        """Loaded on the first question: a merge that only adds sources never reads the lineage log."""
+        if self._graph is None:
+            from ingest.lineage_graph import graph_of
+
+            self._graph = graph_of(self.brain, self.snapshot, persist=self.persist)
+        return self._graph
 
     def evidence_dependents(self, block: BlockId) -> Iterable[BlockId]:
         return self.graph.evidence_dependents(block)
