@@ -307,8 +307,8 @@ def _commit(writer: Writer, plan: MergePlan, judgement: Judgement, strategy: Str
     if strategy != "rebase" or not plan.replay:
         records = records_for(judgement, set())
         return (commit_merge(writer, plan, judgement, records, sides, squash=strategy != "merge", journal=journal),)
-    refused = {b for v in judgement.verdicts.values() if not v.enters for b in (v.block,)}
-    steps: list[tuple[list[ModuleMerge], Mapping[MemoryType, frozenset[BlockId]], list[ProvenanceBlock]]] = []
+    refused = {v.block.hex for v in judgement.verdicts.values() if not v.enters}
+    steps: list[tuple[list[ModuleMerge], Mapping[MemoryType, frozenset[str]], list[ProvenanceBlock]]] = []
     recorded: set[BlockId] = set()
     for step in plan.replay:
         step_plan = plan_merge(brain, plan.ours, [step], lambda: index_of(plan.ours), resolutions=resolutions,
@@ -327,7 +327,7 @@ def _commit(writer: Writer, plan: MergePlan, judgement: Judgement, strategy: Str
                          journal)
 
 
-def _with_result(j: Judgement, result: Mapping[MemoryType, frozenset[BlockId]]) -> Judgement:
+def _with_result(j: Judgement, result: Mapping[MemoryType, frozenset[str]]) -> Judgement:
     return Judgement(j.verdicts, j.judged, dict(result), j.cascade, j.withdrawn, j.withdrawn_by_cascade, j.prefer)
 
 
