@@ -3,34 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import RenderableType
 
 from brain.blocks.memory_type import MODULE_ORDER
-from brain.identity import OciDigest
-from brain.brain import Brain
-from brain.lifecycle.summary import history_graph, snapshot_summary
-from brain.snapshot import Snapshot
+from brain.lifecycle.log import LogEntry
+from brain.lifecycle.log import log as snapshot_log
 from cli.context import cli_context
 from cli.options import JsonFlag
-from cli.output import Output, Result
-
-
-class LogEntry(Result):
-    """One snapshot: when, what it follows, and how many members each module had."""
-
-    snapshot: OciDigest
-    created_at: str
-    parent: OciDigest | None
-    parents: list[OciDigest]
-    labels: dict[str, str]
-    modules: dict[str, int]
-    summary: str
-    graph: str | None = None
-    reconciled: dict[str, Any] | None = None
-    """For a snapshot a reconciliation wrote: who asked, why, and every decision (the local history log)."""
+from cli.output import Output
 
 
 def log(
@@ -39,36 +22,8 @@ def log(
     as_json: JsonFlag = False,
 ) -> None:
     """List the snapshot history, newest first."""
-    from brain.reconcile.journal import entries as journal
-
     context = cli_context(ctx)
-    entries = []
-    brain = context.open_brain()
-    history = brain.history()
-    drawn: dict[OciDigest, str] = {}
-    if graph and history:
-        rows = history_graph(brain, history[0][0])
-        history, drawn = [(d, s) for d, s, _ in rows], {d: g for d, _, g in rows}
-    reconciled = journal(brain.path)
-    for index, (digest, snapshot) in enumerate(history):
-        parents = list(snapshot.parent_digests)
-        parent = _parent(brain, history, index, snapshot, graph)
-        summary = snapshot_summary(brain, snapshot, parent) if parent is not None or not parents else "(parent not stored)"
-        entries.append(
-            LogEntry(
-                snapshot=digest,
-                created_at=snapshot.created_at,
-                parent=parents[0] if parents else None,
-                parents=parents,
-                labels=dict(snapshot.labels or {}),
-                modules={
-                    str(t): snapshot.modules[t].block_count for t in MODULE_ORDER if t in snapshot.modules
-                },
-                summary=summary,
-                graph=drawn.get(digest),
-                reconciled=reconciled.get(digest),
-            )
-        )
+    entries = snapshot_log(context.open_brain(), graph=graph)
     output = context.output(as_json)
     if entries and entries[-1].parent is not None:
         # `history()` stops quietly at the first snapshot that is not stored; say so rather than look complete.
@@ -77,15 +32,6 @@ def log(
             "here (pruned, or never pulled)"
         )
     output.result(entries, lambda e: _render(e, output))
-
-
-def _parent(brain: Brain, history: Sequence[tuple[OciDigest, Snapshot]], index: int, snapshot: Snapshot,
-            graph: bool) -> Snapshot | None:
-    """The first parent to summarise against (the next row, or with --graph the stored first parent)."""
-    if not graph:
-        return history[index + 1][1] if index + 1 < len(history) else None
-    first = snapshot.first_parent
-    return None if first is None or not brain.blobs.has(first) else brain.snapshot(first)
 
 
 def _said(entry: LogEntry) -> str:
