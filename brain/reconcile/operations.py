@@ -86,7 +86,7 @@ def merge(
         if plan.join == "up_to_date":
             return Outcome("up_to_date", plan, strategy)
         for digest in plan.theirs if plan.join != "up_to_date" else ():
-            _authenticate(brain, ours, digest)
+            _authenticate(brain, digest)
             if authorize is not None:
                 authorize(digest)
         if plan.join == "fast_forward":
@@ -103,20 +103,12 @@ def merge(
         return Outcome("merged", plan, strategy, snapshots)
 
 
-def _authenticate(brain: Brain, ours: OciDigest, theirs: OciDigest) -> None:
-    """§9.7 for the head a governed brain would move to or merge in (§10.8 item 6): refuse unless authorized."""
-    snapshot = brain.snapshot(ours)
-    if snapshot is None or snapshot.trust_root is None:
-        return
-    from brain.authenticity import judge as authenticate
+def _authenticate(brain: Brain, theirs: OciDigest) -> None:
+    """§9.7 for the head a governed brain would move to or merge in (§10.8 item 6): exit 6 unless authorized
+    (the trust roots were compared first, so both sides are governed alike)."""
+    from brain.branches.guard import authenticate_move
 
-    decision = authenticate(brain, theirs)
-    if str(decision.state) != "authorized":
-        raise RefusedError(
-            f"{theirs.short} is {decision.state} under this brain's trust root: a governed brain moves its head "
-            "only to, or merges in, authorized snapshots (§9.7)",
-            hint=f"see `brain verify --authenticity` on {theirs.short}; sign it with a key the trust root grants",
-        )
+    authenticate_move(brain, theirs, f"merge {theirs.short}")
 
 
 def _head_or_refuse(head: OciDigest | None) -> OciDigest:
