@@ -217,3 +217,29 @@ def test_push_is_refused_while_open(tmp_path: Path, brain: BrainRunner) -> None:
     run = brain("--brain", str(b.path), "push", "127.0.0.1:1/nowhere:latest", "--plain-http")
     assert_one_line_error(run, 5)
     assert "brain reconcile status" in run.stderr
+
+
+def test_state_round_trips_byte_for_byte_with_answers(tmp_path: Path) -> None:
+    from brain.blocks.provenance import Actor, ActorKind
+    from brain.identity import BlockId
+    from brain.reconcile.state import AcceptedRemovals, ReconcileState, Resolution, read_state, write_state
+
+    who = Actor(id=ACTOR, kind=ActorKind.HUMAN)
+    block = BlockId("cd" * 32)
+    state = ReconcileState(
+        theirs=OciDigest("ab" * 32), ancestor=OciDigest("ef" * 32), strategy="rebase", actor=who, reason="r",
+        head=OciDigest("01" * 32),
+        resolutions={block: Resolution(kind="prefer", prefer=BlockId("aa" * 32), actor=who, at="2026-12-01T18:39:57Z")},
+        accepted_removals=AcceptedRemovals(blocks={"semantic": (block,)}, actor=who, reason="fine",
+                                           at="2026-12-01T18:39:57Z"),
+    )
+    (tmp_path / "boltzmann").mkdir()
+    write_state(tmp_path, state)
+    data = (tmp_path / "boltzmann" / "reconcile.json").read_bytes()
+    assert data == canonicalize(json.loads(data)) and read_state(tmp_path) == state
+    assert data.startswith(b'{"accepted_removals":{"actor":{"id":"tester@example.org","kind":"human"},"at":')
+    assert b'"resolutions":{"sha256:' + b"cd" * 32 + b'":{"actor":' in data and b'"kind":"prefer","prefer":"sha256:' in data
+    bad = data.replace(b'"at":"2026-12-01T18:39:57Z"', b'"at":"yesterday"', 1)
+    (tmp_path / "boltzmann" / "reconcile.json").write_bytes(bad)
+    with pytest.raises(Exception, match="not a reconciliation state"):
+        read_state(tmp_path)
