@@ -12,7 +12,6 @@ from brain.brain import Brain
 from brain.frozen import FrozenModel
 from brain.identity import OciDigest
 from brain.lifecycle.summary import history_graph, snapshot_summary
-from brain.reconcile.journal import entries as journal
 from brain.snapshot import Snapshot
 
 
@@ -39,6 +38,8 @@ def log(brain: Brain, *, graph: bool = False) -> list[LogEntry]:
     if graph and history:
         rows = history_graph(brain, history[0][0])
         history, drawn = [(d, s) for d, s, _ in rows], {d: g for d, _, g in rows}
+    from brain.reconcile.journal import entries as journal  # only `log` reads the history log
+
     reconciled = journal(brain.path)
     for index, (digest, snapshot) in enumerate(history):
         parents = list(snapshot.parent_digests)
