@@ -50,6 +50,10 @@ def stage_result(
         hexes = set(result.get(memory_type, frozenset()))
         if memory_type is MemoryType.PROVENANCE:
             hexes |= {b.block_id.hex for b in new}
+        merge = by_type[memory_type]
+        mine = snapshots[0].modules.get(memory_type.value)
+        if merge.ours is not None and hexes == merge.ours and writer.refs.get(memory_type) == mine:
+            continue  # unchanged from our head (and not changed by an earlier rebase step): its reference stands
         writer.adopt(memory_type, _ref_for(writer, memory_type, hexes, snapshots))
 
 
