@@ -252,7 +252,7 @@ def render(result: MergeResult, output: Output) -> list[RenderableType]:
     if result.ancestor is not None and result.outcome not in ("up_to_date", "fast_forward"):
         shown.append(f"ancestor {result.ancestor.short}; {result.judged} incoming blocks judged")
     if result.modules:
-        sides = ["ours", *(f"theirs {i + 1}" for i in range(len(result.theirs)))]
+        sides = ["ours", *(["theirs"] if len(result.theirs) == 1 else [f"theirs {i + 1}" for i in range(len(result.theirs))])]
         table = output.table("module", "ancestor", *(f"+{s}" for s in sides), *(f"-{s}" for s in sides), "result")
         for row in result.modules:
             table.add_row(row["module"], str(row["ancestor"]), *(str(len(a)) for a in row["added"]),
