@@ -83,6 +83,12 @@ class Judgement:
     withdrawn_by_cascade: dict[MemoryType, tuple[BlockId, ...]]
     prefer: dict[BlockId, tuple[BlockId, tuple[BlockId, ...]]]
     """Resolved competing supersessions: contested block → (winner, the other contenders)."""
+    read: dict[BlockId, Block] = field(default_factory=dict)
+    """The incoming blocks that were read (for the lineage log of what enters)."""
+
+    def entering(self) -> list[Block]:
+        """The incoming blocks that are members of the result."""
+        return [b for i, b in self.read.items() if any(i.hex in ids for ids in self.result.values())]
 
     @property
     def open_questions(self) -> list[IncomingVerdict]:
@@ -272,6 +278,7 @@ def judge(  # noqa: C901 - §10.5's steps in their fixed order, each a short loo
         withdrawn=withdrawn,
         withdrawn_by_cascade=by_cascade,
         prefer=prefer,
+        read=incoming.blocks,
     )
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from brain.blocks import Block
 from brain.blocks.memory_type import MemoryType
 from brain.blocks.provenance import ProvenanceBlock
 from brain.errors import ConflictError, InvalidInputError, NotFoundError, RefusedError, UsageError
@@ -39,6 +40,9 @@ if TYPE_CHECKING:
     from brain.writer import Writer
 
 IndexOf = Callable[[OciDigest], OurIndex]
+AfterCommit = Callable[[OciDigest, OciDigest, list[Block]], None]
+"""Told, under the writer lock, (our head, the new head, the blocks that entered): the CLI keeps the lineage
+log current with it."""
 FastForward = Literal["auto", "only", "never"]
 Kind = Literal["up_to_date", "fast_forward", "merged", "halted", "planned"]
 
@@ -72,6 +76,7 @@ def merge(
     lock_timeout: float | None = None,
     on_wait: Callable[[str], None] | None = None,
     authorize: Callable[[OciDigest], None] | None = None,
+    after_commit: AfterCommit | None = None,
 ) -> Outcome:
     """Join `theirs` into the head (§10.2-§10.6); `plan_only` writes nothing."""
     if not reason.strip():
@@ -99,7 +104,7 @@ def merge(
             state = _halt_state(plan, strategy, writer.actor, reason)
             write_state(brain.path, state)
             return Outcome("halted", plan, strategy, state=state)
-        snapshots = _commit(writer, plan, plan.judgement, strategy, reason, None, index_of)
+        snapshots = _commit(writer, plan, plan.judgement, strategy, reason, None, index_of, after_commit)
         return Outcome("merged", plan, strategy, snapshots)
 
 
@@ -246,8 +251,8 @@ def abort(brain: Brain, actor: str, *, lock_timeout: float | None = None) -> Rec
         return state
 
 
-def continue_reconcile(brain: Brain, actor: str, index_of: IndexOf, *,
-                       lock_timeout: float | None = None) -> Outcome:
+def continue_reconcile(brain: Brain, actor: str, index_of: IndexOf, *, lock_timeout: float | None = None,
+                       after_commit: AfterCommit | None = None) -> Outcome:
     """Recompute the plan with the answers and commit it; refuses while anything is open or the head moved."""
     with brain.writer(actor, lock_timeout=lock_timeout, reconciling=True) as writer:
         state = _open_state(brain)
@@ -267,7 +272,7 @@ def continue_reconcile(brain: Brain, actor: str, index_of: IndexOf, *,
             if accepted is None or {t: tuple(v) for t, v in accepted.blocks.items()} != judgement.withdrawn:
                 raise RefusedError("the withdrawn blocks are not accepted (or the plan changed since)",
                                    hint="`brain reconcile accept-removals --reason TEXT`")
-        snapshots = _commit(writer, plan, judgement, state.strategy, state.reason, state, index_of)
+        snapshots = _commit(writer, plan, judgement, state.strategy, state.reason, state, index_of, after_commit)
         clear_state(brain.path)
         return Outcome("merged", plan, state.strategy, snapshots, state)
 
@@ -276,7 +281,18 @@ def continue_reconcile(brain: Brain, actor: str, index_of: IndexOf, *,
 
 
 def _commit(writer: Writer, plan: MergePlan, judgement: Judgement, strategy: Strategy, reason: str,
-            state: ReconcileState | None, index_of: IndexOf) -> tuple[OciDigest, ...]:
+            state: ReconcileState | None, index_of: IndexOf, after_commit: AfterCommit | None = None,
+            ) -> tuple[OciDigest, ...]:
+    records: list[ProvenanceBlock] = []
+    written = _write(writer, plan, judgement, strategy, reason, state, index_of, records)
+    if after_commit is not None and written:
+        after_commit(plan.ours, written[-1], [*judgement.entering(), *records])
+    return written
+
+
+def _write(writer: Writer, plan: MergePlan, judgement: Judgement, strategy: Strategy, reason: str,
+           state: ReconcileState | None, index_of: IndexOf, added: list[ProvenanceBlock]) -> tuple[OciDigest, ...]:
+    """Commit with the strategy; the records written are appended to `added`."""
     brain = writer.brain
     theirs = plan.theirs[0]
     accepted = state.accepted_removals if state is not None else None
@@ -294,7 +310,9 @@ def _commit(writer: Writer, plan: MergePlan, judgement: Judgement, strategy: Str
     def records_for(j: Judgement, already: set[BlockId]) -> list[ProvenanceBlock]:
         cascaded = {t: tuple(b for b in ids if b not in already) for t, ids in j.withdrawn_by_cascade.items()}
         found = cascade_records(cascaded, theirs, accepted) if accepted is not None else []
-        return found + prefer_records(j.prefer, resolutions, theirs)
+        found += prefer_records(j.prefer, resolutions, theirs)
+        added.extend(found)
+        return found
 
     if strategy != "rebase" or not plan.replay:
         records = records_for(judgement, set())
@@ -313,6 +331,8 @@ def _commit(writer: Writer, plan: MergePlan, judgement: Judgement, strategy: Str
         records = records_for(step_j, recorded) if step == plan.theirs[0] else \
             (cascade_records({t: tuple(b for b in ids if b not in recorded) for t, ids in step_j.withdrawn_by_cascade.items()},
                              theirs, accepted) if accepted is not None else [])
+        if step != plan.theirs[0]:
+            added.extend(records)
         recorded |= {b for ids in step_j.withdrawn_by_cascade.values() for b in ids}
         steps.append((step_plan.merges, step_j.result, records))
     return commit_rebase(writer, steps, sides + [s for d in plan.replay if (s := history.snapshot(d)) is not None],

@@ -7,7 +7,7 @@ with the strategy or halted in `boltzmann/reconcile.json` (exit 5) for `brain re
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -22,6 +22,7 @@ from cli.output import Output, Result
 from cli.signing import SigningPlan, SignWithOption, with_signature
 
 if TYPE_CHECKING:
+    from brain.blocks import Block
     from brain.brain import Brain
     from ingest.lineage_graph import LineageGraph
     from brain.gate import ContradictionKey
@@ -111,6 +112,7 @@ def merge(
         brain, context.actor(), theirs, index_of(brain, persist=not plan), strategy=strategy.value,
         reason=reason or "plan", plan_only=plan, fast_forward_mode="only" if ff_only else "never" if no_ff else "auto",
         allow_unrelated=allow_unrelated, lock_timeout=context.lock_timeout, on_wait=context.wait_note(),
+        after_commit=lineage_hook(brain),
     )
     result = merge_result(outcome)
     if outcome.kind == "halted":
@@ -214,6 +216,15 @@ class LineageIndex:
             if isinstance(record, RemovalRecord) and block in record.blocks:
                 return True
         return False
+
+
+def lineage_hook(brain: Brain) -> Callable[[OciDigest, OciDigest, list[Block]], None]:
+    """What keeps the lineage log current after a reconciliation commits (called under the writer lock)."""
+    def after(parent: OciDigest, snapshot: OciDigest, added: list[Block]) -> None:
+        from ingest.lineage_graph import log_commit
+
+        log_commit(brain, parent, snapshot, added)
+    return after
 
 
 def index_of(brain: Brain, *, persist: bool) -> Any:

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from cli.commands.merge import MergeResult, index_of, merge_result, render
+from cli.commands.merge import MergeResult, index_of, lineage_hook, merge_result, render
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Result
@@ -112,7 +112,7 @@ def continue_(ctx: typer.Context, sign_with: SignWithOption = None, as_json: Jso
     signing = SigningPlan.load(brain, sign_with)
     signing.require({TrustScope.COMMIT}, "this merge")
     outcome = continue_reconcile(brain, context.actor(), index_of(brain, persist=True),
-                                 lock_timeout=context.lock_timeout)
+                                 lock_timeout=context.lock_timeout, after_commit=lineage_hook(brain))
     signed = signing.sign_new_head(context)
     output = context.output(as_json)
     output.result(with_signature(merge_result(outcome), signed), lambda r: render(r, output))

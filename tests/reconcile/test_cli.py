@@ -68,6 +68,18 @@ def test_merge_of_real_ingests_lands_the_union_and_verifies(diverged: tuple[Path
         assert set(b.module(name).block_ids) == union
     verify = brain("--brain", str(ours), "verify", "--json")
     assert verify.code == 0, verify.stdout[-2000:]
+    # The lineage log describes the merge (appended under the lock), exactly as a rebuild would.
+    from ingest.lineage import LineageLog
+    from ingest.lineage_graph import lineage_of
+
+    log_file = LineageLog(ours)
+    assert log_file.last_snapshot() == str(b.snapshot_digest())
+    logged = log_file.load(b.snapshot_digest())
+    assert logged is not None
+    (ours / "boltzmann" / "cache" / "lineage.log").unlink()
+    rebuilt = lineage_of(b, b.snapshot_digest(), persist=False)
+    assert (logged.evidence, logged.statements, logged.dependents, logged.origins) == \
+        (rebuilt.evidence, rebuilt.statements, rebuilt.dependents, rebuilt.origins)
     log = brain("--brain", str(ours), "log", "--json")
     assert log.code == 0 and log.json()[0]["parents"] == [str(head_digest) for head_digest in head.parents]
     again = brain("--brain", str(ours), "--actor", ACTOR, "merge", their_head, "--reason", "again", "--json")
