@@ -222,9 +222,10 @@ def _match(text: str, ids: Sequence[BlockId], what: str) -> BlockId:
     return found[0]
 
 
-def accept_removals(brain: Brain, actor: str, reason: str, index_of: IndexOf, *,
+def accept_removals(brain: Brain, actor: str, reason: str, index_of: IndexOf, *, allow_canonical: bool = False,
                     lock_timeout: float | None = None) -> AcceptedRemovals:
-    """Accept the plan's withdrawn blocks, exactly, in one statement."""
+    """Accept the plan's withdrawn blocks, exactly, in one statement. The retention policy holds here as for a
+    drop (§7.4, §10.8 item 4): withdrawing canonical blocks of ours needs `allow_canonical`."""
     if not reason.strip():
         raise UsageError("accepting removals needs --reason TEXT (it is recorded in the removal records)")
     with brain.writer(actor, lock_timeout=lock_timeout, reconciling=True) as writer:
@@ -233,6 +234,11 @@ def accept_removals(brain: Brain, actor: str, reason: str, index_of: IndexOf, *,
         assert plan.judgement is not None
         if not plan.judgement.withdrawn:
             raise RefusedError("this reconciliation withdraws none of our blocks: there is nothing to accept")
+        sources = plan.judgement.withdrawn.get(MemoryType.CANONICAL, ())
+        if sources and not allow_canonical:
+            raise RefusedError(
+                f"accepting would withdraw {len(sources)} canonical blocks of ours (first {sources[0].short}): the "
+                "retention policy keeps sources", hint="pass --allow-canonical to accept their removal too")
         accepted = AcceptedRemovals(blocks=dict(plan.judgement.withdrawn), actor=actor_of(writer.actor),
                                     reason=reason, at=utc_timestamp())
         write_state(brain.path, state.model_copy(update={"accepted_removals": accepted}))

@@ -86,6 +86,7 @@ def resolve(
 def accept_removals(
     ctx: typer.Context,
     reason: Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why (recorded in the removal records).")] = "",
+    allow_canonical: Annotated[bool, typer.Option("--allow-canonical", help="Accept withdrawn canonical blocks too.")] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Accept every withdrawn block of ours, in one statement."""
@@ -94,7 +95,7 @@ def accept_removals(
     context = cli_context(ctx)
     brain = context.open_brain()
     accepted = run_accept(brain, context.actor(), reason, index_of(brain, persist=False),
-                          lock_timeout=context.lock_timeout)
+                          allow_canonical=allow_canonical, lock_timeout=context.lock_timeout)
     output = context.output(as_json)
     blocks = {t.value: [str(b) for b in ids] for t, ids in accepted.blocks.items()}
     output.result(Answered(block=",".join(blocks), kind="accept-removals", prefer=None),

@@ -93,7 +93,10 @@ def test_their_drop_withdraws_ours_halts_then_accepts(tmp_path: Path) -> None:
         add(brain, source("blocked"))
     with pytest.raises(RefusedError):
         continue_reconcile(brain, ACTOR, index_of(brain))
-    accept_removals(brain, ACTOR, "fine", index_of(brain))
+    with pytest.raises(RefusedError, match="retention policy keeps sources"):
+        accept_removals(brain, ACTOR, "fine", index_of(brain))  # our source A would leave (§10.8 item 4)
+    assert read_state(brain.path).accepted_removals is None
+    accept_removals(brain, ACTOR, "fine", index_of(brain), allow_canonical=True)
     done = continue_reconcile(brain, ACTOR, index_of(brain))
     assert done.kind == "merged" and not state_path(brain.path).exists()
     head = brain.snapshot()
