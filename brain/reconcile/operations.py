@@ -326,8 +326,15 @@ def _write(writer: Writer, plan: MergePlan, judgement: Judgement, strategy: Stra
     refused = {v.block.hex for v in judgement.verdicts.values() if not v.enters}
     steps: list[tuple[list[ModuleMerge], Mapping[MemoryType, frozenset[str]], list[ProvenanceBlock]]] = []
     recorded: set[BlockId] = set()
+    ours_index: list[OurIndex] = []
+
+    def index() -> OurIndex:  # one index of our head for every step
+        if not ours_index:
+            ours_index.append(index_of(plan.ours))
+        return ours_index[0]
+
     for step in plan.replay:
-        step_plan = plan_merge(brain, plan.ours, [step], lambda: index_of(plan.ours), resolutions=resolutions,
+        step_plan = plan_merge(brain, plan.ours, [step], index, resolutions=resolutions,
                                ancestor=plan.ancestor, pinned_ancestor=True)
         step_j = step_plan.judgement
         if step_plan.join != "reconcile" or step_j is None:
