@@ -261,7 +261,9 @@ def render(result: MergeResult, output: Output) -> list[RenderableType]:
     head = f"{result.outcome.replace('_', ' ')}: {', '.join(t.short for t in result.theirs)} into {result.ours.short}"
     shown: list[RenderableType] = [f"## brain merge — {head}" if output.markdown else head]
     if result.ancestor is not None and result.outcome not in ("up_to_date", "fast_forward"):
-        shown.append(f"ancestor {result.ancestor.short}; {result.judged} incoming blocks judged")
+        refused = sum(1 for v in result.verdicts if v.verdict != "validated")
+        shown.append(f"ancestor {result.ancestor.short}; {result.judged} incoming blocks judged: "
+                     f"{result.judged - refused} validated (the +theirs columns), {refused} listed below")
     if result.modules:
         sides = ["ours", *(["theirs"] if len(result.theirs) == 1 else [f"theirs {i + 1}" for i in range(len(result.theirs))])]
         table = output.table("module", "ancestor", *(f"+{s}" for s in sides), *(f"-{s}" for s in sides), "result")
