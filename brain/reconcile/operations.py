@@ -84,6 +84,8 @@ def merge(
     if plan_only:
         ours = _head_or_refuse(brain.snapshot_digest())
         plan = _plan(brain, ours, theirs, index_of, allow_unrelated, fast_forward_mode)
+        if plan.join != "reconcile":
+            return Outcome(plan.join, plan, strategy)  # reported as such; nothing to review
         return Outcome("planned", plan, strategy)
     with brain.writer(actor, lock_timeout=lock_timeout, on_wait=on_wait) as writer:
         ours = _head_or_refuse(None if writer.head is None else writer.head.snapshot)

@@ -123,7 +123,8 @@ def merge(
     if outcome.kind == "up_to_date":
         output.message("already up to date: nothing was written")
     elif outcome.kind == "fast_forward":
-        output.message(f"fast-forward: the head moved to {theirs[0].short}; no snapshot was written")
+        moved = "would move" if plan else "moved"
+        output.message(f"fast-forward: the head {moved} to {theirs[0].short}; no snapshot is written")
     elif outcome.kind == "merged":
         shown = ", ".join(d.short for d in outcome.snapshots)
         output.message(f"merged ({outcome.strategy}) in snapshot {shown}")
