@@ -25,6 +25,7 @@ from brain.snapshot import Snapshot, TrustRoot
 if TYPE_CHECKING:
     from brain.authn.records import SignatureRecord
     from brain.authn.signer import Signer
+    from brain.branches.operations import BranchChange, BranchList, CheckoutResult
     from brain.lifecycle.compare import DiffResult
     from brain.lifecycle.log import LogEntry
     from brain.lifecycle.prune import PruneReport
@@ -260,6 +261,34 @@ class Brain:
         from brain.trust_ops import pin_trust_root
 
         pin_trust_root(self.core, trust_root, lock_timeout=self.lock_timeout)
+
+    # --- branches (§10; docs/branches.md) -------------------------------------------------------------------
+
+    def branches(self) -> BranchList:
+        """The branches and which is current (`brain branch`)."""
+        from brain.branches.operations import branch_list
+
+        return branch_list(self.core)
+
+    def create_branch(self, name: str, *, at: str | None = None) -> BranchChange:
+        """Create branch `name` at `at` (a branch or a snapshot digest or prefix; default: the head) (`brain branch create`)."""
+        from brain.branches.operations import create_branch_at
+
+        return create_branch_at(self.core, name, self.actor, at, lock_timeout=self.lock_timeout)
+
+    def delete_branch(self, name: str, *, force: bool = False) -> BranchChange:
+        """Delete branch `name`; its snapshots stay stored until pruned (`brain branch delete`)."""
+        from brain.branches.operations import delete_branch
+
+        return delete_branch(self.core, name, self.actor, force=force, lock_timeout=self.lock_timeout)
+
+    def checkout(self, name: str) -> CheckoutResult:
+        """Make `name` the current branch (`brain checkout`)."""
+        from brain.branches.operations import checkout
+
+        return checkout(self.core, name, self.actor, lock_timeout=self.lock_timeout)
+
+    # --- registries ----------------------------------------------------------------------------------------
 
     def pack(self, tag: str | None = None, *, modules: set[MemoryType] | None = None) -> PackResult:
         """Pack the head as its OCI artifact inside the brain, optionally tagged (`brain pack`)."""

@@ -22,6 +22,7 @@ SDK_EXPORTS = {"Brain", "BrainError"}
 SDK_BRAIN_METHODS = {
     "init", "open", "pull", "ingest", "search", "drop", "supersede", "demote", "prune", "verify", "diff", "log",
     "sign", "pin", "pack", "push", "resolve", "modules", "ledger", "snapshot", "snapshot_digest",
+    "branches", "create_branch", "delete_branch", "checkout",
 }  # fmt: skip
 
 
