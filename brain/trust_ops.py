@@ -19,6 +19,7 @@ from brain.errors import BrainError, InvalidInputError, UsageError
 from brain.identity import OciDigest, utc_timestamp
 from brain.snapshot import Snapshot, TrustRoot, TrustScope
 from brain.store.atomic import atomic_write
+from brain.store.user_files import MIB, read_user_file
 
 if TYPE_CHECKING:
     from brain.authn.decision import Authentication
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from brain.authn.trust import TrustPin
 
 OnWait = Callable[[str], None]
+MAX_DOCUMENT_BYTES = MIB  # a trust root, rotation plan or signature record is a few KiB
 
 
 def init_governed(
@@ -154,7 +156,7 @@ def sign_plan(brain: Brain | None, plan: Snapshot, signer: Signer, *, output: Pa
 def read_plan(path: Path, option: str) -> Snapshot:
     """The rotation plan (a snapshot document) in the file `path`, named by `option` in errors."""
     try:
-        data = path.read_bytes()
+        data = read_user_file(path, option, MAX_DOCUMENT_BYTES)
     except OSError as e:
         raise UsageError(f"cannot read {option} {path}: {e.strerror}") from None
     try:
@@ -168,7 +170,7 @@ def read_record(path: Path, option: str = "--record") -> SignatureRecord:
     from brain.authn.records import SignatureRecord
 
     try:
-        return SignatureRecord.decode(path.read_bytes().rstrip(b"\n"))
+        return SignatureRecord.decode(read_user_file(path, option, MAX_DOCUMENT_BYTES).rstrip(b"\n"))
     except OSError as e:
         raise UsageError(f"cannot read {option} {path}: {e.strerror}") from None
     except BrainError as e:

@@ -29,6 +29,7 @@ from brain.errors import InvalidInputError, SigningKeyError
 from brain.head_signing import HeadSigning, SignedHead
 from brain.identity import actor_id_problem
 from brain.snapshot import TrustKey, TrustScope
+from brain.store.user_files import KIB, read_user_file
 from cli.context import CliContext
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from brain.authn.signer import Signer
 
 PASSPHRASE_ENV = "BRAIN_SIGNING_PASSPHRASE"
+MAX_KEY_FILE_BYTES = 16 * KIB
 DEFAULT_SCOPES = (TrustScope.INGEST, TrustScope.COMMIT, TrustScope.GOVERN)
 
 SignWithOption = Annotated[
@@ -121,7 +123,7 @@ def read_public_key(text: str) -> PublicKey:
     if not candidate.startswith("ssh-"):
         path = Path(candidate).expanduser()
         try:
-            candidate = path.read_text(encoding="utf-8")[:16384]
+            candidate = read_user_file(path, "public key file", MAX_KEY_FILE_BYTES, error=SigningKeyError).decode("utf-8")
         except FileNotFoundError:
             raise SigningKeyError(f"no public key file at {path}", hint="give 'ssh-ed25519 AAAA...' or a .pub file") from None
         except (OSError, UnicodeDecodeError) as e:

@@ -19,6 +19,7 @@ from brain.blocks.provenance import RegistrationRecord
 from brain.brain import Brain
 from brain.errors import AmbiguousIdError, InvalidInputError, NotFoundError, UsageError
 from brain.identity import BlockId
+from brain.identity.names import bounded_name, can_be_file_name, id_digits, shown
 from brain.ledger import Ledger
 from brain.identity import is_digest_string
 
@@ -52,14 +53,29 @@ def resolve_block_id(brain: Brain, text: str) -> BlockId:
 
 
 def resolve_target(brain: Brain, reader: LedgerReader, text: str) -> BlockId:
-    """The block `text` names: an id or unique prefix, else the current canonical block of an origin."""
+    """The block `text` names: an id or unique prefix, else the current canonical block of an origin.
+
+    Bounded before any lookup: at most `MAX_NAME` characters, and hex beyond 64 digits is no id at all.
+    """
+    bounded_name(text, "block id or origin")
     if _ID_LIKE.fullmatch(text):
+        id_digits(text)
         try:
             return resolve_block_id(brain, text)
         except (NotFoundError, UsageError, InvalidInputError):
-            if not _registered_under(reader.about_origin(text), text) and not Path(text).is_file():
+            if not _registered_under(reader.about_origin(text), text) and not _is_file(text):
                 raise
     return source_of(reader, text)
+
+
+def _is_file(text: str) -> bool:
+    """Whether `text` names a regular file here; a name no file can have is not asked of the OS."""
+    if not can_be_file_name(text):
+        return False
+    try:
+        return Path(text).is_file()
+    except OSError:
+        return False
 
 
 def _registered_under(ledger: Ledger, origin: str) -> list[RegistrationRecord]:
@@ -71,22 +87,25 @@ def source_of(reader: LedgerReader, origin: str) -> BlockId:
     from ingest.sources.origins import default_origin  # only when a name is not an id
 
     # A file here means that file (from `docs/`, `README.md` is `docs/README.md`); else the origin as recorded.
-    for name in ([default_origin(Path(origin))] if Path(origin).is_file() else []) + [origin]:
+    for name in ([default_origin(Path(origin))] if _is_file(origin) else []) + [origin]:
         ledger = reader.about_origin(name)
         records = _registered_under(ledger, name)
         if records:
             break
     canonical = reader.modules.get(MemoryType.CANONICAL)
     members = [r for r in records if canonical is not None and r.block in canonical]
+    if not members and not can_be_file_name(origin):
+        raise UsageError(f"{shown(origin)} is neither a block id nor a source origin, and no file can have that name",
+                         hint="give a block id, a prefix of at least 4 hex digits, or an origin (see `brain ls`)")
     if not members:
         raise NotFoundError(
-            f"no block id or source origin {origin!r} in the current snapshot",
+            f"no block id or source origin {shown(origin)} in the current snapshot",
             hint="see `brain ls --type canonical` for the origins, or give a block id",
         )
     current = sorted({r.block for r in members if ledger.is_accessible(r.block)})
     if len(current) > 1:
         raise AmbiguousIdError(
-            f"origin {origin!r} names {len(current)} current sources: {', '.join(b.short for b in current)}",
+            f"origin {shown(origin)} names {len(current)} current sources: {', '.join(b.short for b in current)}",
             hint="give the block id instead",
         )
     return current[0] if current else max(members, key=lambda r: r.at).block

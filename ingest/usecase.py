@@ -67,7 +67,7 @@ def ingest_paths(
 
     result = sync_after(
         brain, paths, options.origin, result, apply=sync, dry_run=options.dry_run, actor=actor,
-        lock_timeout=lock_timeout, on_wait=on_wait,
+        lock_timeout=lock_timeout, on_wait=on_wait, include=options.include, exclude=options.exclude,
     )  # fmt: skip
     signed = signing.sign_new_head(lock_timeout=lock_timeout, on_wait=on_wait)
     return SignedIngestResult(**dict(result), signed=signed)

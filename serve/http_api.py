@@ -34,6 +34,7 @@ from brain.errors import (
     NotFoundError,
     UsageError,
 )
+from brain.store.user_files import read_user_file
 from serve.face import BrainFace
 
 MAX_TOKEN_BYTES = 4096
@@ -77,11 +78,11 @@ def is_loopback(host: str) -> bool:
 def read_token(path: Path) -> str:
     """The bearer token in `path` (surrounding whitespace ignored); refuses an empty or huge file."""
     try:
-        data = path.read_bytes()[: MAX_TOKEN_BYTES + 1]
-    except OSError as e:
-        raise UsageError(f"cannot read --token-file {path}: {e.strerror or e}") from None
+        data = read_user_file(path, "--token-file", MAX_TOKEN_BYTES)
+    except FileNotFoundError:
+        raise UsageError(f"--token-file {path} does not exist") from None
     token = data.decode("utf-8", errors="replace").strip()
-    if not token or len(data) > MAX_TOKEN_BYTES or any(c.isspace() for c in token):
+    if not token or any(c.isspace() for c in token):
         raise UsageError(f"--token-file {path} must hold one token (no spaces, at most {MAX_TOKEN_BYTES} bytes)")
     return token
 

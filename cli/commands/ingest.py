@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from brain.errors import UsageError
+from cli.config_secrets import is_env_name
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.signing import SignWithOption, passphrase_for
@@ -116,6 +117,9 @@ def ingest(
     license_text = _license(license_, license_unchecked)
     api_key = None
     if api_key_env is not None:
+        if not is_env_name(api_key_env):
+            raise UsageError("--api-key-env takes the NAME of an environment variable, not a key (the value is not shown)",
+                             hint="export the key, e.g. OPENAI_API_KEY=..., and pass --api-key-env OPENAI_API_KEY")
         api_key = os.environ.get(api_key_env)
         if not api_key:
             raise UsageError(f"--api-key-env {api_key_env}: that environment variable is not set")

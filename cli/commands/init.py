@@ -13,10 +13,13 @@ from brain.brain import Brain
 from brain.errors import InvalidInputError, UsageError
 from brain.identity import parse_strict
 from brain.snapshot import TrustRoot
+from brain.store.user_files import MIB, read_user_file
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Result
 from cli.signing import SignWithOption, load_signer, parse_trust_key_spec
+
+MAX_DOCUMENT_BYTES = MIB  # a trust root, rotation plan or signature record is a few KiB
 
 
 class InitResult(Result):
@@ -39,7 +42,7 @@ def _trust_root(keys: list[str], quorum: int, root_file: Path | None) -> TrustRo
         if keys:
             raise UsageError("give either --trust-key options or --trust-root FILE, not both")
         try:
-            document = parse_strict(root_file.read_bytes())
+            document = parse_strict(read_user_file(root_file, "--trust-root", MAX_DOCUMENT_BYTES))
             return TrustRoot.model_validate(document)
         except OSError as e:
             raise UsageError(f"cannot read --trust-root {root_file}: {e.strerror}") from None
