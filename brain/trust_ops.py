@@ -153,6 +153,9 @@ def sign_plan(brain: Brain | None, plan: Snapshot, signer: Signer, *, output: Pa
     return record
 
 
+MAX_DOCUMENT_BYTES = MIB  # a trust root, rotation plan or signature record is a few KiB
+
+
 def read_plan(path: Path, option: str) -> Snapshot:
     """The rotation plan (a snapshot document) in the file `path`, named by `option` in errors."""
     try:

@@ -141,6 +141,10 @@ def _missing_line(result: IngestResult) -> str:
 
 def render_signed_ingest(result: SignedIngestResult, output: Output, *, verbose: bool) -> Iterator[RenderableType]:
     """`render_ingest`, then what the model spent and the signature, if any."""
+    if result.shard is not None:
+        base = f", from {result.shard.base}" if result.shard.base else ""
+        yield (f"shard {result.shard.shard}: kept {result.shard.kept:,} source(s), "
+               f"skipped {result.shard.skipped:,} of other shards{base}")
     yield from render_ingest(result, output, verbose=verbose)
     if result.usage is not None:
         yield usage_line(result.usage)

@@ -176,17 +176,20 @@ class Brain:
     def ingest(
         self, paths: Sequence[Path | str], *, proposer: str = "heuristic", license: str | None = None,
         origin: str | None = None, sync: bool = False, strict: bool = False, dry_run: bool = False,
-        sign_with: str | Signer | None = None,
+        shard: str | None = None, base: str | None = None, sign_with: str | Signer | None = None,
     ) -> SignedIngestResult:  # fmt: skip
         """Register sources, propose knowledge, commit what the gate validates (`brain ingest`); with `sync`, drop
         or demote sources whose files are gone; `strict` raises `ProblemsFoundError` after committing if any
-        source failed or any candidate was rejected. `license` is an SPDX expression."""
+        source failed or any candidate was rejected. `license` is an SPDX expression; `shard="I/N"` ingests only
+        that shard's sources, `base` refuses unless the brain starts from that snapshot (`"empty"`: none)."""
         from ingest.license import spdx_expression
         from ingest.run import IngestOptions
+        from ingest.shard import Shard
         from ingest.usecase import ingest_paths, strict_failure
 
         options = IngestOptions(proposer=proposer, license=None if license is None else spdx_expression(license),
-                                origin=origin, dry_run=dry_run)
+                                origin=origin, dry_run=dry_run, shard=None if shard is None else Shard.parse(shard),
+                                base=base)
         result = ingest_paths(self.core, [Path(p) for p in paths], options, actor=self.actor, sync=sync,
                               sign_with=sign_with, lock_timeout=self.lock_timeout)
         if strict and (failure := strict_failure(result)) is not None:

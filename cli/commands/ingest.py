@@ -99,6 +99,14 @@ def ingest(
     max_cost: Annotated[
         str | None, typer.Option("--max-cost", metavar="USD", help="Stop proposing before a model would cost more (needs --price).")
     ] = None,
+    shard: Annotated[
+        str | None,
+        typer.Option("--shard", metavar="I/N", help="Only the sources of shard I of N (by a hash of each origin)."),
+    ] = None,
+    base: Annotated[
+        str | None,
+        typer.Option("--base", metavar="REF", help="Refuse unless the brain starts from this snapshot (or `empty`)."),
+    ] = None,
     price: Annotated[
         str | None,
         typer.Option("--price", metavar="input=P,output=Q", help="The model's prices in USD per million tokens."),
@@ -112,6 +120,7 @@ def ingest(
     from ingest.report import IngestResult
     from ingest.run import IngestOptions, parse_allowed
     from ingest.usecase import ingest_paths, strict_failure
+    from ingest.shard import Shard
 
     context = cli_context(ctx)
     license_text = _license(license_, license_unchecked)
@@ -141,6 +150,8 @@ def ingest(
         use_cache=not no_cache,
         dry_run=dry_run,
         vcs_ignore=not no_ignore,
+        shard=None if shard is None else Shard.parse(shard),
+        base=base,
     )
     brain = context.open_brain()
     output = context.output(as_json)
