@@ -101,6 +101,12 @@ def branches(brain: Brain) -> Refs | None:
     return refs if head is None else refs.brought_up(head.snapshot, head.origin)
 
 
+def branch_heads(brain: Brain) -> list[OciDigest]:
+    """Every branch's head snapshot (the current one's from head.json), for reachability (prune)."""
+    refs = branches(brain)
+    return [] if refs is None else refs.heads()
+
+
 def current_branch(brain: Brain) -> str:
     """The name of the current branch (`main` for a brain without `refs.json`)."""
     refs = branches(brain)
@@ -315,6 +321,7 @@ __all__ = [
     "BranchInfo",
     "BranchList",
     "CheckoutResult",
+    "branch_heads",
     "branch_list",
     "branches",
     "checkout",

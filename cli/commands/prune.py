@@ -1,6 +1,6 @@
 """`brain prune [--dry-run] [--keep N]`: delete blobs no retained snapshot or packed artifact reaches.
 
-Retained: the snapshots in `head.json`'s `retained` (the newest N with `--keep N`), every manifest in
+Retained: the snapshots in `head.json`'s `retained` (the newest N with `--keep N`), every branch head, every manifest in
 `index.json` (with its config, layers and snapshot), and the whole parent chain of each snapshot, so no
 history another reader needs to verify is cut. Stale temporary files of killed writers go too. Runs under
 the writer lock, so a blob a concurrent commit just wrote can never be taken for garbage.
@@ -44,6 +44,7 @@ def prune(
     as_json: JsonFlag = False,
 ) -> None:
     """Delete unreachable blobs and stale temporary files."""
+    from brain.branches.operations import branch_heads
     from oci.retention import index_roots
 
     context = cli_context(ctx)
@@ -61,7 +62,7 @@ def prune(
                 raise UsageError("--keep: the brain is empty")
             retained = [head.snapshot, *(d for d in retained if d != head.snapshot)][:keep]
         blobs, tagged = index_roots(brain)
-        keep_hex = reachable(brain, [*retained, *tagged]) | blobs
+        keep_hex = reachable(brain, [*retained, *branch_heads(brain), *tagged]) | blobs
         doomed = [(d, _size(brain, d.hex)) for d in brain.blobs.digests() if d.hex not in keep_hex]
         deleted = 0
         if not dry_run:
