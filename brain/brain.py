@@ -268,12 +268,16 @@ class Brain:
         lock_timeout: float | None = None,
         on_wait: Callable[[str], None] | None = None,
         branch: str | None = None,
+        pointers_only: bool = False,
     ) -> Writer:
         """The only write path: a context manager holding the writer lock (see `Writer`).
 
-        `branch`: commit onto that branch instead of the current one (created from the head if absent).
+        `branch`: commit onto that branch instead of the current one (created from the head if absent);
+        `pointers_only`: the caller moves pointers and writes no blob (branch operations).
         """
-        return Writer(self, actor, lock_timeout=lock_timeout, on_wait=on_wait, branch=branch)
+        return Writer(
+            self, actor, lock_timeout=lock_timeout, on_wait=on_wait, branch=branch, pointers_only=pointers_only
+        )
 
 
 def _repair_checkout(path: Path) -> None:

@@ -91,6 +91,7 @@ class Writer:
 
     `branch`: commit onto that branch rather than the current one (see the module docstring); `head` is
     then that branch's head (a `Head` with no `retained`), and `head.json` keeps naming the current branch.
+    `pointers_only`: the holder writes no blob (a checkout), so taking the lock does not sweep `blobs/sha256`.
     Taking the lock first repairs an interrupted checkout (§10.2), so no commit lands under the wrong branch.
     """
 
@@ -102,11 +103,12 @@ class Writer:
         lock_timeout: float | None = None,
         on_wait: Callable[[str], None] | None = None,
         branch: str | None = None,
+        pointers_only: bool = False,
     ) -> None:
         self.brain = brain
         self.actor = validate_actor_id(actor)
         self.branch = None if branch is None else validate_branch_name(branch)
-        self._lock = WriterLock(brain.path, lock_timeout, on_wait)
+        self._lock = WriterLock(brain.path, lock_timeout, on_wait, sweep_blobs=not pointers_only)
         self._head: Head | None = None
         # The brain's own head and refs (they differ from `_head` only when committing onto another branch).
         self._brain_head: Head | None = None

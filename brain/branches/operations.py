@@ -163,7 +163,7 @@ def create_branch(
     A governed brain's new branch head is authenticated first (§9.7; exit 6, nothing written, if it is not).
     """
     validate_branch_name(name)
-    with brain.writer(actor, lock_timeout=lock_timeout, on_wait=on_wait) as writer:
+    with brain.writer(actor, lock_timeout=lock_timeout, on_wait=on_wait, pointers_only=True) as writer:
         head = writer.head
         if head is None:
             raise RefusedError(
@@ -251,7 +251,7 @@ def delete_branch(
     history nor in the history of the snapshot its `origin` records (unmerged and unpublished).
     """
     validate_branch_name(name)
-    with brain.writer(actor, lock_timeout=lock_timeout, on_wait=on_wait) as writer:
+    with brain.writer(actor, lock_timeout=lock_timeout, on_wait=on_wait, pointers_only=True) as writer:
         head = writer.head
         refs = refs_or_implicit(load_refs(brain), head)
         if refs is None or name not in refs.branches:
@@ -293,7 +293,7 @@ def checkout(
     On a governed brain the branch's head is authenticated first (§9.7; exit 6, nothing moved, if not).
     """
     validate_branch_name(name)
-    with brain.writer(actor, lock_timeout=lock_timeout, on_wait=on_wait) as writer:
+    with brain.writer(actor, lock_timeout=lock_timeout, on_wait=on_wait, pointers_only=True) as writer:
         head = writer.head
         refs = refs_or_implicit(load_refs(brain), head)
         if refs is None or name not in refs.branches:

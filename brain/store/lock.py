@@ -45,10 +45,14 @@ class WriterLock:
         brain_path: Path,
         timeout: float | None = None,
         on_wait: Callable[[str], None] | None = None,
+        sweep_blobs: bool = True,
     ) -> None:
         self.path = Path(brain_path).joinpath(*LOCK_FILE)
         self.timeout = timeout
         self.on_wait = on_wait
+        # A holder that writes only pointers (a checkout) leaves blobs/sha256 to the next blob writer: listing
+        # a 100,000-blob directory would be most of its cost.
+        self.sweep_blobs = sweep_blobs
         self._fd: int | None = None
 
     @property
@@ -94,7 +98,8 @@ class WriterLock:
         self._fd = fd
         acquired = time.time()
         try:
-            for directory in (self.path.parent.parent.joinpath(*BLOB_DIR), self.path.parent):
+            blobs = [self.path.parent.parent.joinpath(*BLOB_DIR)] if self.sweep_blobs else []
+            for directory in (*blobs, self.path.parent):
                 sweep_temps(directory, acquired)
         except BaseException:
             self.release()
