@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 from brain.blocks.base import Block
 from brain.branches.names import MAIN, branch_tag, validate_branch_name
-from brain.branches.pointers import refs_or_implicit, repair_switching
-from brain.branches.refs import BranchEntry, Refs, write_refs
+from brain.branches.pointers import refs_or_implicit
+from brain.branches.refs import BranchEntry, Refs, read_refs, write_refs
 from brain.blocks.memory_type import MemoryType
 from brain.composition import Composition, ModuleRef
 from brain.errors import ConflictError, NotFoundError
@@ -92,7 +92,8 @@ class Writer:
     `branch`: commit onto that branch rather than the current one (see the module docstring); `head` is
     then that branch's head (a `Head` with no `retained`), and `head.json` keeps naming the current branch.
     `pointers_only`: the holder writes no blob (a checkout), so taking the lock does not sweep `blobs/sha256`.
-    Taking the lock first repairs an interrupted checkout (§10.2), so no commit lands under the wrong branch.
+    Taking the lock first repairs an interrupted checkout (§10.2, `WriterLock`), so no commit lands under the
+    wrong branch; a `refs.json` that cannot be read refuses the write (exit 2) before anything is staged.
     """
 
     def __init__(
@@ -126,7 +127,8 @@ class Writer:
         self._lock.acquire()
         try:
             # Read the head only once the lock is ours: another writer may have just committed.
-            self._branch_refs = repair_switching(self.brain.path)
+            # Taking the lock repaired an interrupted checkout; a refs.json that cannot be read refuses the write.
+            self._branch_refs = read_refs(self.brain.path)
             self._brain_head = self._head = read_head(self.brain.path)
             self._enter_branch()
             self._snapshot = None if self._head is None else self.brain.snapshot(self._head.snapshot)

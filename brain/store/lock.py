@@ -3,7 +3,8 @@
 The kernel releases an `flock` when its holder dies, so a crashed writer can never leave a stale lock;
 the host/pid/time stored in the file only serve to tell a waiting writer who it is waiting for. Having
 taken the lock, a writer removes the temp files that killed writers left in `blobs/sha256` and
-`boltzmann/` (only unlocked ones: see `brain.store.atomic.sweep_temps`).
+`boltzmann/` (only unlocked ones: see `brain.store.atomic.sweep_temps`) and repairs a checkout a crash
+interrupted (`brain.branches.pointers.repair_switching`), so no write of any kind lands under the wrong branch.
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ class WriterLock:
             blobs = [self.path.parent.parent.joinpath(*BLOB_DIR)] if self.sweep_blobs else []
             for directory in (*blobs, self.path.parent):
                 sweep_temps(directory, acquired)
+            _repair_checkout(self.path.parent.parent)
         except BaseException:
             self.release()
             raise
@@ -125,6 +127,18 @@ class WriterLock:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         self.release()
+
+
+def _repair_checkout(root: Path) -> None:
+    """Finish or undo a checkout a crash interrupted, before the new holder writes anything (§10.2).
+
+    A `refs.json` that cannot be read is left for the commands that need it to report (a commit refuses it).
+    """
+    from brain.branches.pointers import repair_switching
+    from brain.errors import BrainError
+
+    with contextlib.suppress(BrainError):
+        repair_switching(root)
 
 
 def _read_all(fd: int) -> bytes:
