@@ -268,14 +268,18 @@ class Brain:
         on_wait: Callable[[str], None] | None = None,
         branch: str | None = None,
         pointers_only: bool = False,
+        *,
+        reconciling: bool = False,
     ) -> Writer:
         """The only write path: a context manager holding the writer lock (see `Writer`).
 
         `branch`: commit onto that branch instead of the current one (created from the head if absent);
-        `pointers_only`: the caller moves pointers and writes no blob (branch operations).
+        `pointers_only`: the caller moves pointers and writes no blob (branch operations). It refuses while a
+        reconciliation is open, unless it is the reconciliation's own (`reconciling`).
         """
         return Writer(
-            self, actor, lock_timeout=lock_timeout, on_wait=on_wait, branch=branch, pointers_only=pointers_only
+            self, actor, lock_timeout=lock_timeout, on_wait=on_wait, branch=branch, pointers_only=pointers_only,
+            reconciling=reconciling,
         )
 
 

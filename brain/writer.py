@@ -105,11 +105,14 @@ class Writer:
         on_wait: Callable[[str], None] | None = None,
         branch: str | None = None,
         pointers_only: bool = False,
+        reconciling: bool = False,
     ) -> None:
         self.brain = brain
         self.actor = validate_actor_id(actor)
         self.branch = None if branch is None else validate_branch_name(branch)
-        self._lock = WriterLock(brain.path, lock_timeout, on_wait, sweep_blobs=not pointers_only)
+        self._lock = WriterLock(
+            brain.path, lock_timeout, on_wait, reconciling=reconciling, sweep_blobs=not pointers_only
+        )
         self._head: Head | None = None
         # The brain's own head and refs (they differ from `_head` only when committing onto another branch).
         self._brain_head: Head | None = None
@@ -117,6 +120,7 @@ class Writer:
         self._other_branch = False
         self._snapshot: Snapshot | None = None
         self._refs: dict[MemoryType, ModuleRef] = {}
+        self._base_refs: dict[MemoryType, ModuleRef] = {}
         self._staged: dict[MemoryType, _Membership] = {}
         self._tombstones: dict[MemoryType, set[BlockId]] = {}
         self._puts = BackgroundPuts(brain.blobs)
@@ -133,6 +137,7 @@ class Writer:
             self._enter_branch()
             self._snapshot = None if self._head is None else self.brain.snapshot(self._head.snapshot)
             self._refs = {} if self._snapshot is None else {MemoryType(k): v for k, v in self._snapshot.modules.items()}
+            self._base_refs = dict(self._refs)
         except BaseException:
             self._lock.release()
             raise
@@ -283,10 +288,27 @@ class Writer:
 
     # --- commit -------------------------------------------------------------------------------------
 
-    def commit(self, labels: Mapping[str, str] | None = None) -> OciDigest | None:
+    def adopt(self, memory_type: MemoryType, ref: ModuleRef) -> None:
+        """Stage a module reference verbatim (a reconciliation adopting the one side's module, §10.4)."""
+        self._require_lock()
+        self._staged.pop(memory_type, None)
+        self._tombstones.pop(memory_type, None)
+        self._refs[memory_type] = ref
+
+    def commit(
+        self,
+        labels: Mapping[str, str] | None = None,
+        *,
+        merged: tuple[OciDigest, ...] = (),
+        publish: bool = True,
+        before_head: Callable[[OciDigest], None] | None = None,
+    ) -> OciDigest | None:
         """Write one new snapshot (and move the head) if anything changed; returns its digest or None.
 
-        `labels` are merged over the carried-forward labels.
+        `labels` are merged over the carried-forward labels. `merged` are further parents after the head (a
+        reconciliation, §5.3): such a snapshot is always written. With `publish=False` the head moves only
+        in memory (a chain of snapshots, e.g. a rebase, becomes the head at once with `publish_head()`);
+        `before_head` is called with the new digest once the snapshot is durable, before `head.json` moves.
         """
         self._require_lock()
         self._puts.drain()
@@ -309,14 +331,39 @@ class Writer:
         self._tombstones = {}
         old_labels = dict(self._snapshot.labels or {}) if self._snapshot is not None else {}
         new_labels = {**old_labels, **(labels or {})}
-        if refs == self._refs and new_labels == old_labels:
+        if refs == self._refs and new_labels == old_labels and not merged and self._committed_refs_same():
             return None
-        snapshot = _next_snapshot(self._snapshot, self._head, refs, new_labels)
+        snapshot = _next_snapshot(self._snapshot, self._head, refs, new_labels, merged)
         digest = blobs.put(snapshot.to_bytes(), sync=False)
         blobs.sync()
-        head = self._move_pointers(digest)
+        if before_head is not None:
+            before_head(digest)
+        if publish:
+            head = self._move_pointers(digest)
+        else:
+            head = Head.first(digest) if self._head is None else self._head.advance(digest, origin=self._head.origin)
         self._head, self._snapshot, self._refs = head, snapshot, refs
+        self._base_refs = dict(refs)
         return digest
+
+    def publish_head(self) -> None:
+        """Write the in-memory head (after `commit(publish=False)` steps)."""
+        self._require_lock()
+        if self._head is not None:
+            self._head = self._move_pointers(self._head.snapshot)
+
+    def move_head(self, digest: OciDigest) -> None:
+        """Point the head at a stored snapshot without writing one (a fast-forward, §10.2)."""
+        self._require_lock()
+        snapshot = self.brain.snapshot(digest)
+        self._head = self._move_pointers(digest)
+        self._snapshot = snapshot
+        self._refs = {} if snapshot is None else {MemoryType(k): v for k, v in snapshot.modules.items()}
+        self._base_refs = dict(self._refs)
+
+    def _committed_refs_same(self) -> bool:
+        """Whether the staged references equal the snapshot's (an `adopt` changes them without staging)."""
+        return self._snapshot is None or self._base_refs == self._refs
 
 
 def _module_ref(composition: Composition, old: ModuleRef | None) -> ModuleRef:
@@ -337,10 +384,14 @@ def _with_tombstones(ref: ModuleRef, tombstoned: Iterable[BlockId]) -> ModuleRef
 
 
 def _next_snapshot(
-    previous: Snapshot | None, head: Head | None, refs: Mapping[MemoryType, ModuleRef], labels: dict[str, str]
+    previous: Snapshot | None,
+    head: Head | None,
+    refs: Mapping[MemoryType, ModuleRef],
+    labels: dict[str, str],
+    merged: tuple[OciDigest, ...] = (),
 ) -> Snapshot:
     return Snapshot.with_lineage(
-        () if head is None else (head.snapshot,),
+        (*(() if head is None else (head.snapshot,)), *merged),
         created_at=utc_timestamp(),
         modules={t.value: refs[t] for t in refs},
         labels=labels or None,

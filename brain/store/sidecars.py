@@ -172,6 +172,24 @@ REMOTES = Sidecar(
     deletable=False,
     why="downgrade protection for those references is lost",
 )
+RECONCILE = Sidecar(
+    ("boltzmann", "reconcile.json"),
+    owner="brain.reconcile.state (merge, reconcile)",
+    format="JCS reconciliation state (§10.6): theirs, ancestor, strategy, actor, reason, head, resolutions",
+    write="atomic replace, fsynced, under the writer lock; deleted (never emptied) when the reconciliation ends",
+    trust="hostile until parsed: strict JSON, exact §10.6 shape, canonical bytes; an empty file reads as absent",
+    deletable=False,
+    why="the halted reconciliation's answers are lost (the merge can be run again); while it exists every write is refused",
+)
+HISTORY = Sidecar(
+    ("boltzmann", "history.jsonl"),
+    owner="brain.reconcile.journal (merge, reconcile continue)",
+    format="JSON lines: per reconciliation snapshot, who asked, why, and every admit/reject/prefer decision",
+    write="atomic replace (read, add one line), fsynced, before the head moves, under the writer lock",
+    trust="local memory only: `brain log` shows a line only for a snapshot in the history it walks",
+    deletable=False,
+    why="who reconciled, why, and the admit/reject decisions are recorded nowhere else (§10.8 item 3)",
+)
 
 SIDECARS: tuple[Sidecar, ...] = (
     HEAD,
@@ -187,6 +205,8 @@ SIDECARS: tuple[Sidecar, ...] = (
     SIGNATURES,
     TRUST,
     REMOTES,
+    RECONCILE,
+    HISTORY,
 )
 
 
@@ -215,10 +235,12 @@ __all__ = [
     "DIRECTORY",
     "FINGERPRINTS",
     "HEAD",
+    "HISTORY",
     "LAYERS",
     "LINEAGE",
     "LOCK",
     "PROPOSALS",
+    "RECONCILE",
     "REFS",
     "REMOTES",
     "SEARCH",

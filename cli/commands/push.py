@@ -32,6 +32,7 @@ def push(
     as_json: JsonFlag = False,
 ) -> None:
     """Push the current head to a registry (re-packing a lagging tag); prints the manifest digest."""
+    from brain.store.lock import refuse_while_reconciling
     from oci.push import push as push_artifact
     from oci.reference import parse_reference
 
@@ -40,6 +41,7 @@ def push(
         raise UsageError("--immutable and --force contradict each other", hint="drop one of them")
     ref = parse_reference(reference, plain_http=plain_http)
     brain = context.open_brain()
+    refuse_while_reconciling(brain.path, "push")  # §10.6 (ours): a halted reconciliation is not published
     output = context.output(as_json)
     with blob_progress(output) as progress:
         result = push_artifact(
