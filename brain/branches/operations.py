@@ -170,8 +170,9 @@ def create_branch(
                 f"the brain at {brain.path} is empty: there is no snapshot to branch from",
                 hint="commit something first (e.g. `brain ingest`)",
             )
-        refs = refs_or_implicit(load_refs(brain), head)
-        assert refs is not None
+        found = refs_or_implicit(load_refs(brain), head)
+        assert found is not None
+        refs = found.brought_up(head.snapshot, head.origin)  # the new entry takes the current one's reference
         if name in refs.branches:
             raise ConflictError(
                 f"branch {name} already exists (at {refs.branches[name].snapshot.short})",

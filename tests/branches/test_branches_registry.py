@@ -75,13 +75,17 @@ def test_push_pull_and_list_branches(brain: BrainRunner, registry: RegistryServe
     infos = {b["name"]: b for b in run(brain, clone, "branch", "--json").json()["branches"]}
     assert infos["feature/x"]["current"] and infos["main"]["behind"] == 1
     assert run(brain, clone, "verify").code == 0
+    # A new branch's entry takes the current branch's reference, and no origin (§10.2).
+    assert run(brain, clone, "branch", "create", "topic").code == 0
+    topic = json.loads((clone / "boltzmann" / "refs.json").read_bytes())["branches"]["topic"]
+    assert topic == {"snapshot": entry["snapshot"], "tag": "br.topic", "reference": f"{repo}:br.feature.x"}
 
     # --branch installs a remote tag as a local branch of any name.
     release = run(brain, clone, "pull", f"{repo}:v1", "--branch", "release", "--json")
     assert release.code == 0, release.stderr
     refs = json.loads((clone / "boltzmann" / "refs.json").read_bytes())
     assert refs["current"] == "release" and refs["branches"]["release"]["tag"] == "v1"
-    assert set(refs["branches"]) == {"feature/x", "main", "release"}
+    assert set(refs["branches"]) == {"feature/x", "main", "release", "topic"}
 
     # Into an empty brain, a branch tag leaves refs.json holding only that branch.
     lone = tmp_path / "lone"
