@@ -18,7 +18,6 @@ from brain.brain import Brain
 from brain.errors import BrainError, BrainUnreadableError, ConflictError, NotFoundError, RefusedError
 from brain.frozen import FrozenModel
 from brain.identity import OciDigest
-from brain.queries import local_history
 from brain.snapshot import Snapshot
 from brain.store.head import Head
 
@@ -127,6 +126,8 @@ def list_branches(brain: Brain, *, counts: bool = True) -> list[BranchInfo]:
     refs = branches(brain)
     if refs is None:
         return []
+    from brain.queries import local_history
+
     ours = refs.branches[refs.current].snapshot
     history = local_history(brain, ours) if counts else set()
     infos = []
@@ -275,6 +276,8 @@ def delete_branch(
 
 
 def _contained(brain: Brain, refs: Refs, name: str, entry: BranchEntry) -> bool:
+    from brain.queries import local_history
+
     places = [e.snapshot for n, e in refs.branches.items() if n != name]
     if entry.origin is not None:
         places.append(entry.origin.snapshot)
