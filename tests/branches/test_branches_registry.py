@@ -117,3 +117,6 @@ def test_push_refuses_to_narrow_a_tag(brain: BrainRunner, registry: RegistryServ
 def test_remote_listing_errors(brain: BrainRunner, registry: RegistryServer, tmp_path: Path) -> None:
     missing = run(brain, tmp_path / "x", "branch", "--remote", f"{registry.host}/branches/none")
     assert_one_line_error(missing, 4)
+    bad = run(brain, tmp_path / "y", "pull", f"{registry.host}/branches/none:latest", "--branch", "a.b")
+    assert_one_line_error(bad, 3)  # refused before any request: the registry has no such repository
+    assert not (tmp_path / "y").exists()
