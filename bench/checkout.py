@@ -4,8 +4,9 @@ subprocesses, medians of 5; target ≤ 0.5 s at 100,000 blocks.
 A checkout moves pointers (refs.json, head.json, refs.json) and never rewrites a composition, so its cost
 should not grow with the brain: the two sizes should time alike. The brains are built through the Writer
 (`bench/verify.py`), branch `side` is created at the head and one more commit lands on `main`, then each
-timed run switches to the other branch. The in-process cost of `brain.branches.operations.checkout` is
-shown too, without the interpreter's start-up.
+timed run switches to the other branch. `brain status` is timed beside it (the floor any command pays:
+interpreter, imports, opening the brain), and the in-process cost of `brain.branches.operations.checkout`
+without the interpreter's start-up. On a loaded machine compare CPU seconds: wall time there is mostly waiting.
 
 Usage: python bench/checkout.py [blocks ...] [--keep DIR]   (defaults 10000 100000)
 """
@@ -59,6 +60,11 @@ def bench(path: Path, blocks: int) -> None:
             raise SystemExit(f"brain checkout {name} failed ({done.returncode}): {done.stderr.strip()}")
 
     report(f"brain checkout, {blocks:,} blocks (whole command)", median_seconds(command, REPEAT), TARGET_SECONDS)
+
+    def status() -> None:  # the floor: the interpreter, the imports, opening the brain
+        subprocess.run([*BRAIN, "--brain", str(path), "status"], env=ENV, capture_output=True, check=True)
+
+    report(f"brain status, {blocks:,} blocks (for comparison)", median_seconds(status, REPEAT), TARGET_SECONDS)
 
     def library() -> None:
         checkout(Brain.open(path), next(names), ACTOR)
