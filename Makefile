@@ -31,7 +31,7 @@ demo: install
 
 # Lint and types first (settings in pyproject.toml), so a regression fails `make test` and CI before the suite runs.
 # Every first-party package that exists is type-checked (packages arriving later join by existing).
-PACKAGES := brain ingest oci cli retrieval serve export signers
+PACKAGES := brain ingest oci cli retrieval serve export signers sdk
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/mypy $(wildcard $(PACKAGES))
