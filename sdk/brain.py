@@ -25,6 +25,7 @@ from brain.snapshot import Snapshot, TrustRoot
 if TYPE_CHECKING:
     from brain.authn.records import SignatureRecord
     from brain.authn.signer import Signer
+    from brain.branches.operations import BranchChange, BranchList, CheckoutResult
     from brain.lifecycle.compare import DiffResult
     from brain.lifecycle.log import LogEntry
     from brain.lifecycle.prune import PruneReport
@@ -267,13 +268,41 @@ class Brain:
 
         return pack(self.core, tag, modules, lock_timeout=self.lock_timeout)
 
-    def push(self, ref: str, *, force: bool = False, immutable: bool = False, plain_http: bool = False) -> PushResult:
-        """Publish the head to a registry (`brain push`), packing or re-packing its tag first if needed."""
+    def push(
+        self, ref: str, *, force: bool = False, immutable: bool = False, plain_http: bool = False,
+        allow_narrowing: bool = False,
+    ) -> PushResult:
+        """Publish the head to a registry (`brain push`; no tag: the current branch's), packing or re-packing
+        its tag first if needed."""
         from oci.push import push
         from oci.reference import parse_reference
 
         return push(self.core, parse_reference(ref, plain_http=plain_http), force=force, immutable=immutable,
-                    lock_timeout=self.lock_timeout)
+                    lock_timeout=self.lock_timeout, allow_narrowing=allow_narrowing)
+
+    def branches(self) -> BranchList:
+        """The branches: name, head, tag, which is current, ahead/behind of it (`brain branch`)."""
+        from brain.branches.operations import branch_list
+
+        return branch_list(self.core)
+
+    def create_branch(self, name: str, *, at: str | None = None) -> BranchChange:
+        """Create branch `name` at the head, or `at` a branch or snapshot (`brain branch create`)."""
+        from brain.branches.operations import create_branch_at
+
+        return create_branch_at(self.core, name, self.actor, at, lock_timeout=self.lock_timeout)
+
+    def delete_branch(self, name: str, *, force: bool = False) -> BranchChange:
+        """Delete branch `name` (`brain branch delete`)."""
+        from brain.branches.operations import delete_branch
+
+        return delete_branch(self.core, name, self.actor, force=force, lock_timeout=self.lock_timeout)
+
+    def checkout(self, name: str) -> CheckoutResult:
+        """Make branch `name` current (`brain checkout`)."""
+        from brain.branches.operations import checkout
+
+        return checkout(self.core, name, self.actor, lock_timeout=self.lock_timeout)
 
 
 def _signer(signer: Signer | None) -> Signer:
