@@ -179,6 +179,10 @@ def test_lifecycle_commands_on_the_current_branch(reference_brain: Path, brain: 
     assert run(brain, reference_brain, "ingest", str(tmp_path / "n.md")).code == 0
     canonical = run(brain, reference_brain, "ls", "--type", "canonical", "--json")
     assert canonical.code == 0, canonical.stderr
+    [ours] = [b["block_id"] for b in canonical.json() if b["title"].startswith("n.md")]
+    dropped = run(brain, reference_brain, "drop", ours, "--reason", "only a test", "--allow-canonical")
+    assert dropped.code == 0, dropped.stderr
+    assert ours not in run(brain, reference_brain, "ls", "--type", "canonical", "--json").stdout
     assert run(brain, reference_brain, "status").code == 0
     assert run(brain, reference_brain, "log").code == 0
     assert run(brain, reference_brain, "pack", "--tag", "work-build").code == 0
@@ -186,7 +190,7 @@ def test_lifecycle_commands_on_the_current_branch(reference_brain: Path, brain: 
     assert run(brain, reference_brain, "verify").code == 0
     work = {b["name"]: b for b in run(brain, reference_brain, "branch", "--json").json()["branches"]}
     assert (work["work"]["ahead"], work["work"]["behind"]) == (0, 0)
-    assert (work["main"]["ahead"], work["main"]["behind"], work["main"]["head"]) == (0, 1, V2)
+    assert (work["main"]["ahead"], work["main"]["behind"], work["main"]["head"]) == (0, 2, V2)
     # prune --keep 1 keeps every branch's history although head.json is on work: main checks out and verifies.
     assert run(brain, reference_brain, "prune", "--keep", "1").code == 0
     head = json.loads((reference_brain / "boltzmann" / "head.json").read_bytes())
