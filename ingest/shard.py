@@ -113,7 +113,10 @@ def resolve_base(brain: Brain, ref: str) -> OciDigest | None:
     if ref == EMPTY_BASE:
         return None
     if ref.startswith("sha256:"):
-        return brain.resolve_snapshot_prefix(ref)
+        try:
+            return brain.resolve_snapshot_prefix(ref)
+        except NotFoundError as e:
+            raise NotFoundError(f"--base {ref}: {e.message}", hint="`brain pull` or `brain fetch` the base first") from e
     found = _pulled(brain, ref) or _tagged(brain, ref)
     if found is None:
         raise NotFoundError(
