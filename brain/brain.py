@@ -26,6 +26,7 @@ from brain.errors import (
     NotFoundError,
 )
 from brain.identity import BlockId, OciDigest
+from brain.identity.names import id_digits, shown
 from brain.ledger import Ledger
 from brain.merkle import InclusionProof
 from brain.module import DestroyedBlockError, Module, read_block
@@ -186,11 +187,7 @@ class Brain:
 
     def resolve_prefix(self, prefix: str) -> BlockId:
         """The unique member id of the current modules starting with `prefix` (`sha256:` optional)."""
-        text = prefix.removeprefix("sha256:").lower()
-        if not text or not set(text) <= _HEX or len(text) > 64:
-            raise InvalidInputError(
-                f"invalid block id prefix {prefix!r}: expected hex digits, optionally after 'sha256:'"
-            )
+        text = id_digits(prefix)
         found: set[BlockId] = set()
         for module in self.modules().values():
             ids = module.block_ids  # sorted, so the matches are one contiguous run
@@ -198,7 +195,7 @@ class Brain:
             while start < len(ids) and ids[start].hex.startswith(text) and len(found) < 1000:
                 found.add(ids[start])
                 start += 1
-        return _unique(sorted(found), prefix, "block", none=f"no block in the current snapshot starts with {prefix!r}")
+        return _unique(sorted(found), prefix, "block", none=f"no block in the current snapshot starts with {shown(prefix)}")
 
     def resolve_snapshot_prefix(self, prefix: str) -> OciDigest:
         """The stored snapshot whose digest starts with `prefix` (at least 4 hex digits, `sha256:` optional).
@@ -209,7 +206,7 @@ class Brain:
         text = prefix.removeprefix("sha256:").lower()
         if not 4 <= len(text) <= 64 or not set(text) <= _HEX:
             raise InvalidInputError(
-                f"invalid snapshot {prefix!r}: expected a digest or at least 4 of its hex digits "
+                f"invalid snapshot {shown(prefix)}: expected a digest or at least 4 of its hex digits "
                 "(optionally after 'sha256:')"
             )
         if len(text) == 64:
@@ -219,7 +216,7 @@ class Brain:
                 raise NotFoundError(message, hint="see `brain log` for snapshots")
             return digest
         matches = sorted(d for d in self.blobs.digests(text) if self._is_snapshot(d))
-        return _unique(matches, prefix, "snapshot", none=f"no stored snapshot starts with {prefix!r}",
+        return _unique(matches, prefix, "snapshot", none=f"no stored snapshot starts with {shown(prefix)}",
                        hint="see `brain log` for snapshots")
 
     def _is_snapshot(self, digest: OciDigest) -> bool:
@@ -304,8 +301,8 @@ def _unique(matches: list[D], prefix: str, kind: str, *, none: str, hint: str | 
     if not matches:
         raise NotFoundError(none, hint=hint)
     if len(matches) > 1:
-        shown = ", ".join(m.short for m in matches[:5])
-        message = f"{kind} id prefix {prefix!r} matches {len(matches)} {kind}s ({shown}); type more digits"
+        listed = ", ".join(m.short for m in matches[:5])
+        message = f"{kind} id prefix {shown(prefix)} matches {len(matches)} {kind}s ({listed}); type more digits"
         raise AmbiguousIdError(message)
     return matches[0]
 

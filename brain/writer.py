@@ -29,6 +29,7 @@ from brain.errors import ConflictError, NotFoundError
 from brain.identity import BlockId, OciDigest, utc_timestamp, validate_actor_id
 from brain.snapshot import Snapshot
 from brain.store import Head, WriterLock, read_head, write_head
+from brain.store.atomic import sweep_temps
 from brain.store.background import BackgroundPuts
 
 if TYPE_CHECKING:
@@ -279,6 +280,20 @@ class Writer:
             raise NotFoundError(f"block {missing[0]} is not a member of the {memory_type} module; nothing was redacted")
         self._tombstones.setdefault(memory_type, set()).update(wanted)
         return len(wanted)
+
+    # --- garbage (prune) -----------------------------------------------------------------------------
+
+    def collect(self, garbage: Iterable[OciDigest], *, retained: tuple[OciDigest, ...] | None = None) -> int:
+        """Delete blobs the caller found unreachable under this lock (`brain prune`), after narrowing the head's
+        `retained` list to `retained` (if given and different), then the cache's stale temporary files; the
+        number of blobs deleted. The head's snapshot never changes here."""
+        self._require_lock()
+        if self._head is not None and retained is not None and retained != self._head.retained:
+            self._head = self._head.model_copy(update={"retained": retained})
+            write_head(self.brain.path, self._head)
+        deleted = sum(1 for digest in garbage if self.brain.blobs.delete(digest))
+        sweep_temps(self.brain.path / "boltzmann" / "cache", float("inf"))
+        return deleted
 
     # --- commit -------------------------------------------------------------------------------------
 

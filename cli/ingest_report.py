@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from rich.console import RenderableType
 
 from cli.output import Output, ProgressSink
-from cli.signing import SignedHead
 from ingest.budget import ProposerUsage
 from ingest.report import IngestProgress, IngestResult, SourceOutcome, SourceProblemReport
+from ingest.usecase import SignedIngestResult
 
 FIRST_SOURCES = 3
 """How many sources a summary line names per problem code."""
@@ -137,12 +137,6 @@ def _missing_line(result: IngestResult) -> str:
         line += f"; {len(demoted)} demoted with their episodes (episodes are never dropped): "
         line += ", ".join(m.origin for m in demoted[:3]) + (", ..." if len(demoted) > 3 else "")
     return line
-
-
-class SignedIngestResult(IngestResult):
-    """The ingest result, plus the signature record over the snapshot it made (`--sign-with`)."""
-
-    signed: SignedHead | None = None
 
 
 def render_signed_ingest(result: SignedIngestResult, output: Output, *, verbose: bool) -> Iterator[RenderableType]:

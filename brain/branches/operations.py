@@ -8,9 +8,10 @@ pointers through `brain.branches.pointers`: a checkout never rewrites a composit
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from brain.branches.guard import authenticate_move
-from brain.branches.names import MAIN, branch_tag, validate_branch_name
+from brain.branches.names import DEFAULT_MAIN_TAG, MAIN, branch_tag, validate_branch_name
 from brain.branches.pointers import refs_or_implicit, settled, store_refs, switch
 from brain.branches.refs import BranchEntry, Refs, read_refs
 from brain.brain import Brain
@@ -34,6 +35,13 @@ class BranchInfo(FrozenModel):
     reference: str | None = None
     ahead: int | None = None
     behind: int | None = None
+
+
+class BranchList(FrozenModel):
+    """`brain branch --json`: the current branch and every branch by name."""
+
+    current: str
+    branches: list[BranchInfo]
 
 
 class BranchChange(FrozenModel):
@@ -129,6 +137,12 @@ def list_branches(brain: Brain, *, counts: bool = True) -> list[BranchInfo]:
     return infos
 
 
+def branch_list(brain: Brain) -> BranchList:
+    """`list_branches` with the current branch named (`main` for an empty brain)."""
+    infos = list_branches(brain)
+    return BranchList(current=next((i.name for i in infos if i.current), MAIN), branches=infos)
+
+
 def create_branch(
     brain: Brain,
     name: str,
@@ -165,6 +179,46 @@ def create_branch(
         entry = BranchEntry(snapshot=target, tag=branch_tag(name, refs.main_tag), reference=current.reference)
         store_refs(brain.path, refs.with_branch(name, entry), head)
     return BranchChange(branch=name, snapshot=target, tag=entry.tag, created=True, authenticated=state)
+
+
+def create_branch_at(
+    brain: Brain,
+    name: str,
+    actor: str,
+    at: str | None = None,
+    *,
+    lock_timeout: float | None = None,
+    on_wait: Callable[[str], None] | None = None,
+) -> BranchChange:
+    """`create_branch` with `at` given as a branch name or a snapshot digest (or prefix), as the CLI takes it."""
+    target = None if at is None else resolve_start(brain, at)
+    return create_branch(brain, name, actor, target, lock_timeout=lock_timeout, on_wait=on_wait)
+
+
+def resolve_start(brain: Brain, text: str) -> OciDigest:
+    """A branch name (first) or a stored snapshot's digest or prefix."""
+    refs = branches(brain)
+    if refs is not None and text in refs.branches:
+        return refs.branches[text].snapshot
+    hexits = text.removeprefix("sha256:")
+    if len(hexits) < 4 or not all(c in "0123456789abcdef" for c in hexits.lower()):
+        raise NotFoundError(f"no branch or snapshot {text!r} in {brain.path}", hint="see `brain branch` and `brain log`")
+    return brain.resolve_snapshot_prefix(text)
+
+
+def local_main_tag(path: Path) -> str:
+    """Main's tag in the brain at `path` (decodes a registry's tags); `latest` when there is no brain there."""
+    try:
+        refs = branches(Brain.open(path))
+    except BrainError:
+        return DEFAULT_MAIN_TAG
+    return DEFAULT_MAIN_TAG if refs is None else refs.main_tag
+
+
+def current_tag(brain: Brain) -> str:
+    """The tag the current branch publishes to (`push` without a tag): main's tag, or `br.<name>`."""
+    refs = branches(brain)
+    return DEFAULT_MAIN_TAG if refs is None else refs.branches[refs.current].tag
 
 
 def _check_target(brain: Brain, digest: OciDigest) -> None:
@@ -259,13 +313,19 @@ def checkout(
 __all__ = [
     "BranchChange",
     "BranchInfo",
+    "BranchList",
     "CheckoutResult",
+    "branch_list",
     "branches",
     "checkout",
     "create_branch",
+    "create_branch_at",
+    "current_tag",
     "current_branch",
     "delete_branch",
     "list_branches",
     "load_refs",
+    "local_main_tag",
     "resolve_branch",
+    "resolve_start",
 ]

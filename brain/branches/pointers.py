@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from brain.branches.names import DEFAULT_MAIN_TAG, MAIN, branch_tag
 from brain.branches.refs import BranchEntry, Refs, implicit_refs, read_refs, write_refs
+from brain.identity import OciDigest
 from brain.store.head import Head, read_head, write_head
+from brain.store.origin import Origin
 
 
 def refs_or_implicit(refs: Refs | None, head: Head | None) -> Refs | None:
@@ -74,4 +77,50 @@ def switch(root: Path, refs: Refs, head: Head, target: str) -> Head:
     return written
 
 
-__all__ = ["refs_or_implicit", "repair_switching", "settled", "store_refs", "switch"]
+
+
+class BranchPull:
+    """A pull into a branch other than the current one (§10.2): it installs there and switches to it.
+
+    `base` is the head the install builds on (the branch's, or None for a new branch); `move` writes the three
+    pointer steps of a checkout, the first recording the branch's new entry (`snapshot`, the pulled `tag`,
+    `reference`, `origin`) with `switching`, so a crash at any point leaves one branch or the other whole.
+    A pull into an empty brain leaves a `refs.json` holding only that branch.
+    """
+
+    def __init__(self, target: str, tag: str | None, reference: str) -> None:
+        self.target = target
+        self.tag = tag
+        self.reference = reference
+
+    def base(self, root: Path, current: Head | None) -> Head | None:
+        """The target branch's head as the install sees it (None when the branch does not exist yet)."""
+        refs = refs_or_implicit(read_refs(root), current)
+        entry = None if refs is None else refs.branches.get(self.target)
+        return None if entry is None else Head(snapshot=entry.snapshot, origin=entry.origin)
+
+    def move(self, root: Path, current: Head | None, installed: OciDigest, origin: Origin) -> Head:
+        """Record the branch at `installed`, move `head.json` there, make the branch current; the head written."""
+        refs = refs_or_implicit(read_refs(root), current)
+        old = None if refs is None else refs.branches.get(self.target)
+        tag = old.tag if old is not None and (self.target == MAIN or self.tag is None) else self.tag
+        if tag is None:
+            tag = branch_tag(self.target, DEFAULT_MAIN_TAG if refs is None else refs.main_tag)
+        entry = BranchEntry(snapshot=installed, tag=tag, reference=self.reference, origin=origin)
+        if refs is None or current is None:
+            step_one = Refs(current=self.target, branches={self.target: entry}, switching=self.target)
+        else:
+            step_one = refs.brought_up(current.snapshot, current.origin).with_branch(self.target, entry)
+            step_one = step_one.model_copy(update={"switching": self.target})
+        write_refs(root, step_one)
+        moved = (
+            Head.first(installed, origin=origin)
+            if current is None
+            else current.advance(installed, origin=origin, branch_heads=step_one.heads())
+        )
+        written = write_head(root, moved, step_one)
+        write_refs(root, step_one.model_copy(update={"current": self.target, "switching": None}))
+        return written
+
+
+__all__ = ["BranchPull", "refs_or_implicit", "repair_switching", "settled", "store_refs", "switch"]

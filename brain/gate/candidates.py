@@ -36,13 +36,14 @@ class CandidateLike(Protocol):
 
 
 class TaskLike(Protocol):
-    """What a task constrains: the memory types it allows and the one source it names."""
+    """What a task constrains: the memory types it allows and the one source it names (None: an agent's
+    proposal, which may cite any canonical member; `evidence-not-in-task` then does not run)."""
 
     @property
     def allowed_memory_types(self) -> tuple[MemoryType, ...]: ...
 
     @property
-    def source(self) -> BlockId: ...
+    def source(self) -> BlockId | None: ...
 
 
 C = TypeVar("C", bound=CandidateLike)
@@ -153,7 +154,7 @@ def _task_issues(
         allowed = ", ".join(task.allowed_memory_types)
         detail = f"{candidate.memory_type!r} is not allowed (task allows {allowed})"
         issues.append(Issue("memory-type-not-allowed", detail))
-    for cited_id in cited:
+    for cited_id in cited if task.source is not None else ():
         if cited_id != str(task.source):
             issues.append(Issue(EVIDENCE_NOT_IN_TASK, f"evidence {cited_id} is not the task's source {task.source}"))
     return issues

@@ -34,7 +34,9 @@ from brain.store.atomic import (
     temp_file,
 )
 from brain.store.sidecars import TOMBSTONES
+from brain.store.user_files import file_kind
 from brain.store.write_behind import WriteBehind
+from brain.identity.rehash import DigestMismatch, rehashed
 
 BLOB_DIR = ("blobs", "sha256")
 TOMBSTONES_FILE = TOMBSTONES.parts  # digests destroyed by redaction → reason (§5.5, §7.5)
@@ -48,10 +50,6 @@ _FIX = "the file is corrupt: restore it from a copy of the brain or pull it agai
 
 def _corrupt(path: Path, digest: Digest, actual: str) -> IntegrityError:
     return IntegrityError(f"blob {path} does not hash to its name {digest} (it hashes to sha256:{actual})", hint=_FIX)
-
-
-_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFDIR: "a directory", stat.S_IFSOCK: "a socket",
-          stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFLNK: "a symbolic link"}
 
 
 def open_regular(path: str | Path) -> io.BufferedReader:
@@ -68,7 +66,7 @@ def open_regular(path: str | Path) -> io.BufferedReader:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            kind = _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+            kind = file_kind(mode)
             raise NotRegularFileError(f"{path} is {kind}, not a stored blob", hint=_REMOVE)
     except BaseException:
         os.close(fd)
@@ -171,10 +169,10 @@ class BlobStore:
             raise BrainUnreadableError(
                 f"blob {path} cannot be read: {e.strerror}", hint="check the disk and the file, then run `brain verify`"
             ) from e
-        actual = hashlib.sha256(data).hexdigest()
-        if actual != digest.hex:
-            raise _corrupt(path, digest, actual)
-        return data
+        try:
+            return rehashed(data, digest)
+        except DigestMismatch as e:
+            raise _corrupt(path, digest, e.actual_hex) from None
 
     def open(self, digest: Digest) -> VerifyingReader:
         """A stream over the blob that verifies its hash when the end is reached."""

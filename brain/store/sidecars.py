@@ -168,7 +168,8 @@ REMOTES = Sidecar(
     owner="brain.store.authn_files (pull)",
     format="JCS `RemoteMemory` (§9.5): references once pulled signed, with the snapshot",
     write="atomic replace, fsynced, under the writer lock",
-    trust="the consumer's own memory, used to refuse an unsigned downgrade of a reference seen signed",
+    trust="the consumer's own memory (keys normalized, `oci.reference`): a brain once pulled signed refuses "
+    "heads that do not authenticate against its trust root, whatever the reference",
     deletable=False,
     why="downgrade protection for those references is lost",
 )
@@ -190,6 +191,15 @@ HISTORY = Sidecar(
     deletable=False,
     why="who reconciled, why, and the admit/reject decisions are recorded nowhere else (§10.8 item 3)",
 )
+TRUST_LOG = Sidecar(
+    ("boltzmann", "trust-log.jsonl"),
+    owner="brain.store.authn_files (pull --re-root)",
+    format="JSON lines: one object per explicit re-root (time, reference, snapshot, previous and new trust root)",
+    write="atomic replace (the lines so far plus one), fsynced, under the writer lock",
+    trust="the consumer's own audit record of the trust roots it chose to leave; never read for a decision",
+    deletable=False,
+    why="the record of when and why this brain changed authority is lost",
+)
 
 SIDECARS: tuple[Sidecar, ...] = (
     HEAD,
@@ -207,6 +217,7 @@ SIDECARS: tuple[Sidecar, ...] = (
     REMOTES,
     RECONCILE,
     HISTORY,
+    TRUST_LOG,
 )
 
 
@@ -248,6 +259,7 @@ __all__ = [
     "SIGNATURES",
     "TOMBSTONES",
     "TRUST",
+    "TRUST_LOG",
     "Sidecar",
     "markdown_table",
     "sidecar_for",

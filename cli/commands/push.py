@@ -14,7 +14,9 @@ from cli.transfer import PlainHttpFlag, blob_progress
 
 def push(
     ctx: typer.Context,
-    reference: Annotated[str, typer.Argument(metavar="REF", help="HOST[:PORT]/REPOSITORY[:TAG]")],
+    reference: Annotated[
+        str, typer.Argument(metavar="REF", help="HOST[:PORT]/REPOSITORY[:TAG] (no TAG: the current branch's tag)")
+    ],
     force: Annotated[bool, typer.Option("--force", help="Overwrite a remote tag that has diverged.")] = False,
     as_packed: Annotated[
         bool,
@@ -22,6 +24,9 @@ def push(
     ] = False,
     immutable: Annotated[
         bool, typer.Option("--immutable", help="Refuse if the remote tag already names another manifest (release tags).")
+    ] = False,
+    allow_narrowing: Annotated[
+        bool, typer.Option("--allow-narrowing", help="Publish fewer modules than the tag's artifact holds now.")
     ] = False,
     plain_http: PlainHttpFlag = False,
     as_json: JsonFlag = False,
@@ -41,7 +46,7 @@ def push(
     with blob_progress(output) as progress:
         result = push_artifact(
             brain, ref, force=force, progress=progress, lock_timeout=context.lock_timeout, as_packed=as_packed,
-            on_wait=context.wait_note(), immutable=immutable,
+            on_wait=context.wait_note(), immutable=immutable, allow_narrowing=allow_narrowing,
         )
     if result.stale and result.head is not None:  # stale: packed from an older snapshot than the head
         output.warning(
