@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from brain.authn.trust import TrustPin
 
 OnWait = Callable[[str], None]
+MAX_DOCUMENT_BYTES = MIB  # a trust root, rotation plan or signature record is a few KiB
 
 
 def init_governed(

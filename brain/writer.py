@@ -288,9 +288,12 @@ class Writer:
         `retained` list to `retained` (if given and different), then the cache's stale temporary files; the
         number of blobs deleted. The head's snapshot never changes here."""
         self._require_lock()
-        if self._head is not None and retained is not None and retained != self._head.retained:
-            self._head = self._head.model_copy(update={"retained": retained})
-            write_head(self.brain.path, self._head)
+        head = self._brain_head
+        if head is not None and retained is not None and retained != head.retained:
+            # write_head keeps every branch head in `retained` (§10.2), whatever the caller narrowed it to.
+            self._brain_head = write_head(self.brain.path, head.model_copy(update={"retained": retained}), self._branch_refs)
+            if not self._other_branch:
+                self._head = self._brain_head
         deleted = sum(1 for digest in garbage if self.brain.blobs.delete(digest))
         sweep_temps(self.brain.path / "boltzmann" / "cache", float("inf"))
         return deleted

@@ -25,6 +25,7 @@ from brain.snapshot import Snapshot, TrustRoot
 if TYPE_CHECKING:
     from brain.authn.records import SignatureRecord
     from brain.authn.signer import Signer
+    from brain.branches.operations import BranchChange, BranchList, CheckoutResult
     from brain.lifecycle.compare import DiffResult
     from brain.lifecycle.log import LogEntry
     from brain.lifecycle.prune import PruneReport
@@ -175,17 +176,20 @@ class Brain:
     def ingest(
         self, paths: Sequence[Path | str], *, proposer: str = "heuristic", license: str | None = None,
         origin: str | None = None, sync: bool = False, strict: bool = False, dry_run: bool = False,
-        sign_with: str | Signer | None = None,
+        shard: str | None = None, base: str | None = None, sign_with: str | Signer | None = None,
     ) -> SignedIngestResult:  # fmt: skip
         """Register sources, propose knowledge, commit what the gate validates (`brain ingest`); with `sync`, drop
         or demote sources whose files are gone; `strict` raises `ProblemsFoundError` after committing if any
-        source failed or any candidate was rejected. `license` is an SPDX expression."""
+        source failed or any candidate was rejected. `license` is an SPDX expression; `shard="I/N"` ingests only
+        that shard's sources, `base` refuses unless the brain starts from that snapshot (`"empty"`: none)."""
         from ingest.license import spdx_expression
         from ingest.run import IngestOptions
+        from ingest.shard import Shard
         from ingest.usecase import ingest_paths, strict_failure
 
         options = IngestOptions(proposer=proposer, license=None if license is None else spdx_expression(license),
-                                origin=origin, dry_run=dry_run)
+                                origin=origin, dry_run=dry_run, shard=None if shard is None else Shard.parse(shard),
+                                base=base)
         result = ingest_paths(self.core, [Path(p) for p in paths], options, actor=self.actor, sync=sync,
                               sign_with=sign_with, lock_timeout=self.lock_timeout)
         if strict and (failure := strict_failure(result)) is not None:
@@ -260,6 +264,34 @@ class Brain:
         from brain.trust_ops import pin_trust_root
 
         pin_trust_root(self.core, trust_root, lock_timeout=self.lock_timeout)
+
+    # --- branches (§10; docs/branches.md) -------------------------------------------------------------------
+
+    def branches(self) -> BranchList:
+        """The branches and which is current (`brain branch`)."""
+        from brain.branches.operations import branch_list
+
+        return branch_list(self.core)
+
+    def create_branch(self, name: str, *, at: str | None = None) -> BranchChange:
+        """Create branch `name` at `at` (a branch or a snapshot digest or prefix; default: the head) (`brain branch create`)."""
+        from brain.branches.operations import create_branch_at
+
+        return create_branch_at(self.core, name, self.actor, at, lock_timeout=self.lock_timeout)
+
+    def delete_branch(self, name: str, *, force: bool = False) -> BranchChange:
+        """Delete branch `name`; its snapshots stay stored until pruned (`brain branch delete`)."""
+        from brain.branches.operations import delete_branch
+
+        return delete_branch(self.core, name, self.actor, force=force, lock_timeout=self.lock_timeout)
+
+    def checkout(self, name: str) -> CheckoutResult:
+        """Make `name` the current branch (`brain checkout`)."""
+        from brain.branches.operations import checkout
+
+        return checkout(self.core, name, self.actor, lock_timeout=self.lock_timeout)
+
+    # --- registries ----------------------------------------------------------------------------------------
 
     def pack(self, tag: str | None = None, *, modules: set[MemoryType] | None = None) -> PackResult:
         """Pack the head as its OCI artifact inside the brain, optionally tagged (`brain pack`)."""

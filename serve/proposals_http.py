@@ -10,7 +10,7 @@ A thin adapter: it authenticates, bounds and parses the request, then calls `ser
 | 411 / 413 | a POST without `Content-Length` (or chunked) / a body over 1 MiB |
 | 415 | a POST whose `Content-Type` is not `application/json` |
 | 400 | a body that is not strict JSON (§1.4) or not the documented shape: the reason is in `error` |
-| 429 | the token's bucket is empty; `Retry-After` says when to come back |
+| 429 | the token's bucket is empty, or the brain is busy (a proposal could not start within 5 s); `Retry-After` says when to come back |
 """
 
 from __future__ import annotations
@@ -24,7 +24,14 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
-from brain.errors import BrainError, CanonicalFormError, ConflictError, NotFoundError, UsageError
+from brain.errors import (
+    BrainError,
+    CanonicalFormError,
+    ConflictError,
+    LockTimeoutError,
+    NotFoundError,
+    UsageError,
+)
 from brain.identity import parse_strict
 from serve.http_api import HttpError, Routes, is_loopback, make_handler
 from serve.tokens import Principal, RateLimiter, Scope, TokenTable
@@ -148,6 +155,10 @@ class _WriteHandler:
         except HttpError as e:
             self._send(e.status, {"error": e.message, "hint": e.hint})
             return
+        except LockTimeoutError as e:  # saturated: back off like a rate limit (nothing was written)
+            self._send(HTTPStatus.TOO_MANY_REQUESTS, {"error": e.message, "hint": e.hint},
+                       {"Retry-After": RateLimiter.retry_after(2.0)})
+            return
         except BrainError as e:
             self._send(_status(e), {"error": e.message, "hint": e.hint})
             return
@@ -236,7 +247,8 @@ def make_write_handler(
     """`serve.http_api.make_handler`'s class (without its own token check) under `_WriteHandler`."""
     base = make_handler(routes, None)  # authentication is done here, before the read routes run
     handler: type[BaseHTTPRequestHandler] = type(
-        "WriteHandler", (_WriteHandler, base), {"access": access, "desk": desk, "ui": ui}
+        "WriteHandler", (_WriteHandler, base),
+        {"access": access, "desk": desk, "ui": None if ui is None else staticmethod(ui)}
     )
     return handler
 

@@ -22,6 +22,7 @@ SDK_EXPORTS = {"Brain", "BrainError"}
 SDK_BRAIN_METHODS = {
     "init", "open", "pull", "ingest", "search", "drop", "supersede", "demote", "prune", "verify", "diff", "log",
     "sign", "pin", "pack", "push", "resolve", "modules", "ledger", "snapshot", "snapshot_digest",
+    "branches", "create_branch", "delete_branch", "checkout",
 }  # fmt: skip
 
 
@@ -110,3 +111,15 @@ def test_every_error_carries_its_family_exit_code() -> None:
         assert error.exit_code == expected, error
     assert exit_code_for(errors.LifecycleRefusedError("x", "b", "d", "f")) is ExitCode.CONFLICT
     assert exit_code_for(errors.BrainError("a bug")) is ExitCode.INTERNAL
+
+
+def test_ingest_takes_the_commands_shard_and_base(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "fixtures" / "corpus" / "notes", tmp_path / "notes")
+    made = sdk.Brain.init(tmp_path / "brain", actor="curator@example.org")
+    first = made.ingest([tmp_path / "notes"], shard="1/2", base="empty")
+    second = made.ingest([tmp_path / "notes"], shard="2/2", base=first.snapshot)
+    assert first.shard is not None and second.shard is not None
+    assert first.registered + second.registered == 4
+    with pytest.raises(errors.BrainError) as refused:
+        made.ingest([tmp_path / "notes"], base="empty")
+    assert refused.value.exit_code in (3, 5)

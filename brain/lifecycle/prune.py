@@ -1,6 +1,7 @@
 """`brain prune`: delete blobs no retained snapshot or packed artifact reaches, through the writer.
 
-Retained: the snapshots in `head.json`'s `retained` (the newest N with `keep`), whatever the caller's
+Retained: the snapshots in `head.json`'s `retained` (the newest N with `keep`), every branch head (§10.2:
+`refs.json`; `keep` never cuts one), whatever the caller's
 `roots` keep (the packed artifacts of `index.json`: `oci.retention.index_roots`), and the whole parent
 chain of each snapshot, so no history another reader needs to verify is cut. Stale temporary files of
 killed writers go too. Runs under the writer lock (`Writer.collect` deletes), so a blob a concurrent
@@ -14,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from brain.branches.refs import read_refs
 from brain.brain import Brain
 from brain.errors import UsageError
 from brain.frozen import FrozenModel
@@ -62,7 +64,9 @@ def prune(
                 raise UsageError("--keep: the brain is empty")
             retained = [head.snapshot, *(d for d in retained if d != head.snapshot)][:keep]
         blobs, tagged = roots(brain)
-        keep_hex = reachable(brain, [*retained, *tagged]) | blobs
+        refs = read_refs(brain.path)  # every branch head stays, whatever `keep` says (§10.2)
+        branch_heads = [] if refs is None else refs.heads()
+        keep_hex = reachable(brain, [*retained, *branch_heads, *tagged]) | blobs
         doomed = [(d, _size(brain, d.hex)) for d in brain.blobs.digests() if d.hex not in keep_hex]
         deleted = 0
         if writer is not None:

@@ -16,7 +16,6 @@ from cli.output import Result
 from cli.signing import SignWithOption, load_signer
 
 
-
 class SignResult(Result):
     """The record that was made: over which snapshot, by which key, claiming what; `stored` if kept in the brain."""
 

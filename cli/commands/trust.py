@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 trust = typer.Typer(name="trust", help="Show, pin and revise the brain's trust root.", no_args_is_help=True)
 
 
-
 class TrustKeyView(Result):
     """One key of the root in force."""
 
