@@ -140,7 +140,7 @@ def _check_base(brain: Brain, options: IngestOptions) -> OciDigest | None:
     if options.base is None:
         return None
     base = resolve_base(brain, options.base)
-    check_base(brain, base, options.base)
+    check_base(brain, base, options.base, options.shard)
     return base
 
 
