@@ -15,6 +15,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from brain.blocks.base import Block
 from brain.brain import Brain
@@ -68,7 +69,7 @@ class SearchRequest:
         if not 1 <= self.limit <= MAX_LIMIT:
             raise UsageError(f"--limit must be between 1 and {MAX_LIMIT}, got {self.limit}")
         for label, value in (("--since", self.since), ("--until", self.until)):
-            if value is not None and not _DATE.match(value):
+            if value is not None and not _is_date(value):
                 raise UsageError(f"{label} {value!r} is not a date", hint="use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ")
         terms = query_terms(self.query)
         if not terms:
@@ -419,6 +420,17 @@ def _filters(request: SearchRequest) -> tuple[str, list[object]]:
         clauses.append("b.at <= ?")
         params.append(_end_of(request.until))
     return "".join(f" AND {c}" for c in clauses), params
+
+
+def _is_date(value: str) -> bool:
+    """`YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SSZ` naming a real day and time (not 2026-13-45)."""
+    if not _DATE.fullmatch(value):
+        return False
+    try:
+        datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ" if "T" in value else "%Y-%m-%d")
+    except ValueError:
+        return False
+    return True
 
 
 def _end_of(value: str) -> str:
