@@ -32,7 +32,10 @@ from brain.merkle import InclusionProof
 from brain.module import DestroyedBlockError, Module, read_block
 from brain.snapshot import Snapshot
 from brain.store import BlobStore, Head, Layout, read_head
+from brain.branches.pointers import repair_switching
+from brain.branches.refs import read_refs
 from brain.store.head import head_path
+from brain.store.lock import WriterLock
 from brain.writer import Writer
 
 _HEX = frozenset("0123456789abcdef")
@@ -69,11 +72,15 @@ class Brain:
 
     @classmethod
     def open(cls, path: Path) -> Brain:
-        """Open an existing brain; raises `NotABrainError` if `path` is not one."""
+        """Open an existing brain; raises `NotABrainError` if `path` is not one.
+
+        A checkout a crash interrupted is repaired here, before anything can write (§10.2, §10.8 item 10).
+        """
         path = Path(path)
         if not path.is_dir():
             raise NotABrainError(f"{path} is not a brain: no such directory", hint="create one with `brain init`")
         Layout(path).check()
+        _repair_checkout(path)
         return cls(path)
 
     # --- the current state -------------------------------------------------------------------------
@@ -253,10 +260,40 @@ class Brain:
         return Ledger.of(self.modules(snapshot))
 
     def writer(
-        self, actor: str, lock_timeout: float | None = None, on_wait: Callable[[str], None] | None = None
+        self,
+        actor: str,
+        lock_timeout: float | None = None,
+        on_wait: Callable[[str], None] | None = None,
+        branch: str | None = None,
+        *,
+        reconciling: bool = False,
     ) -> Writer:
-        """The only write path: a context manager holding the writer lock (see `Writer`)."""
-        return Writer(self, actor, lock_timeout=lock_timeout, on_wait=on_wait)
+        """The only write path: a context manager holding the writer lock (see `Writer`).
+
+        `branch`: commit onto that branch instead of the current one (created from the head if absent). It
+        refuses while a reconciliation is open, unless it is the reconciliation's own (`reconciling`).
+        """
+        return Writer(self, actor, lock_timeout=lock_timeout, on_wait=on_wait, branch=branch, reconciling=reconciling)
+
+
+def _repair_checkout(path: Path) -> None:
+    """Finish or undo a checkout a crash interrupted (a `switching` left in refs.json), under the writer lock.
+
+    Cheap when there is nothing to repair (one failed open of a missing file, or one small read). A brain this
+    process cannot lock (read-only) is left as it is: reads interpret `switching` the same way, and every writer
+    repairs it when it takes the lock. A refs.json that cannot be read is reported by the commands that need it.
+    """
+    try:
+        refs = read_refs(path)
+    except BrainError:
+        return
+    if refs is None or refs.switching is None:
+        return
+    try:
+        with WriterLock(path, timeout=10):
+            repair_switching(path)
+    except (BrainError, OSError):
+        return
 
 
 def _unique(matches: list[D], prefix: str, kind: str, *, none: str, hint: str | None = None) -> D:

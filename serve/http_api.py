@@ -30,7 +30,7 @@ from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import unquote, urlsplit
 
 from brain.brain import Brain
@@ -250,9 +250,19 @@ class BrainRequestHandler(BaseHTTPRequestHandler):
         self.rfile.head_read()
         return self._admit()
 
+    def is_open(self) -> bool:
+        """No token of any kind is configured: the server is loopback-only and answers to its own names only."""
+        return self.token is None
+
     def _admit(self) -> bool:
+        try:
+            parse_query(urlsplit(self.path).query)
+        except ValueError:
+            self._error(HTTPStatus.BAD_REQUEST, f"more than {MAX_QUERY_FIELDS} query fields",
+                        "send only the documented fields (q, limit, type, subject, since, until, ...)")
+            return False
         token = self.token
-        if token is None:
+        if self.is_open():
             address: Any = self.server.server_address
             host, port = str(address[0]), int(address[1])
             hosts = self.headers.get_all("Host") or []
@@ -261,7 +271,7 @@ class BrainRequestHandler(BaseHTTPRequestHandler):
                             "(localhost, 127.0.0.1, [::1])", f"connect to http://127.0.0.1:{port}/; a page of "
                             "another site cannot use it (DNS rebinding)", close=True)
                 return False
-        elif not hmac.compare_digest((bearer_token(self.headers.get("Authorization")) or "").encode(),
+        elif token is not None and not hmac.compare_digest((bearer_token(self.headers.get("Authorization")) or "").encode(),
                                      token.encode()):
             self._error(HTTPStatus.UNAUTHORIZED, "missing or wrong bearer token",
                         "send Authorization: Bearer <the token in --token-file>",
@@ -302,14 +312,16 @@ class BrainRequestHandler(BaseHTTPRequestHandler):
 
     def _error(self, status: HTTPStatus, message: str, hint: str | None, *, close: bool = False,
                headers: dict[str, str] | None = None) -> None:
-        brain_path = self.routes.face.brain_path
-        body = {"error": public_text(message, brain_path), "hint": public_text(hint, brain_path)}
+        body = {"error": message, "hint": hint}
         extra = dict(headers or {})
         if close:
             extra["Connection"] = "close"
         self._send(status, body, extra)
 
     def _send(self, status: HTTPStatus, body: Any, headers: dict[str, str] | None = None) -> None:
+        if status >= 400 and isinstance(body, dict):  # every route's errors: never the brain's absolute path
+            brain_path = self.routes.face.brain_path
+            body = {k: public_text(v, brain_path) if isinstance(v, str) else v for k, v in body.items()}
         data = json.dumps(body, ensure_ascii=False).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -386,32 +398,56 @@ class BrainHTTPServerV6(BrainHTTPServer):
     address_family = socket.AF_INET6
 
 
-def start(face: BrainFace, bind: str, token_file: Path | None) -> BrainHTTPServer:
-    """Bind (refusing a non-loopback address without a token) and return the server, not yet serving."""
+def start(face: BrainFace, bind: str, token_file: Path | None, app: HandlerFactory | None = None) -> BrainHTTPServer:
+    """Bind (refusing a non-loopback address without a token) and return the server, not yet serving.
+
+    `app` (`serve.proposals_http`: tokens, proposals, the UI) builds the handler instead, given the routes
+    and the `--token-file` token; it says whether it requires tokens."""
     host, port = parse_bind(bind)
     token = read_token(token_file) if token_file is not None else None
-    if token is None and not is_loopback(host):
+    if token is None and not is_loopback(host) and not (app is not None and app.protected):
         raise UsageError(f"binding {host or 'every interface'} exposes the brain to the network",
-                         hint="pass --token-file PATH, or bind 127.0.0.1")
+                         hint="pass --token-file PATH or --tokens FILE, or bind 127.0.0.1")
     server_class = BrainHTTPServerV6 if ":" in host else BrainHTTPServer
+    handler = make_handler(Routes(face), token) if app is None else app.handler(Routes(face), token)
     try:
-        return server_class((host, port), make_handler(Routes(face), token))
+        return server_class((host, port), handler)
     except OSError as e:
         raise ConflictError(f"cannot listen on {bind}: {e.strerror or e}") from None
 
 
+class HandlerFactory(Protocol):
+    """Builds the request handler in place of `make_handler` (see `start`)."""
+
+    @property
+    def protected(self) -> bool:
+        """Every request needs a token: a non-loopback bind is allowed."""
+        ...
+
+    @property
+    def writes(self) -> bool:
+        """Proposals are accepted (said when the server starts)."""
+        ...
+
+    def handler(self, routes: Routes, token: str | None) -> type[BaseHTTPRequestHandler]:
+        """The handler class for one server."""
+        ...
+
+
 def serve_http(
-    face: BrainFace, bind: str, token_file: Path | None, note: Callable[[str], None], workers: int = 1
+    face: BrainFace, bind: str, token_file: Path | None, note: Callable[[str], None], workers: int = 1,
+    app: HandlerFactory | None = None,
 ) -> None:
     """Serve until interrupted, in `workers` processes sharing the listening socket (threads in each).
 
     One Python process runs one request's Python at a time; forked workers put every core to use. They are
     forked before any index connection or cache exists (each warms its own) and exit when the parent does.
     """
-    server = start(face, bind, token_file)
+    server = start(face, bind, token_file, app)
     host, port = str(server.server_address[0]), server.server_address[1]
     plural = f" in {workers} processes" if workers > 1 else ""
-    note(f"serving {face.brain_path} read-only on http://{host}:{port}{plural} (Ctrl-C to stop)")
+    mode = "with proposals" if app is not None and app.writes else "read-only"
+    note(f"serving {face.brain_path} {mode} on http://{host}:{port}{plural} (Ctrl-C to stop)")
     if workers <= 1:
         try:
             server.serve_forever()

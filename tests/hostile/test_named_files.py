@@ -59,6 +59,12 @@ def test_serve_token_file(guarded: BrainRunner, hostile_files: dict[str, Path], 
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_serve_tokens_file(guarded: BrainRunner, hostile_files: dict[str, Path], reference_brain: Path, kind: str) -> None:
+    path = hostile_files[kind]
+    _refused(guarded("--brain", str(reference_brain), "serve", "--http", "127.0.0.1:0", "--tokens", str(path)), path)
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_init_trust_root(guarded: BrainRunner, hostile_files: dict[str, Path], tmp_path: Path, kind: str) -> None:
     path = hostile_files[kind]
     _refused(guarded("--brain", str(tmp_path / "new"), "--actor", "a@example.org", "init", "--trust-root", str(path)),

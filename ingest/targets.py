@@ -1,5 +1,5 @@
-"""What an `ID|ORIGIN` argument names, for every command that takes a block: `show` and the lifecycle
-commands (`drop`, `redact`, `supersede`, `demote`).
+"""What a target names, for every use case that takes a block: `show`, the lifecycle commands (`drop`,
+`redact`, `supersede`, `demote`) and their Python twins (`sdk.Brain.drop(...)`).
 
 A block id or a unique prefix names that block; otherwise the text is a source's origin as recorded (e.g.
 `docs/guide.md`), or a local file whose default origin is looked up, and names the source's current
@@ -10,6 +10,7 @@ snapshot), so naming a block by id decodes no provenance at all.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,12 +21,35 @@ from brain.errors import AmbiguousIdError, InvalidInputError, NotFoundError, Usa
 from brain.identity import BlockId
 from brain.identity.names import bounded_name, can_be_file_name, id_digits, shown
 from brain.ledger import Ledger
-from cli.options import resolve_block_id
+from brain.identity import is_digest_string
 
 if TYPE_CHECKING:
     from ingest.block_ledger import LedgerReader
 
 _ID_LIKE = re.compile(r"(sha256:)?[0-9a-fA-F]+")
+MIN_PREFIX_LENGTH = 4
+
+
+def resolve_all(brain: Brain, texts: Sequence[str | BlockId]) -> list[BlockId]:
+    """Each target as a block id: a full id, an unambiguous prefix of a current member, a source's origin (its
+    current canonical block), or a local file (its default origin's)."""
+    from ingest.block_ledger import LedgerReader  # the lineage log and what it needs: only when a name is given
+
+    reader = LedgerReader(brain)  # reads the lineage log only if some target is not an id
+    return [t if isinstance(t, BlockId) else resolve_target(brain, reader, t) for t in texts]
+
+
+def resolve_block_id(brain: Brain, text: str) -> BlockId:
+    """The block `text` names: a full id as given, or the one current member its prefix matches."""
+    if is_digest_string(text):
+        return BlockId.parse(text)
+    digits = text.removeprefix("sha256:")
+    if len(digits) < MIN_PREFIX_LENGTH:
+        raise UsageError(
+            f"block id prefix {text!r} is too short",
+            hint=f"give at least {MIN_PREFIX_LENGTH} hex digits of the id (see `brain ls`)",
+        )
+    return brain.resolve_prefix(text)
 
 
 def resolve_target(brain: Brain, reader: LedgerReader, text: str) -> BlockId:
