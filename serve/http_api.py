@@ -322,6 +322,7 @@ class BrainRequestHandler(BaseHTTPRequestHandler):
         if status >= 400 and isinstance(body, dict):  # every route's errors: never the brain's absolute path
             brain_path = self.routes.face.brain_path
             body = {k: public_text(v, brain_path) if isinstance(v, str) else v for k, v in body.items()}
+            body.setdefault("hint", None)
         data = json.dumps(body, ensure_ascii=False).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")

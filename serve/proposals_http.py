@@ -177,7 +177,8 @@ class _WriteHandler:
             return None
         principal = access.principal(self.headers.get("Authorization"), query_token)
         if principal is None:
-            self._send(HTTPStatus.UNAUTHORIZED, {"error": "missing or wrong bearer token"},
+            self._send(HTTPStatus.UNAUTHORIZED, {"error": "missing or wrong bearer token",
+                                                 "hint": "send Authorization: Bearer <a token of --tokens or --token-file>"},
                        {"WWW-Authenticate": 'Bearer realm="brain"'})
             raise _Answered
         if not principal.may(scope):
