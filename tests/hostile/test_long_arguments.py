@@ -42,3 +42,20 @@ def test_a_megabyte_id_is_refused_without_echoing_it(brain: BrainRunner, referen
     done = brain("--brain", str(reference_brain), "show", HUGE)
     assert_one_line_error(done, 3)
     assert len(done.stderr) < 400
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["export", "--to", LONG_NAME],
+        ["export", "--format", "markdown", "--to", LONG_NAME],
+        ["verify", "--snapshot", LONG_HEX],
+        ["diff", LONG_HEX],
+        ["checkout", LONG_NAME],
+        ["ls", "--type", LONG_NAME],
+    ],
+)
+def test_other_commands_with_long_arguments(brain: BrainRunner, reference_brain: Path, args: list[str]) -> None:
+    done = brain("--brain", str(reference_brain), *args)
+    assert done.code in (3, 4), done
+    assert_one_line_error(done, done.code)
