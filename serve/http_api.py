@@ -293,8 +293,10 @@ class BrainRequestHandler(BaseHTTPRequestHandler):
             self._error(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error (a bug)", "see the server's log")
 
     def _refuse(self) -> None:
-        self._error(HTTPStatus.METHOD_NOT_ALLOWED, f"{self.command[:20]} is not allowed: this server is read-only",
-                    f"this server answers {self._allowed()}", headers={"Allow": self._allowed()})
+        allowed = self._allowed()
+        why = "this server is read-only" if allowed == "GET" else "not here"
+        self._error(HTTPStatus.METHOD_NOT_ALLOWED, f"{self.command[:20]} is not allowed: {why}",
+                    f"this server answers {allowed}", headers={"Allow": allowed})
 
     do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_TRACE = do_CONNECT = _refuse
 

@@ -107,6 +107,10 @@ class _WriteHandler:
         """No token of any kind (`serve.http_api` then answers only to the server's own host names)."""
         return self.access.open
 
+    def _allowed(self) -> str:
+        """POST only where proposals are accepted (the `Allow` of a 405)."""
+        return "GET, POST" if self.desk is not None else "GET"
+
     def do_GET(self) -> None:
         """Authenticate (`read`), then the UI or the read routes."""
         parts = urlsplit(self.path)
