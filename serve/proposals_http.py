@@ -34,6 +34,7 @@ from brain.errors import (
 )
 from brain.identity import parse_strict
 from serve.http_api import HttpError, Routes, is_loopback, make_handler
+from serve.http_limits import bearer_token
 from serve.tokens import Principal, RateLimiter, Scope, TokenTable
 
 MAX_BODY_BYTES = 1 << 20
@@ -63,8 +64,8 @@ class Access:
             if found is not None:
                 return found
         if self.legacy_token is not None:
-            given = authorization or (f"Bearer {query_token}" if query_token is not None else "")
-            if hmac.compare_digest(given.encode(), f"Bearer {self.legacy_token}".encode()):
+            given = bearer_token(authorization) or query_token or ""
+            if hmac.compare_digest(given.encode(), self.legacy_token.encode()):
                 return Principal(name=LEGACY_TOKEN, actor="brain/token-file", scopes=frozenset({Scope.READ}))
         return None
 
@@ -108,6 +109,14 @@ class _WriteHandler:
     send_response: Callable[..., None]
     send_header: Callable[[str, str], None]
     end_headers: Callable[[], None]
+
+    def is_open(self) -> bool:
+        """No token of any kind (`serve.http_api` then answers only to the server's own host names)."""
+        return self.access.open
+
+    def _allowed(self) -> str:
+        """POST only where proposals are accepted (the `Allow` of a 405)."""
+        return "GET, POST" if self.desk is not None else "GET"
 
     def do_GET(self) -> None:
         """Authenticate (`read`), then the UI or the read routes."""
@@ -183,7 +192,8 @@ class _WriteHandler:
             return None
         principal = access.principal(self.headers.get("Authorization"), query_token)
         if principal is None:
-            self._send(HTTPStatus.UNAUTHORIZED, {"error": "missing or wrong bearer token"},
+            self._send(HTTPStatus.UNAUTHORIZED, {"error": "missing or wrong bearer token",
+                                                 "hint": "send Authorization: Bearer <a token of --tokens or --token-file>"},
                        {"WWW-Authenticate": 'Bearer realm="brain"'})
             raise _Answered
         if not principal.may(scope):
