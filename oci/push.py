@@ -32,6 +32,7 @@ from brain.store.lock import WriterLock
 from oci import media_types as mt
 from oci.auth import resolve_credentials
 from oci.manifest import Descriptor, Manifest
+from oci.push_log import record_push
 from oci.reference import Reference
 from oci.referrers import push_signatures
 from oci.transport import Progress, RegistryClient
@@ -183,6 +184,8 @@ def push(
             with contextlib.suppress(LockTimeoutError), WriterLock(brain.path, timeout=lock_timeout, on_wait=on_wait):
                 brain.layout.remove_tag(tag)
         raise
+    with contextlib.suppress(LockTimeoutError):  # the push is done; only the local record of it would be missing
+        record_push(brain, ref, tag, digest, snapshot, lock_timeout=lock_timeout, on_wait=on_wait)
     return PushResult(
         reference=str(ref),
         digest=digest,

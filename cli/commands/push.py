@@ -57,10 +57,18 @@ def push(
         f"({result.bytes_uploaded} bytes), {result.blobs_present} already there"
     )
     if brain.blobs.destroyed():
-        from oci.redaction import remote_tags_holding
+        from oci.redaction import copies_after_push
 
-        stale = remote_tags_holding(brain, ref)
-        if stale:
-            output.warning(f"remote tags still holding bytes redacted here: {', '.join(stale)} "
-                           "(the registry is not ours to erase: delete or overwrite them there)")
+        for copy in copies_after_push(brain, ref, result.replaced):
+            output.warning(remote_copy_line(copy))
     output.result(result, lambda r: str(r.digest))
+
+
+def remote_copy_line(copy: object) -> str:
+    """One remote copy of redacted bytes, as `push` and `redact` print it."""
+    from oci.redaction import RemoteCopy
+
+    assert isinstance(copy, RemoteCopy)
+    where = copy.repository + (f":{copy.tag}" if copy.tag else "") + (f"@{copy.digest}" if copy.digest else "")
+    return (f"{where} still holds redacted bytes (snapshot {copy.snapshot.short}, {copy.known_from}); "
+            f"the registry is not ours to erase: {copy.delete}")
