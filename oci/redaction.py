@@ -20,7 +20,6 @@ from brain.blocks.memory_type import MemoryType
 from brain.brain import Brain
 from brain.composition import Composition, ModuleRef
 from brain.errors import BrainError
-from brain.frozen import FrozenModel
 from brain.identity import BlockId, OciDigest
 from brain.lifecycle.destroy import destroy
 from brain.snapshot import Projection, Snapshot
@@ -31,6 +30,7 @@ from oci.auth import resolve_credentials
 from oci.layer_cache import LayerCache
 from oci.manifest import Manifest
 from oci.reference import Reference
+from oci.remote_copy import RemoteCopy
 from oci.transport import RegistryClient
 
 
@@ -173,17 +173,6 @@ def honour_tombstones(brain: Brain) -> Purged:
     purged = purge_artifacts(brain, redacted)
     purged.blobs += done.blobs
     return purged
-
-
-class RemoteCopy(FrozenModel):
-    """A registry manifest known to hold redacted bytes, and the command that deletes it there."""
-
-    repository: str
-    tag: str | None
-    digest: OciDigest | None
-    snapshot: OciDigest
-    known_from: str
-    delete: str
 
 
 def redacted_here(brain: Brain) -> frozenset[BlockId]:

@@ -60,15 +60,6 @@ def push(
         from oci.redaction import copies_after_push
 
         for copy in copies_after_push(brain, ref, result.replaced):
-            output.warning(remote_copy_line(copy))
+            output.warning(copy.line())
     output.result(result, lambda r: str(r.digest))
 
-
-def remote_copy_line(copy: object) -> str:
-    """One remote copy of redacted bytes, as `push` and `redact` print it."""
-    from oci.redaction import RemoteCopy
-
-    assert isinstance(copy, RemoteCopy)
-    where = copy.repository + (f":{copy.tag}" if copy.tag else "") + (f"@{copy.digest}" if copy.digest else "")
-    return (f"{where} still holds redacted bytes (snapshot {copy.snapshot.short}, {copy.known_from}); "
-            f"the registry is not ours to erase: {copy.delete}")

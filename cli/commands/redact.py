@@ -28,18 +28,8 @@ from cli.lifecycle_view import (
 )
 from cli.options import JsonFlag
 from cli.output import Result
+from oci.remote_copy import RemoteCopy
 from cli.signing import SignedHead, SigningPlan, SignWithOption, with_signature
-
-
-class RemoteCopyView(Result):
-    """A registry manifest that still holds redacted bytes, and the command that deletes it."""
-
-    repository: str
-    tag: str | None
-    digest: OciDigest | None
-    snapshot: OciDigest
-    known_from: str
-    delete: str
 
 
 class RedactResult(Result):
@@ -56,7 +46,7 @@ class RedactResult(Result):
     resumed: bool = False
     discarded: bool = False
     # Registry manifests known (push log, remotes.json) to still hold the bytes, with the command deleting each.
-    remote_copies: list[RemoteCopyView] = []
+    remote_copies: list[RemoteCopy] = []
     refused: Refusal | None
 
 
@@ -153,8 +143,7 @@ def _render(r: RedactResult, count: int, signed: SignedHead | None) -> list[str]
                      "(re-pack them with `brain pack --tag TAG`)")
     if r.remote_copies:
         lines.append(f"{len(r.remote_copies)} remote copies still hold the bytes (a registry is not ours to erase):")
-        lines += [f"  {c.repository}{':' + c.tag if c.tag else ''}{'@' + str(c.digest) if c.digest else ''} "
-                  f"({c.known_from}): {c.delete}" for c in r.remote_copies]
+        lines += [f"  {c.line()}" for c in r.remote_copies]
     else:
         lines.append("no remote copy is known to hold the bytes (none pushed or pulled signed from here holds them)")
     if signed is not None:
@@ -162,12 +151,12 @@ def _render(r: RedactResult, count: int, signed: SignedHead | None) -> list[str]
     return [line for line in lines if line]
 
 
-def _remote_copies(brain: object) -> list[RemoteCopyView]:
+def _remote_copies(brain: object) -> list[RemoteCopy]:
     from brain.brain import Brain
     from oci.redaction import remote_copies
 
     assert isinstance(brain, Brain)
-    return [RemoteCopyView(**c.model_dump()) for c in remote_copies(brain)]
+    return remote_copies(brain)
 
 
 def _done(done: object) -> RedactResult:

@@ -133,6 +133,16 @@ def _render_show(result: TrustShowResult, output: Output) -> Iterable[Renderable
         yield f"pin: {result.pin['trust_root']} ({result.pin['source']}), {state}"
 
 
+def _repository(reference: str) -> str:
+    """The pulled reference as recorded: its normalized repository key (`oci.reference`), else as written."""
+    from oci.reference import parse_reference
+
+    try:
+        return parse_reference(reference).repository_key
+    except UsageError:
+        return reference
+
+
 @trust.command("pin")
 def pin(
     ctx: typer.Context,
@@ -165,7 +175,7 @@ def pin(
     genesis = None if truncated else walk[-1][0]
     current = brain.head()
     origin = None if current is None else current.origin
-    record = TrustPin(genesis=genesis, pinned_at=utc_timestamp(), reference=None if origin is None else origin.reference,
+    record = TrustPin(genesis=genesis, pinned_at=utc_timestamp(), reference=None if origin is None else _repository(origin.reference),
                       source=source, trust_root=target)
     with WriterLock(brain.path, timeout=context.lock_timeout, on_wait=context.wait_note()):
         write_pin(brain.path, record)
