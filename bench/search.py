@@ -2,6 +2,12 @@
 index size, and retrieval quality on a question set over `fixtures/corpus`.
 
 Usage: python bench/search.py [--sizes 1000,10000,100000] [--queries 200] [--skip-http] [--quality-only]
+       python bench/search.py --eval [--held-out] [--set readmes|manpages]
+
+`--eval` scores retrieval on the evaluation sets of real documents installed here (`fixtures/eval/search/`,
+written by `fixtures/eval/make_search_eval.py`): per set and per half (tuning; held-out only with
+`--held-out`), hits@1, hits@5 and MRR of the expected source for whole-document BM25, `brain search` with
+and without expansion, and context recall (the expected source inside a 600-token `brain context` pack).
 
 Brains are generated through `brain.writer` (not by ingesting files, for speed): per source one canonical
 block with a ~1.5 kB Markdown view, one semantic block (every fourth related to an earlier one), one
@@ -406,7 +412,7 @@ def corpus_brain(workdir: Path) -> Path:
     return target
 
 
-def whole_document_bm25(brain: Brain) -> Callable[[str], list[str]]:
+def whole_document_bm25(brain: Brain, name: Callable[[str], str] | None = None) -> Callable[[str], list[str]]:
     """The baseline: one BM25 document per source (its whole view), same tokenizer, same query terms."""
     db = sqlite3.connect(":memory:")
     db.execute(f"CREATE VIRTUAL TABLE docs USING fts5(origin UNINDEXED, body, tokenize=\"{FTS_TOKENIZER}\")")
@@ -417,7 +423,8 @@ def whole_document_bm25(brain: Brain) -> Callable[[str], list[str]]:
             continue
         text = brain.blobs.get(OciDigest.parse(view["blob"])).decode()
         registration = ledger.registrations.get(block.block_id)
-        db.execute("INSERT INTO docs VALUES (?, ?)", (_in_corpus(registration.origin or "") if registration else "", text))
+        origin = (name or _in_corpus)(registration.origin or "") if registration else ""
+        db.execute("INSERT INTO docs VALUES (?, ?)", (origin, text))
 
     def rank(question: str) -> list[str]:
         rows = db.execute("SELECT origin FROM docs WHERE docs MATCH ? ORDER BY rank", (fts_query(query_terms(question)),))
@@ -426,9 +433,9 @@ def whole_document_bm25(brain: Brain) -> Callable[[str], list[str]]:
     return rank
 
 
-def source_ranking(searcher: Searcher, question: str, expand: bool) -> list[str]:
+def source_ranking(searcher: Searcher, question: str, expand: bool, name: Callable[[str], str] | None = None) -> list[str]:
     result = searcher.search(SearchRequest(question, limit=20, expand=expand))
-    return list(dict.fromkeys(_in_corpus(m.evidence[0].origin) for m in result.matches if m.evidence))
+    return list(dict.fromkeys((name or _in_corpus)(m.evidence[0].origin) for m in result.matches if m.evidence))
 
 
 def _in_corpus(origin: str) -> str:
@@ -482,14 +489,125 @@ def add_edge_facts(brain: Brain) -> None:
         writer.commit()
 
 
+# --- evaluation sets of real documents (issue 21) -------------------------------------------------------
+
+EVAL_SETS = REPO / "fixtures" / "eval" / "search"
+CONTEXT_BUDGET = 600
+
+
+def eval_document(entry: dict[str, str]) -> Path | None:
+    """Where an evaluation document is on this machine (None when it is not installed here)."""
+    if "path" in entry:
+        path = Path(entry["path"])
+        return path if path.is_file() else None
+    import site
+
+    for base in site.getsitepackages():
+        for found in sorted(Path(base).glob(f"{entry['site']}-*.dist-info/METADATA")):
+            return found
+    return None
+
+
+def eval_brain(name: str, documents: list[dict[str, str]], workdir: Path) -> tuple[Path, int]:
+    """The set's documents laid out as `corpus/<name>` and ingested by the real CLI: (brain, documents found)."""
+    corpus = workdir / "corpus"
+    found = 0
+    for entry in documents:
+        path = eval_document(entry)
+        if path is None:
+            continue
+        target = corpus / entry["name"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        found += 1
+    brain_path = workdir / "brain"
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1767225600"}
+    exe = str(Path(sys.executable).with_name("brain"))
+    for args in (["init"], ["--quiet", "ingest", "corpus"]):
+        subprocess.run([exe, "--brain", str(brain_path), "--actor", "bench@example.org", *args], check=True,
+                       env=env, capture_output=True, cwd=workdir)
+    return brain_path, found
+
+
+def _eval_origin(origin: str) -> str:
+    return origin.removeprefix("corpus/")
+
+
+def measure(rankings: list[tuple[list[str], str]]) -> tuple[float, float, float]:
+    """(hits@1, hits@5, MRR) of the expected source in each ranking."""
+    n = max(len(rankings), 1)
+    hits1 = sum(r[:1] == [want] for r, want in rankings) / n
+    hits5 = sum(want in r[:5] for r, want in rankings) / n
+    mrr = sum(1 / (r.index(want) + 1) if want in r else 0 for r, want in rankings) / n
+    return hits1, hits5, mrr
+
+
+def context_origins(searcher: Searcher, question: str, budget: int) -> list[str]:
+    """The sources inside a `brain context` pack of `budget` tokens."""
+    from retrieval.context import ContextRequest, pack
+
+    packed = pack(searcher, ContextRequest(question, max_tokens=budget))
+    return list(dict.fromkeys(_eval_origin(i.origin) for i in packed.items if i.origin))
+
+
+def bench_eval(names: list[str], held_out: bool) -> None:
+    halves = ["tuning", "held-out"] if held_out else ["tuning"]
+    for name in names:
+        data = orjson_load(EVAL_SETS / f"{name}.json")
+        with tempfile.TemporaryDirectory() as tmp:
+            start = time.perf_counter()
+            path, found = eval_brain(name, data["documents"], Path(tmp))
+            brain = Brain.open(path)
+            took = time.perf_counter() - start
+            baseline = whole_document_bm25(brain, _eval_origin)
+            searcher = Searcher(brain)
+            searcher.refresh()
+            print(f"\n== {name}: {found} of {len(data['documents'])} documents installed here (ingested in "
+                  f"{took:.1f} s); {len(data['questions'])} questions")
+            for half in halves:
+                asked = [(q["question"], q["expected"]) for q in data["questions"] if q["split"] == half]
+                print(f"-- {half}: {len(asked)} questions")
+                rows: list[tuple[str, list[tuple[list[str], str]]]] = [
+                    ("whole-document BM25", [(baseline(q), want) for q, want in asked]),
+                    ("brain search", [(source_ranking(searcher, q, True, _eval_origin), w) for q, w in asked]),
+                    ("brain search --no-expand",
+                     [(source_ranking(searcher, q, False, _eval_origin), w) for q, w in asked]),
+                ]
+                for label, ranked in rows:
+                    hits1, hits5, mrr = measure(ranked)
+                    print(f"   {label:<30} hits@1 {hits1:.2f}  hits@5 {hits5:.2f}  MRR {mrr:.3f}")
+                    if "--misses" in sys.argv and label == "brain search":
+                        for (ranking, want), (question, _) in zip(ranked, asked, strict=True):
+                            if ranking[:1] != [want]:
+                                rank = ranking.index(want) + 1 if want in ranking else None
+                                print(f"      miss {question!r}: {want} at {rank}; top {ranking[:3]}")
+                with contextlib.suppress(ImportError):
+                    recall = sum(want in context_origins(searcher, q, CONTEXT_BUDGET) for q, want in asked)
+                    print(f"   {'context recall @600 tokens':<30} {recall / max(len(asked), 1):.2f}")
+            searcher.close()
+
+
+def orjson_load(path: Path) -> Any:
+    import json
+
+    return json.loads(path.read_text())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--skip-http", action="store_true")
     parser.add_argument("--quality-only", action="store_true")
+    parser.add_argument("--eval", action="store_true", help="score the evaluation sets of real documents")
+    parser.add_argument("--held-out", action="store_true", help="with --eval: score the held-out halves too")
+    parser.add_argument("--set", action="append", help="with --eval: only this set (repeatable)")
+    parser.add_argument("--misses", action="store_true", help="with --eval: list the questions missed at rank 1")
     options = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} (shared: compare CPU times)")
+    if options.eval:
+        bench_eval(options.set or ["readmes", "manpages"], options.held_out)
+        return
     if not options.quality_only:
         for size in (int(s) for s in options.sizes.split(",")):
             bench_size(size, options.queries, not options.skip_http)

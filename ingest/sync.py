@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from brain.blocks import MemoryType
@@ -41,6 +41,7 @@ from ingest.lineage import LineageLog
 from ingest.lineage_graph import LineageGraph, graph_of, log_commit
 from ingest.report import IngestResult, SyncOutcome
 from ingest.sources.ignore import PathFilters
+from ingest.shard import Shard
 from ingest.sources.origins import origin_prefix
 
 
@@ -55,6 +56,8 @@ class Scope:
     root: Path
     prefix: str
     filters: PathFilters = _NO_FILTERS
+    shard: Shard | None = None
+    """`--shard I/N`: only origins of that shard are covered (a source of another shard is never dropped)."""
 
     def relpath(self, origin: str) -> str | None:
         """The path below the root that `origin` names, or None when the origin lies outside this root."""
@@ -63,6 +66,8 @@ class Scope:
         return origin[len(self.prefix):]
 
     def covers(self, origin: str) -> bool:
+        if self.shard is not None and not self.shard.holds(origin):
+            return False
         relpath = self.relpath(origin)
         return relpath is not None and not _left_out(self.filters, relpath)
 
@@ -241,9 +246,11 @@ def sync_after(
 ) -> IngestResult:
     """The ingest result with `missing` filled in; with `apply` (and not `dry_run`) the gone sources are
     removed in one more snapshot, under the writer lock, planned on the head as the lock found it.
-    `include`/`exclude` are the run's globs: what they leave out is out of the sync's scope."""
+    `include`/`exclude` are the run's globs: what they leave out is out of the sync's scope; a run's
+    `--shard` limits the scope to that shard's origins."""
     filters = PathFilters.from_globs(include, exclude, use_git=False)
-    scopes = [s for s in (scope_of(r, origin_option, filters) for r in roots) if s is not None]
+    shard = None if result.shard is None else Shard(result.shard.index, result.shard.count)
+    scopes = [replace(s, shard=shard) for s in (scope_of(r, origin_option, filters) for r in roots) if s is not None]
     if not scopes:
         return result
     seen_origins = {o.origin for o in result.outcomes}

@@ -8,6 +8,7 @@ when it was first indexed), so the index can regenerate it exactly to delete it 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +18,25 @@ from retrieval.tokenize import expansion_terms
 
 SEARCHABLE = ("canonical", "episodic", "semantic", "procedural")
 MAX_ORIGINAL_TEXT = 4 << 20
+MAX_WHOLE_CHARS = 8192  # a source's document-level text: its opening (what it is about; tuned on the eval sets)
+MAX_HEADINGS = 200
+# File names that say what a file is, not what it is about: the directory names the source instead.
+GENERIC_NAMES = frozenset({
+    "readme", "metadata", "pkg-info", "index", "changelog", "changes", "news", "history", "copyright", "install",
+    "authors", "todo", "license", "licence", "notice", "contributing", "faq", "usage", "manual", "guide", "doc",
+    "docs", "description", "about", "overview", "intro", "introduction", "main", "summary", "notes",
+})
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".z", ".lz", ".br")
+# Extensions a name is not about: man sections (`.1`, `.5ssl`), text markups.
+_EXTENSION = re.compile(r"\.(?:\d[a-z]*|md|markdown|rst|txt|text|html?|org|adoc|asciidoc|pod|tex|pdf|json|ya?ml|toml)$",
+                        re.IGNORECASE)
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
+_UNDERLINE = re.compile(r"^\s*([=\-~^*+#])\1{2,}\s*$")
+_HEADER_FIELD = re.compile(r"^(?:Name|Summary|Keywords):\s*(.+)$", re.IGNORECASE)
+_MAN_NAMES = re.compile(r"^[-*\s]*(.+?)\s+(?:—|–|-|\\-)\s+(.+)$")
+_WORDS = re.compile(r"[^\W_]+(?:[-_.+][^\W_]+)*")
+_CHANGE_LOG = re.compile(r"(?:^|[/_.-])(?:changelog|changes|news|history|release[-_ ]?notes)(?:$|[/_.-])",
+                         re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -41,6 +61,21 @@ class Edge:
     target: str  # hex of the target block id
 
 
+@dataclass(frozen=True)
+class Whole:
+    """A source's document-level row (BM25F-like fields): its names, its headings, its whole text."""
+
+    names: tuple[str, ...]
+    headings: str
+    body: str
+
+    @property
+    def name(self) -> str:
+        """The names as one field (with their identifier parts)."""
+        joined = " ".join(self.names)
+        return f"{joined} {expansion_terms(joined)}".strip()
+
+
 @dataclass
 class Indexed:
     """Everything the index stores about one block."""
@@ -51,6 +86,13 @@ class Indexed:
     at: str | None = None
     documents: list[Document] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
+    whole: Whole | None = None
+    labels: tuple[str, ...] = ()  # a derived block's label and aliases, as a query would name it
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """What the block is called (the `names` table: an exact-name match lifts it)."""
+        return self.whole.names if self.whole is not None else self.labels
 
 
 def _strings(value: Any) -> list[str]:
@@ -110,7 +152,76 @@ def canonical(
     found = [Document(heading, p.text, p.locator) for p in passages(view, view_media_type)] if view else []
     if not found:
         found = [Document(title, media_type)]
-    return Indexed("canonical", title, documents=found)
+    return Indexed("canonical", title, documents=found, whole=whole_of(origin, view))
+
+
+def names_of_origin(origin: str | None) -> list[str]:
+    """What a source is called by its origin: the file name without compression and markup extensions,
+    and the directory's name when the file's name is generic (`jq/README` is jq's, `man1/tar.1.gz` tar's)."""
+    if not origin:
+        return []
+    parts = [p for p in origin.replace("\\", "/").split("/") if p]
+    if not parts:
+        return []
+    stem = parts[-1]
+    for _ in range(3):
+        lowered = stem.lower()
+        for suffix in _COMPRESSED:
+            if lowered.endswith(suffix):
+                stem = stem[: -len(suffix)]
+                break
+        stem = _EXTENSION.sub("", stem)
+    names = [] if stem.lower() in GENERIC_NAMES or not stem else [stem]
+    if re.split(r"[-_.]", stem)[0].lower() in GENERIC_NAMES and len(parts) > 1:
+        names.append(parts[-2])
+    return [n.casefold() for n in names if n]
+
+
+def is_change_log(origin: str | None) -> bool:
+    """Whether a source is a change log or release notes, by its file name."""
+    return bool(origin) and bool(_CHANGE_LOG.search(origin.rsplit("/", 1)[-1]))  # type: ignore[union-attr]
+
+
+def whole_of(origin: str | None, view: str | None) -> Whole | None:
+    """The document-level row of a source: names (origin, a man page's NAME section, a METADATA `Name:`),
+    headings (Markdown, setext/RST underlines, NAME descriptions, `Summary:`), and the whole view."""
+    if not view:
+        return None
+    names = names_of_origin(origin)
+    headings: list[str] = []
+    lines = view[:MAX_WHOLE_CHARS].split("\n")
+    in_name = False
+    for number, line in enumerate(lines[:20_000]):
+        if len(headings) >= MAX_HEADINGS:
+            break
+        found = _HEADING.match(line)
+        if found:
+            text = found.group(1).strip()
+            in_name = text.upper() == "NAME"
+            if not in_name:
+                headings.append(text)
+            continue
+        if number + 1 < len(lines) and line.strip() and _UNDERLINE.match(lines[number + 1]) and len(line) < 120:
+            headings.append(line.strip())
+            continue
+        if number < 40:
+            field_match = _HEADER_FIELD.match(line)
+            if field_match:
+                value = field_match.group(1).strip()
+                if line.lower().startswith("name:"):
+                    names.append(value.casefold())
+                else:
+                    headings.append(value)
+                continue
+        if in_name and line.strip():
+            man = _MAN_NAMES.match(line.strip())
+            if man:
+                names.extend(n.strip().casefold() for n in man.group(1).split(",") if n.strip())
+                headings.append(man.group(2).strip())
+            else:
+                headings.append(line.strip())
+            in_name = False
+    return Whole(tuple(dict.fromkeys(n for n in names if n)), "\n".join(headings), view[:MAX_WHOLE_CHARS])
 
 
 def derived(memory_type: str, payload: dict[str, Any], evidence: Iterable[str]) -> Indexed:
@@ -123,7 +234,9 @@ def derived(memory_type: str, payload: dict[str, Any], evidence: Iterable[str]) 
         for relation in payload.get("relations") or ():
             if isinstance(relation, dict) and isinstance(relation.get("predicate"), str):
                 edges.extend(Edge(f"relation:{relation['predicate']}", h) for h in _hexes([relation.get("target")]))
-        return Indexed("semantic", one_line(title), subject, None, [Document(title, _join(body))], edges)
+        labels = _labels([title, *_strings(payload.get("aliases"))])
+        return Indexed("semantic", one_line(title), subject, None, [Document(title, _join(body))], edges,
+                       labels=labels)
     if memory_type == "procedural":
         title = _text(payload.get("label"))
         body = [payload.get("goal")]
@@ -133,12 +246,22 @@ def derived(memory_type: str, payload: dict[str, Any], evidence: Iterable[str]) 
                 edges.extend(Edge("uses", h) for h in _hexes(step.get("uses")))
         body.extend([*_strings(payload.get("preconditions")), *_strings(payload.get("success_criteria"))])
         body.append(payload.get("subject"))
-        return Indexed("procedural", one_line(title), subject, None, [Document(title, _join(body))], edges)
+        return Indexed("procedural", one_line(title), subject, None, [Document(title, _join(body))], edges,
+                       labels=_labels([title]))
     summary = _text(payload.get("summary"))
     occurred, ended = _text(payload.get("occurred_at")), _text(payload.get("ended_at"))
     body = [payload.get("context"), *_strings(payload.get("participants")), payload.get("outcome")]
     body.extend([*_strings(payload.get("tags")), occurred[:10], ended[:10]])
     return Indexed("episodic", one_line(summary), subject, occurred or None, [Document(summary, _join(body))], edges)
+
+
+def name_key(text: str) -> str:
+    """A name or a whole query as the `names` table compares them: words only, case folded, one space."""
+    return " ".join(_WORDS.findall(text.casefold()))[:200]
+
+
+def _labels(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(k for k in (name_key(v) for v in values) if k))
 
 
 def _join(parts: Iterable[Any]) -> str:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import blake3
 import orjson
 
 from brain.blocks.base import Block
@@ -41,7 +42,7 @@ from retrieval.documents import SEARCHABLE, Indexed
 from retrieval.paths import index_path, search_dir
 from retrieval.tokenize import FTS_TOKENIZER
 
-FORMAT = "brain-search/2"
+FORMAT = "brain-search/3"
 ORPHAN_SHARE = 0.2  # rebuild when this share of the full-text rows are unreachable orphans
 BUSY_TIMEOUT_MS = 30_000
 MODULES = (*SEARCHABLE, "provenance")
@@ -51,11 +52,13 @@ CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE keys(id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE);
 CREATE TABLE blocks(
   id INTEGER PRIMARY KEY, memory_type TEXT NOT NULL, subject TEXT, at TEXT, accessible INTEGER NOT NULL,
-  source INTEGER, origin TEXT, media_type TEXT, view BLOB, locator TEXT);
+  source INTEGER, origin TEXT, media_type TEXT, view BLOB, locator TEXT, fingerprint BLOB);
 CREATE INDEX blocks_origin ON blocks(origin) WHERE origin IS NOT NULL;
 CREATE TABLE docs(rowid INTEGER PRIMARY KEY, block INTEGER NOT NULL, locator TEXT);
 CREATE INDEX docs_block ON docs(block);
 CREATE VIRTUAL TABLE fts USING fts5(title, body, extra, content='', tokenize="{FTS_TOKENIZER}");
+CREATE VIRTUAL TABLE whole USING fts5(name, headings, body, content='', tokenize="{FTS_TOKENIZER}");
+CREATE TABLE names(name TEXT NOT NULL, block INTEGER NOT NULL, PRIMARY KEY(name, block)) WITHOUT ROWID;
 CREATE TABLE kinds(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 CREATE TABLE edges(src INTEGER NOT NULL, kind INTEGER NOT NULL, dst INTEGER NOT NULL, PRIMARY KEY(src, kind, dst))
   WITHOUT ROWID;
@@ -65,7 +68,8 @@ CREATE TABLE records(
   at TEXT, evidence BLOB, PRIMARY KEY(block, record)) WITHOUT ROWID;
 CREATE TABLE pending(block INTEGER PRIMARY KEY, memory_type TEXT NOT NULL);
 """
-_TABLES = ("meta", "keys", "blocks", "docs", "fts", "kinds", "edges", "records", "pending")
+_TABLES = ("meta", "keys", "blocks", "docs", "fts", "whole", "names", "kinds", "edges", "records", "pending")
+_FTS_TABLES = ("fts", "whole")
 # Record types the index keeps, as small integers.
 RECORD_TYPES = {"registration": 1, "derivation": 2, "supersession": 3, "demotion": 4}
 _ACCESS_TYPES = (3, 4)
@@ -248,11 +252,15 @@ class SearchIndex:
                 stats = self._update(rebuild=True)
                 stats.reason = "the index file is read-only: built in memory"
                 return stats
-            # A file damaged under an open connection: start over on a fresh file.
-            self._reconnect(self.path)
-            stats = self._update(rebuild=True)
-            stats.reason = f"the index was unreadable ({e}) and was rebuilt"
-            return stats
+            return self.start_over(f"the index was unreadable ({e}) and was rebuilt")
+
+    def start_over(self, reason: str) -> UpdateStats:
+        """Delete the (damaged) file and rebuild it from the brain; used by `retrieval.recovery` too."""
+        assert self.path is not None, "an in-memory index is never damaged on disk"
+        self._reconnect(self.path)
+        stats = self._update(rebuild=True)
+        stats.reason = reason
+        return stats
 
     def _reconnect(self, path: Path | None) -> None:
         """Replace the connection: a fresh file at `path` (the damaged one deleted), or memory."""
@@ -333,7 +341,8 @@ class SearchIndex:
         self._set_accessibility(added_now | affected_access)
         self._set_meta(key, snapshot, new_modules)
         if stats.rebuilt:
-            self.db.execute("INSERT INTO fts(fts) VALUES ('optimize')")  # one b-tree: smaller and faster
+            for table in _FTS_TABLES:  # one b-tree: smaller and faster
+                self.db.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
         if self._orphan_share() > ORPHAN_SHARE and not stats.rebuilt:
             return self._apply(key, rebuild=True)
         return stats
@@ -361,8 +370,8 @@ class SearchIndex:
                 self.db.execute("DELETE FROM meta WHERE key != 'format'")
                 # Keys are reassigned from here on: readers holding cached keys must drop them.
                 self.db.execute("INSERT INTO meta VALUES ('generation', ?)", (secrets.token_hex(8),))
-            elif table == "fts":
-                self.db.execute("INSERT INTO fts(fts) VALUES ('delete-all')")
+            elif table in _FTS_TABLES:
+                self.db.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")
             else:
                 self.db.execute(f"DELETE FROM {table}")
 
@@ -591,16 +600,18 @@ class SearchIndex:
             targets = [e.target for e in entry.edges if e.kind == "evidence"]
             source = self._key(targets[0]) if targets else key
         self.db.execute(
-            "INSERT INTO blocks(id, memory_type, subject, at, accessible, source, origin, media_type, view, locator) "
-            "VALUES (?,?,?,?,1,?,?,?,?,?)",
+            "INSERT INTO blocks(id, memory_type, subject, at, accessible, source, origin, media_type, view, locator, "
+            "fingerprint) VALUES (?,?,?,?,1,?,?,?,?,?,?)",
             (key, memory_type, (entry.subject or "").casefold() or None, entry.at or at, source, origin, media,
-             view_blob, locator),
+             view_blob, locator, None if memory_type == "canonical" else _fingerprint(entry)),
         )
         first = self._next_doc
         self._next_doc += len(entry.documents)
         numbered = list(enumerate(entry.documents, start=first))
         if stats is not None:
             stats.text_bytes += sum(len(d.title.encode()) + len(d.body.encode()) for d in entry.documents)
+            if entry.whole is not None:
+                stats.text_bytes += len(entry.whole.body.encode()) + len(entry.whole.headings.encode())
         self.db.executemany("INSERT INTO docs(rowid, block, locator) VALUES (?,?,?)",
                             [(n, key, d.locator) for n, d in numbered])
         self.db.executemany("INSERT INTO fts(rowid, title, body, extra) VALUES (?,?,?,?)",
@@ -609,6 +620,11 @@ class SearchIndex:
             "INSERT OR IGNORE INTO edges VALUES (?,?,?)",
             [(key, self._kind(e.kind), self._key(e.target)) for e in entry.edges],
         )
+        if entry.whole is not None:
+            whole = entry.whole
+            self.db.execute("INSERT INTO whole(rowid, name, headings, body) VALUES (?,?,?,?)",
+                            (key, whole.name, whole.headings, whole.body))
+        self.db.executemany("INSERT OR IGNORE INTO names VALUES (?,?)", [(n, key) for n in entry.names])
         self.db.execute("DELETE FROM pending WHERE block=?", (key,))
         return True
 
@@ -632,6 +648,11 @@ class SearchIndex:
             )
         else:
             self._add_orphans(len(docs))
+        if entry is not None and entry.whole is not None:
+            whole = entry.whole
+            self.db.execute("INSERT INTO whole(whole, rowid, name, headings, body) VALUES ('delete',?,?,?,?)",
+                            (key, whole.name, whole.headings, whole.body))
+        self.db.execute("DELETE FROM names WHERE block=?", (key,))
         self.db.execute("DELETE FROM docs WHERE block=?", (key,))
         self.db.execute("DELETE FROM edges WHERE src=?", (key,))
         self.db.execute("DELETE FROM blocks WHERE id=?", (key,))
@@ -694,6 +715,15 @@ class SearchIndex:
             yield
         finally:
             self.db.execute("COMMIT")
+
+
+def _fingerprint(entry: Indexed) -> bytes:
+    """What a derived block says (its documents' text), hashed: blocks drawn alike from identical copies of a
+    text in several sources are shown as one result (a local fingerprint: BLAKE3)."""
+    hasher = blake3.blake3()
+    for document in entry.documents:
+        hasher.update(document.title.encode() + b"\0" + document.body.encode() + b"\0")
+    return hasher.digest()[:16]
 
 
 def _is_id(value: Any) -> bool:

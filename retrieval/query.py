@@ -13,7 +13,7 @@ import re
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from brain.blocks.base import Block
@@ -22,19 +22,32 @@ from brain.errors import BrainError, ConflictError, NotFoundError, UsageError
 from brain.identity import BlockId, OciDigest
 from brain.snapshot import Snapshot
 from retrieval import DEFAULT_LIMIT
-from retrieval.documents import SEARCHABLE, title_of
+from retrieval.documents import SEARCHABLE, is_change_log, name_key, title_of
 from retrieval.expand import Expansion, Neighbour, spread
 from retrieval.index import SearchIndex, UpdateStats
 from retrieval.models import Evidence, Match, Proof, SearchResult, Via
 from retrieval.passages import excerpt
 from retrieval.proofs import Prover
-from retrieval.tokenize import fts_query, query_terms
+from retrieval.tokenize import STOPWORDS, fts_query, query_terms
 
 MAX_LIMIT = 200
 MAX_QUERY_CHARS = 100_000
 PER_SOURCE = 3  # at most this many matches from one source, so one long document cannot fill the page
 CANDIDATES_PER_SLOT = 4
 BM25_WEIGHTS = (4.0, 1.0, 0.5)  # title, body, identifier parts
+WHOLE_WEIGHTS = (8.0, 4.0, 1.0)  # a source's names, headings, whole text (BM25F-like fields)
+WHOLE_CANDIDATES = 20  # document-level candidates fused with the passages
+JOINING = 10  # of those, at most this many join the candidates with their best passage
+PASSAGE_SHARE = 0.6  # a row's score: this share of its passage's, the rest its source's document-level score
+NAME_BONUS = 0.4  # a source whose own name is a word of the query
+QUIET_SHARE = 0.3  # episodes and change-log passages, unless the query asks about time or versions
+_TIME_WORDS = re.compile(
+    r"\b(?:when|since|until|before|after|ago|date[sd]?|year|month|day|time ?line|history|changes?|changed|"
+    r"changelog|news|release[sd]?|version(?:s|ed)?|upgrade[sd]?|deprecated|introduced|latest|recent(?:ly)?|"
+    r"\d{4}|v?\d+\.\d+(?:\.\d+)*)\b",
+    re.IGNORECASE,
+)
+_NAME_TOKEN = re.compile(r"[\w][\w.+-]*[\w+]|\w")
 _VIEW_CACHE_BYTES = 32 << 20
 _EDGES_PER_QUERY = 64  # neighbours read per direction; the fan-out cap keeps far fewer
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}Z)?$")
@@ -86,6 +99,7 @@ class _Row:
     locator: str | None
     score: float
     via: Via | None = None
+    also: list[str] = field(default_factory=list)  # sources with the same text, shown as one result
 
 
 @dataclass
@@ -102,6 +116,7 @@ class _Block:
     locator: str | None
     subject: str | None
     at: str | None
+    fingerprint: bytes | None = None
 
 
 @dataclass
@@ -190,7 +205,7 @@ class Searcher:
             rows = self._ranked(terms, request)
             if request.expand and rows:
                 rows = self._expand(rows, request)
-            page = _group(rows, request.limit)
+            page = _group(rows, request.limit, self._same_text_key)
             matches = [m for m in (self._bundle(row, snapshot) for row in page) if m is not None]
         return SearchResult(query=request.query, snapshot=str(digest), matches=matches)
 
@@ -234,10 +249,91 @@ class Searcher:
         rows = [
             _Row(bytes(b).hex(), t, bool(a), bytes(s or b).hex(), loc, -rank) for b, t, a, s, loc, rank in found[:wanted]
         ]
-        best = max((r.score for r in rows), default=0.0)
+        _normalize(rows)
+        return self._fused(rows, terms, request, match, where, params)
+
+    def _fused(
+        self, rows: list[_Row], terms: list[str], request: SearchRequest, match: str, where: str,
+        params: list[object],
+    ) -> list[_Row]:
+        """Passage rows fused with their source's document-level score (BM25F over names, headings and the
+        whole text) and an exact-name bonus; a source that ranks well as a whole but has no passage among the
+        candidates joins with its best passage. Episodes and change logs are quieted unless the query asks
+        about time or versions. Deterministic: ties broken by block id and locator."""
+        db = self.index.db
+        weights = ", ".join(map(str, WHOLE_WEIGHTS))
+        whole = dict(db.execute(
+            f"SELECT rowid, bm25(whole, {weights}) FROM whole WHERE whole MATCH ? ORDER BY 2, 1 LIMIT ?",
+            (match, WHOLE_CANDIDATES),
+        ).fetchall())
+        named = _name_candidates(request.query)
+        # A source by any of its names in the query; a derived block only when the query is its label.
+        name_keys = {int(k) for k, name, memory_type in db.execute(
+            "SELECT n.block, n.name, b.memory_type FROM names n JOIN blocks b ON b.id = n.block "
+            f"WHERE n.name IN ({', '.join('?' * len(named))})", named
+        ) if memory_type == "canonical" or name == named[0]} if named else set()
+        keys = sorted(set(whole) | name_keys)
+        fetch_passages = sorted(set(whole) | {k for k in name_keys if self._is_source(k)})
+        digests = {int(k): bytes(d).hex() for k, d in db.execute(
+            "SELECT id, digest FROM keys WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(keys),))}
+        best_whole = max((-v for v in whole.values()), default=0.0)
+        doc_score = {digests[k]: (-v / best_whole if best_whole > 0 else 0.0) for k, v in whole.items()}
+        named_sources = {digests[k] for k in name_keys}  # sources named, and derived blocks by their label
+        present = {r.source for r in rows}
+        # Sources strong as a whole (or named) with no passage among the candidates: their best passage.
+        joined = (
+            "SELECT b.accessible, d.locator FROM docs d JOIN blocks b ON b.id = d.block "
+            f"WHERE d.rowid = ? {where}"
+        )
+        ranking = (f"SELECT rowid, bm25(fts, {', '.join(map(str, BM25_WEIGHTS))}) FROM fts WHERE fts MATCH :match "
+                   "AND rowid BETWEEN (SELECT min(rowid) FROM docs WHERE block = :key) "
+                   "AND (SELECT max(rowid) FROM docs WHERE block = :key) ORDER BY 2, 1 LIMIT 1")
+        missing = [k for k in fetch_passages if digests[k] not in present]
+        missing.sort(key=lambda k: (k not in name_keys, whole.get(k, 0.0), k))
+        if not request.types or "canonical" in request.types:
+            for key in missing[:JOINING]:
+                hex_id = digests[key]
+                top = db.execute(ranking, {"match": match, "key": key}).fetchone()
+                if top is None:
+                    continue
+                passing = db.execute(joined, (top[0], *params)).fetchone()
+                if passing is None:
+                    continue
+                rows.append(_Row(hex_id, "canonical", bool(passing[0]), hex_id, passing[1], 0.0))
+                present.add(hex_id)
+        quiet = not _TIME_WORDS.search(request.query)
         for row in rows:
-            row.score = round(row.score / best, 6) if best > 0 else 0.0
+            score = PASSAGE_SHARE * row.score + (1 - PASSAGE_SHARE) * doc_score.get(row.source, 0.0)
+            if row.source in named_sources or row.block in named_sources:
+                score += NAME_BONUS
+            if quiet and (row.memory_type == "episodic" or self._is_change_log(row.source)):
+                score *= QUIET_SHARE
+            row.score = score
+        rows.sort(key=lambda r: (-r.score, r.block, r.locator or ""))
+        rows = rows[: request.limit * CANDIDATES_PER_SLOT]
+        _normalize(rows)
         return rows
+
+    def _same_text_key(self, row: _Row) -> tuple[str, ...] | None:
+        """What makes two rows the same text: the source's view (by digest) and the place in it, and for a
+        derived block also its type and subject."""
+        source = self._block(row.source)
+        if source is None or source.view is None:
+            return None
+        if row.memory_type == "canonical":
+            return ("canonical", source.view, row.locator or "")
+        info = self._block(row.block)
+        if info is None or info.fingerprint is None:
+            return None
+        return (row.memory_type, info.fingerprint.hex(), row.locator or "")
+
+    def _is_source(self, key: int) -> bool:
+        row = self.index.db.execute("SELECT memory_type FROM blocks WHERE id=?", (key,)).fetchone()
+        return row is not None and row[0] == "canonical"
+
+    def _is_change_log(self, source: str) -> bool:
+        info = self._block(source)
+        return info is not None and is_change_log(info.origin)
 
     def _block(self, hex_id: str) -> _Block | None:
         if hex_id in self._memo:
@@ -248,15 +344,16 @@ class Searcher:
     def _read_block(self, hex_id: str) -> _Block | None:
         key = self.index.key(hex_id)
         row = None if key is None else self.index.db.execute(
-            "SELECT b.memory_type, b.accessible, s.digest, b.origin, b.media_type, b.view, b.locator, b.subject, b.at "
-            "FROM blocks b LEFT JOIN keys s ON s.id = b.source WHERE b.id=?",
+            "SELECT b.memory_type, b.accessible, s.digest, b.origin, b.media_type, b.view, b.locator, b.subject, b.at, "
+            "b.fingerprint FROM blocks b LEFT JOIN keys s ON s.id = b.source WHERE b.id=?",
             (key,),
         ).fetchone()
         if row is None:
             return None
-        t, accessible, source, origin, media, view, locator, subject, at = row
+        t, accessible, source, origin, media, view, locator, subject, at, fingerprint = row
         return _Block(hex_id, t, bool(accessible), bytes(source).hex() if source else hex_id, origin, media,
-                      bytes(view).hex() if view else None, locator, subject, at)
+                      bytes(view).hex() if view else None, locator, subject, at,
+                      bytes(fingerprint) if fingerprint else None)
 
     # --- expansion ---------------------------------------------------------------------------------
 
@@ -364,27 +461,35 @@ class Searcher:
         if info is None:
             return [], False
         if row.memory_type == "canonical":
-            sources = [(info, row.locator)]
+            sources = [(info, row.locator), *((self._block(h) or _unknown(h), row.locator) for h in row.also)]
         else:
             key = self.index.key(row.block)
             cited = [bytes(d).hex() for (d,) in self.index.db.execute(
                 "SELECT k.digest FROM edges e JOIN kinds n ON n.id = e.kind JOIN keys k ON k.id = e.dst "
                 "WHERE e.src=? AND n.name='evidence'", (key,))]
             sources = [(self._block(h) or _unknown(h), info.locator) for h in cited]
+            sources += [(self._block(h) or _unknown(h), info.locator) for h in row.also if h not in cited]
         out = []
         all_ok = True
         for source, locator in sources:
             text = self.views.text(source.view) if source.view else None
             if source.view and text is None:
                 all_ok = False
-            out.append(Evidence(
-                block=f"sha256:{source.block}",
-                origin=source.origin or "",
-                media_type=source.media_type or "",
-                locator=locator,
-                excerpt=excerpt(text, source.media_type or "", locator) if text is not None else "",
-            ))
+            quoted = excerpt(text, source.media_type or "", locator) if text is not None else ""
+            for origin in [source.origin or "", *self._other_origins(source)]:
+                out.append(Evidence(block=f"sha256:{source.block}", origin=origin,
+                                    media_type=source.media_type or "", locator=locator, excerpt=quoted))
         return out, all_ok
+
+    def _other_origins(self, source: _Block) -> list[str]:
+        """The other origins the same source bytes were registered from (identical files in several places)."""
+        key = self.index.key(source.block)
+        if key is None:
+            return []
+        found = self.index.db.execute(
+            "SELECT DISTINCT origin FROM records WHERE block=? AND type=1 AND origin IS NOT NULL ORDER BY origin "
+            "LIMIT 17", (key,)).fetchall()
+        return [str(o) for (o,) in found if o != source.origin][:16]
 
 
 def _flag(value: object) -> bool | None:
@@ -437,15 +542,29 @@ def _passes(info: _Block, request: SearchRequest) -> bool:
     return not (request.until is not None and (info.at is None or info.at > _end_of(request.until)))
 
 
-def _group(rows: Sequence[_Row], limit: int) -> list[_Row]:
-    """At most `PER_SOURCE` rows per source and `limit` in all; groups ordered by their best row."""
+def _group(
+    rows: Sequence[_Row], limit: int, same_text: Callable[[_Row], tuple[str, ...] | None] = lambda row: None
+) -> list[_Row]:
+    """At most `PER_SOURCE` rows per source and `limit` in all; groups ordered by their best row. A row whose
+    text is the same as a better row's (`same_text`: identical views at the same place, from several
+    sources) is not shown again: its source is listed on the better row."""
     groups: OrderedDict[str, list[_Row]] = OrderedDict()
     seen: set[tuple[str, str | None]] = set()
+    texts: dict[tuple[str, ...], _Row] = {}
     taken = 0
     for row in rows:  # already by descending score
         key = (row.block, row.locator)
         if key in seen:
             continue
+        text = same_text(row)
+        if text is not None:
+            first = texts.get(text)
+            if first is not None:
+                if row.source != first.source and row.source not in first.also:
+                    first.also.append(row.source)
+                seen.add(key)
+                continue
+            texts[text] = row
         group = groups.setdefault(row.source, [])
         if len(group) >= PER_SOURCE:
             continue
@@ -455,6 +574,31 @@ def _group(rows: Sequence[_Row], limit: int) -> list[_Row]:
         if taken >= limit:
             break
     return [row for group in groups.values() for row in group]
+
+
+def _normalize(rows: list[_Row]) -> None:
+    """Scores divided by the best one (rounded, so that equal inputs give equal outputs)."""
+    best = max((r.score for r in rows), default=0.0)
+    for row in rows:
+        row.score = round(row.score / best, 6) if best > 0 else 0.0
+
+
+def _name_candidates(query: str) -> list[str]:
+    """The words of a query that may be a source's own name (`dpkg-query`, `libsodium23`, `README.md`), and
+    the whole query (a concept's label)."""
+    found: dict[str, None] = {}
+    whole = name_key(query[:2000])
+    if whole:
+        found[whole] = None
+    for token in _NAME_TOKEN.findall(query[:2000]):
+        lowered = token.casefold()
+        if lowered not in STOPWORDS and len(lowered) <= 100:
+            found.setdefault(lowered, None)
+            found.setdefault(lowered.replace("_", "-"), None)
+            found.setdefault(lowered.replace("-", "_"), None)
+        if len(found) >= 96:
+            break
+    return list(found)
 
 
 def _short(text: str, limit: int = 40) -> str:

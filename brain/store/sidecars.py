@@ -62,6 +62,15 @@ HEAD = Sidecar(
     deletable=False,
     why="the brain is then empty: its history is unreachable until the head is restored",
 )
+REFS = Sidecar(
+    ("boltzmann", "refs.json"),
+    owner="brain.branches.refs (branch, checkout, pull, commits onto another branch)",
+    format="JCS `refs` document (§10.2): branches -> snapshot, tag, reference, origin; current; switching",
+    write="atomic replace, fsynced, under the writer lock; a checkout writes it before and after head.json",
+    trust="hostile until read strictly; every branch snapshot is checked to be a stored snapshot before use",
+    deletable=False,
+    why="every branch but the current one is forgotten (their snapshots stay stored until pruned)",
+)
 LOCK = Sidecar(
     ("boltzmann", "lock"),
     owner="brain.store.lock",
@@ -184,6 +193,24 @@ REMOTES = Sidecar(
     deletable=False,
     why="downgrade protection for those references is lost",
 )
+RECONCILE = Sidecar(
+    ("boltzmann", "reconcile.json"),
+    owner="brain.reconcile.state (merge, reconcile)",
+    format="JCS reconciliation state (§10.6): theirs, ancestor, strategy, actor, reason, head, resolutions",
+    write="atomic replace, fsynced, under the writer lock; deleted (never emptied) when the reconciliation ends",
+    trust="hostile until parsed: strict JSON, exact §10.6 shape, canonical bytes; an empty file reads as absent",
+    deletable=False,
+    why="the halted reconciliation's answers are lost (the merge can be run again); while it exists every write is refused",
+)
+HISTORY = Sidecar(
+    ("boltzmann", "history.jsonl"),
+    owner="brain.reconcile.journal (merge, reconcile continue)",
+    format="JSON lines: per reconciliation snapshot, who asked, why, and every admit/reject/prefer decision",
+    write="atomic replace (read, add one line), fsynced, before the head moves, under the writer lock",
+    trust="local memory only: `brain log` shows a line only for a snapshot in the history it walks",
+    deletable=False,
+    why="who reconciled, why, and the admit/reject decisions are recorded nowhere else (§10.8 item 3)",
+)
 TRUST_LOG = Sidecar(
     ("boltzmann", "trust-log.jsonl"),
     owner="brain.store.authn_files (pull --re-root)",
@@ -196,6 +223,7 @@ TRUST_LOG = Sidecar(
 
 SIDECARS: tuple[Sidecar, ...] = (
     HEAD,
+    REFS,
     LOCK,
     TOMBSTONES,
     REDACTION,
@@ -209,6 +237,8 @@ SIDECARS: tuple[Sidecar, ...] = (
     SIGNATURES,
     TRUST,
     REMOTES,
+    RECONCILE,
+    HISTORY,
     TRUST_LOG,
 )
 
@@ -238,12 +268,15 @@ __all__ = [
     "DIRECTORY",
     "FINGERPRINTS",
     "HEAD",
+    "HISTORY",
     "LAYERS",
     "LINEAGE",
     "LOCK",
     "PROPOSALS",
     "PUSHES",
+    "RECONCILE",
     "REDACTION",
+    "REFS",
     "REMOTES",
     "SEARCH",
     "SIDECARS",

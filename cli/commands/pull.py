@@ -59,6 +59,8 @@ def render(result) -> Iterable[RenderableType]:  # type: ignore[no-untyped-def]
         yield f"head {result.head} (a local snapshot of the installed modules, parent {result.snapshot.short})"
     if result.tag:
         yield f"tagged {result.tag} in index.json"
+    if getattr(result, "switched_to", None):
+        yield f"switched to branch {result.switched_to}"
     authenticity = getattr(result, "authenticity", None)
     if authenticity is not None:
         yield f"authenticity {authenticity.state} ({authenticity.records} signature record(s), {authenticity.stored} new)"
@@ -79,6 +81,11 @@ def pull(
     allow_unauthorized: Annotated[
         bool, typer.Option("--allow-unauthorized", help="Install a head that is not authorized (says so): the explicit escape.")
     ] = False,
+    branch: Annotated[
+        str | None,
+        typer.Option("--branch", metavar="NAME", help="Install it as local branch NAME (and switch to it); default: "
+                     "the branch the tag names (br.NAME), else the current branch."),
+    ] = None,
     re_root: Annotated[
         bool, typer.Option("--re-root", help="Leave this brain's trust root for the served chain's own (pin and memory "
                            "rewritten, logged in boltzmann/trust-log.jsonl); the head must still be authorized.")
@@ -90,7 +97,7 @@ def pull(
 
     authn = PullPolicy(require_signed=require_signed, allow_unauthorized=allow_unauthorized, re_root=re_root)
     run_pull(ctx, reference, plain_http, as_json, modules=parse_modules(module), force=force, max_inflate=max_inflate,
-             authn=authn)
+             authn=authn, branch=branch)
 
 
 def run_pull(ctx: typer.Context, reference: str, plain_http: bool, as_json: bool, **options: Any) -> None:
