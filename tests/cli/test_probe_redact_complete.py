@@ -151,3 +151,20 @@ def test_a_dropped_block_can_be_redacted(base: tuple[Path, str], tmp_path: Path)
     # A digest that is no block of this brain is still refused.
     missing = _brain("--brain", str(copy), *ACTOR, "redact", "sha256:" + "ab" * 32, "--reason", "x", "--yes")
     assert missing.returncode == 5 and "not a member" in missing.stderr, missing.stderr
+
+
+def test_re_ingesting_the_folder_of_a_redacted_source_neither_fails_nor_restores_it(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "key.txt").write_text(f"{PHRASE}\n")  # nothing derives from it: the proposer is asked again on re-ingest
+    (docs / "other.md").write_text("# Other\n\nA cache is a small fast store.\n")
+    path = tmp_path / "brain"
+    assert _brain("--brain", str(path), "init").returncode == 0
+    first = _brain("--brain", str(path), *ACTOR, "ingest", str(docs), "--json")
+    assert first.returncode == 0, first.stderr
+    block = next(o["block"] for o in json.loads(first.stdout)["outcomes"] if o["relpath"] == "key.txt")
+    assert _brain("--brain", str(path), *ACTOR, "redact", block, "--reason", "leak", "--yes").returncode == 0
+    for _ in range(2):
+        again = _brain("--brain", str(path), *ACTOR, "ingest", str(docs))
+        assert again.returncode == 0, again.stderr
+        assert _holding(path) == [] and _brain("--brain", str(path), "verify").returncode == 0
