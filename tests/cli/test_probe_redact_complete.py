@@ -86,6 +86,7 @@ def _kill_after_head_moves(path: Path, args: tuple[str, ...]) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.registry
 def test_sigkill_between_the_head_move_and_the_destruction(
     base: tuple[Path, str], tmp_path: Path, registry: RegistryServer
 ) -> None:
