@@ -32,6 +32,7 @@ from brain.errors import (
 from brain.frozen import FrozenModel
 from brain.identity import OciDigest
 from brain.queries import local_history
+from brain.store.redaction import refuse_if_unfinished
 from brain.store.lock import WriterLock
 from oci import media_types as mt
 from oci.auth import resolve_credentials
@@ -192,6 +193,7 @@ def push(
 
     if ref.digest is not None:
         raise UsageError(f"cannot push to {ref}: a push names a tag, not a digest", hint="drop the @sha256:... part")
+    refuse_if_unfinished(brain.path, "push")  # an interrupted redaction's bytes are never published
     if ref.tag is None:
         ref = dataclasses.replace(ref, tag=current_tag(brain))
     tag = ref.tag_or_default
