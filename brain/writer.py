@@ -28,6 +28,7 @@ from brain.composition import Composition, ModuleRef
 from brain.errors import ConflictError, NotFoundError
 from brain.identity import BlockId, OciDigest, utc_timestamp, validate_actor_id
 from brain.snapshot import Snapshot
+from brain.store.redaction import refuse_if_unfinished
 from brain.store import Head, WriterLock, read_head, write_head
 from brain.store.atomic import sweep_temps
 from brain.store.background import BackgroundPuts
@@ -131,6 +132,8 @@ class Writer:
     def __enter__(self) -> Writer:
         self._lock.acquire()
         try:
+            # An interrupted redaction must be finished before anything else is written (`brain redact --resume`).
+            refuse_if_unfinished(self.brain.path, "writing")
             # Read the head only once the lock is ours: another writer may have just committed.
             # Taking the lock repaired an interrupted checkout; a refs.json that cannot be read refuses the write.
             self._branch_refs = read_refs(self.brain.path)

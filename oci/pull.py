@@ -29,6 +29,7 @@ from brain.errors import (
 from brain.frozen import FrozenModel
 from brain.identity import OciDigest
 from brain.store import Head
+from brain.store.redaction import refuse_if_unfinished
 from oci import media_types as mt
 from oci.auth import resolve_credentials
 from oci.authenticate import PullAuthentication, PullPolicy, authenticate_pull, both
@@ -243,6 +244,7 @@ def pull(
     """
     if fetch_only and modules is not None:
         raise UsageError("fetch brings the whole artifact's history and blocks; --module applies to pull only")
+    refuse_if_unfinished(brain.path, "pull" if not fetch_only else "fetch")  # an interrupted redaction comes first
     into = None if fetch_only else pull_target(brain, reference, branch)  # a bad --branch before any request
     client = client or RegistryClient(reference, resolve_credentials(reference.registry))
     fetched = client.get_manifest(reference.manifest_reference)
