@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from brain.blocks.base import Block
 from brain.brain import Brain
-from brain.errors import BrainError, ConflictError, NotFoundError, UsageError
+from brain.errors import BrainError, ConflictError, InvalidInputError, NotFoundError, UsageError
 from brain.identity import BlockId, OciDigest
 from brain.snapshot import Snapshot
 from retrieval import DEFAULT_LIMIT
@@ -26,7 +26,7 @@ from retrieval.documents import SEARCHABLE, is_change_log, name_key, title_of
 from retrieval.expand import Expansion, Neighbour, spread
 from retrieval.index import SearchIndex, UpdateStats
 from retrieval.models import Evidence, Match, Proof, SearchResult, Via
-from retrieval.passages import excerpt
+from retrieval.passages import excerpt, parse_locator, text_at
 from retrieval.proofs import Prover
 from retrieval.tokenize import STOPWORDS, fts_query, query_terms
 
@@ -334,6 +334,25 @@ class Searcher:
     def _is_change_log(self, source: str) -> bool:
         info = self._block(source)
         return info is not None and is_change_log(info.origin)
+
+    def view_at(self, source_hex: str, locator: str | None) -> str | None:
+        """A source's checked view at a locator (the whole view without one); None when its text cannot be read
+        or the locator does not parse."""
+        info = self._block(source_hex)
+        if info is None or info.view is None:
+            return None
+        view = self.views.text(info.view)
+        if view is None or locator is None:
+            return view
+        try:
+            where = parse_locator(locator)
+        except InvalidInputError:
+            return None
+        return text_at(view, info.media_type or "", where)
+
+    def verified_block(self, block_id: BlockId, memory_type: str) -> Block | None:
+        """The block re-read, re-hashed and decoded, or None (see `_verified_block`)."""
+        return self._verified_block(block_id, memory_type)
 
     def _block(self, hex_id: str) -> _Block | None:
         if hex_id in self._memo:
