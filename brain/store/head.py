@@ -6,6 +6,7 @@ without requiring canonical form, as the reference does. A missing file means an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -87,7 +88,26 @@ def read_head(root: Path) -> Head | None:
 
 
 def write_head(root: Path, head: Head) -> None:
-    """Atomically replace the head pointer (the last step of every commit)."""
+    """Atomically replace the head pointer (the last step of every commit), then tell the listeners."""
     where = head_path(root)
     where.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(where, head.to_bytes())
+    head_moved(root)
+
+
+# Called with the brain's root after every head move (ingest, pull, lifecycle commands all write the head
+# here, under the writer lock): keeps sidecars that describe the head current as part of the command's
+# work. `brain` imports none of its users; the CLI registers them (`retrieval.index.follow_head`).
+_HEAD_LISTENERS: list[Callable[[Path], None]] = []
+
+
+def on_head_moved(listener: Callable[[Path], None]) -> None:
+    """Register `listener(root)` to run after each head move in this process (once per listener)."""
+    if listener not in _HEAD_LISTENERS:
+        _HEAD_LISTENERS.append(listener)
+
+
+def head_moved(root: Path) -> None:
+    """Run the listeners (each handles its own failures: the head has moved whatever they do)."""
+    for listener in tuple(_HEAD_LISTENERS):
+        listener(root)
