@@ -65,6 +65,7 @@ class SearchRequest:
     limit: int = DEFAULT_LIMIT
     include_superseded: bool = False
     expand: bool = True
+    evidence: str | None = None  # hex id of a source: only it and the blocks drawn from it (`--evidence`)
 
     def validate(self) -> list[str]:
         """The query terms; raises `UsageError` for a request that cannot be run."""
@@ -78,6 +79,8 @@ class SearchRequest:
                 raise UsageError(
                     f"unknown or unsearchable type {name!r}{extra}", hint=f"use one of {', '.join(SEARCHABLE)}"
                 )
+        if self.evidence is not None and not re.fullmatch(r"[0-9a-f]{64}", self.evidence):
+            raise UsageError(f"--evidence {self.evidence[:80]!r} is not a resolved source id")
         if not 1 <= self.limit <= MAX_LIMIT:
             raise UsageError(f"--limit must be between 1 and {MAX_LIMIT}, got {self.limit}")
         for label, value in (("--since", self.since), ("--until", self.until)):
@@ -100,6 +103,7 @@ class _Row:
     score: float
     via: Via | None = None
     also: list[str] = field(default_factory=list)  # sources with the same text, shown as one result
+    why: str = ""  # how the score was made (`search --explain`)
 
 
 @dataclass
@@ -163,6 +167,7 @@ class Searcher:
         self._memo: dict[str, _Block | None] = {}  # per query
         self._kinds: dict[int, str] | None = None
         self.last_update: UpdateStats | None = None
+        self.explanations: dict[str, str] = {}  # block id string -> why it ranked where it did (last search)
 
     @property
     def index(self) -> SearchIndex:
@@ -206,6 +211,7 @@ class Searcher:
             if request.expand and rows:
                 rows = self._expand(rows, request)
             page = _group(rows, request.limit, self._same_text_key)
+            self.explanations = {f"sha256:{r.block}": _explained(r) for r in page}
             matches = [m for m in (self._bundle(row, snapshot) for row in page) if m is not None]
         return SearchResult(query=request.query, snapshot=str(digest), matches=matches)
 
@@ -303,12 +309,18 @@ class Searcher:
                 present.add(hex_id)
         quiet = not _TIME_WORDS.search(request.query)
         for row in rows:
-            score = PASSAGE_SHARE * row.score + (1 - PASSAGE_SHARE) * doc_score.get(row.source, 0.0)
+            document = doc_score.get(row.source, 0.0)
+            score = PASSAGE_SHARE * row.score + (1 - PASSAGE_SHARE) * document
+            why = [f"passage {row.score:.3f} x {PASSAGE_SHARE}", f"source as a whole {document:.3f} x {1 - PASSAGE_SHARE:.1f}"]
             if row.source in named_sources or row.block in named_sources:
                 score += NAME_BONUS
+                why.append(f"+ {NAME_BONUS} (its name is in the query)")
             if quiet and (row.memory_type == "episodic" or self._is_change_log(row.source)):
                 score *= QUIET_SHARE
+                why.append(f"x {QUIET_SHARE} ({'an episode' if row.memory_type == 'episodic' else 'a change log'}; "
+                           "the query asks nothing about time or versions)")
             row.score = score
+            row.why = ", ".join(why)
         rows.sort(key=lambda r: (-r.score, r.block, r.locator or ""))
         rows = rows[: request.limit * CANDIDATES_PER_SLOT]
         _normalize(rows)
@@ -326,6 +338,17 @@ class Searcher:
         if info is None or info.fingerprint is None:
             return None
         return (row.memory_type, info.fingerprint.hex(), row.locator or "")
+
+    def _drawn_from(self, info: _Block, source: str | None) -> bool:
+        """Whether a block is `source` or drawn from it (always, without `--evidence`)."""
+        if source is None or info.block == source:
+            return True
+        key, target = self.index.key(info.block), self.index.key(source)
+        if key is None or target is None:
+            return False
+        return bool(self.index.db.execute(
+            "SELECT 1 FROM edges e JOIN kinds n ON n.id = e.kind AND n.name = 'evidence' WHERE e.src = ? AND e.dst = ?",
+            (key, target)).fetchone())
 
     def _is_source(self, key: int) -> bool:
         row = self.index.db.execute("SELECT memory_type FROM blocks WHERE id=?", (key,)).fetchone()
@@ -393,7 +416,7 @@ class Searcher:
             if found.block in present:
                 continue
             info = self._block(found.block)
-            if info is None or not _passes(info, request):
+            if info is None or not _passes(info, request) or not self._drawn_from(info, request.evidence):
                 continue
             locator = None
             if info.memory_type == "canonical" and found.edge == "evidence":
@@ -542,6 +565,12 @@ def _filters(request: SearchRequest) -> tuple[str, list[object]]:
     if request.until is not None:
         clauses.append("b.at <= ?")
         params.append(_end_of(request.until))
+    if request.evidence is not None:
+        # The source itself, or a block whose evidence edges name it.
+        clauses.append("(b.id = (SELECT id FROM keys WHERE digest = ?) OR EXISTS (SELECT 1 FROM edges e "
+                       "JOIN kinds n ON n.id = e.kind AND n.name = 'evidence' WHERE e.src = b.id "
+                       "AND e.dst = (SELECT id FROM keys WHERE digest = ?)))")
+        params.extend([bytes.fromhex(request.evidence)] * 2)
     return "".join(f" AND {c}" for c in clauses), params
 
 
@@ -593,6 +622,13 @@ def _group(
         if taken >= limit:
             break
     return [row for group in groups.values() for row in group]
+
+
+def _explained(row: _Row) -> str:
+    if row.via is not None:
+        return f"reached by expansion along {row.via.edge} from {row.via.from_[:19]} (activation {row.score:.3f})"
+    also = f"; the same text is in {len(row.also)} more source(s)" if row.also else ""
+    return f"{row.why or 'passage score'}; relative to the best: {row.score:.3f}{also}"
 
 
 def _normalize(rows: list[_Row]) -> None:
