@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEMO_BRAIN := brain-demo
 
-.PHONY: demo test lint install install-dev bench clean
+.PHONY: demo test test-fast lint install install-dev bench clean
 
 $(BIN)/activate:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "brain needs Python 3.11+"'
@@ -23,6 +23,7 @@ demo: install
 	SOURCE_DATE_EPOCH=1767225600 $(BIN)/brain --brain $(DEMO_BRAIN) --actor demo@example.org ingest fixtures/corpus --license CC-BY-4.0
 	$(BIN)/brain --brain $(DEMO_BRAIN) verify
 	$(BIN)/brain --brain $(DEMO_BRAIN) status
+	$(BIN)/brain --brain $(DEMO_BRAIN) search "how do I deploy a release"
 	@echo
 	@echo "brain is installed in $(VENV)/, which is not on your PATH. To use it:"
 	@echo "  . $(VENV)/bin/activate      # this shell: then 'brain --brain $(DEMO_BRAIN) ls'"
@@ -30,13 +31,20 @@ demo: install
 
 # Lint and types first (settings in pyproject.toml), so a regression fails `make test` and CI before the suite runs.
 # Every first-party package that exists is type-checked (packages arriving later join by existing).
-PACKAGES := brain ingest oci cli retrieval serve export signers
+PACKAGES := brain ingest oci cli retrieval serve export signers sdk
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/mypy $(wildcard $(PACKAGES))
 
+# The suite runs on every core (pytest-xdist; each worker starts its own session registries), the
+# longest tests first so none is left alone at the end. `make test-fast` is the inner loop: no registry,
+# no browser, nothing marked slow.
+JOBS ?= auto
 test: lint
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal $(PYTEST_ARGS)
+
+test-fast: install-dev
+	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal -m "not slow and not registry and not browser" -q $(PYTEST_ARGS)
 
 bench: install-dev
 	$(BIN)/python bench/core.py

@@ -35,8 +35,8 @@ _RUN = (
 )
 
 
-def run(tree: str, cwd: Path, *args: str) -> tuple[float, float, float]:
-    """(wall, whole-run user, main-process user) seconds of `brain ARGS` with `tree` first on PYTHONPATH."""
+def run(tree: str, cwd: Path, *args: str) -> tuple[float, float, float, float]:
+    """(wall, whole-run user, main-process user, whole-run system) seconds of `brain ARGS` with `tree` first."""
     started = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-c", _RUN, *args], env={**ENV, "PYTHONPATH": tree}, cwd=cwd,
@@ -48,7 +48,7 @@ def run(tree: str, cwd: Path, *args: str) -> tuple[float, float, float]:
     wall = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"brain {' '.join(args)} failed with {tree}: {err}")
-    return wall, usage.ru_utime, float(err.rsplit("MAIN-USER ", 1)[1].split()[0])
+    return wall, usage.ru_utime, float(err.rsplit("MAIN-USER ", 1)[1].split()[0]), usage.ru_stime
 
 
 def main() -> None:
@@ -61,7 +61,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="ingest-ab-"))
     try:
         make_corpus(work / "corpus", options.files)
-        results: dict[str, dict[str, list[tuple[float, float, float]]]] = {n: {"fresh": [], "rerun": []} for n in trees}
+        results: dict[str, dict[str, list[tuple[float, float, float, float]]]] = {n: {"fresh": [], "rerun": []} for n in trees}
         for round_ in range(options.rounds):
             for name in list(trees) if round_ % 2 == 0 else list(trees)[::-1]:
                 brain = f"{name}-{round_}"
@@ -72,8 +72,9 @@ def main() -> None:
                     results[name][mode].append(run(trees[name], work, *args))
         for mode in ("fresh", "rerun"):
             for name, runs in results.items():
-                wall, user, own = (statistics.median(r[i] for r in runs[mode]) for i in range(3))
-                print(f"{mode:6} {name:10} wall {wall:7.3f} s  user {user:7.3f} s  main-process user {own:7.3f} s")
+                wall, user, own, system = (statistics.median(r[i] for r in runs[mode]) for i in range(4))
+                print(f"{mode:6} {name:10} wall {wall:7.3f} s  user {user:7.3f} s  main-process user {own:7.3f} s  "
+                      f"system {system:7.3f} s")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

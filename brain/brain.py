@@ -26,12 +26,16 @@ from brain.errors import (
     NotFoundError,
 )
 from brain.identity import BlockId, OciDigest
+from brain.identity.names import id_digits, shown
 from brain.ledger import Ledger
 from brain.merkle import InclusionProof
 from brain.module import DestroyedBlockError, Module, read_block
 from brain.snapshot import Snapshot
 from brain.store import BlobStore, Head, Layout, read_head
+from brain.branches.pointers import repair_switching
+from brain.branches.refs import read_refs
 from brain.store.head import head_path
+from brain.store.lock import WriterLock
 from brain.writer import Writer
 
 _HEX = frozenset("0123456789abcdef")
@@ -68,11 +72,15 @@ class Brain:
 
     @classmethod
     def open(cls, path: Path) -> Brain:
-        """Open an existing brain; raises `NotABrainError` if `path` is not one."""
+        """Open an existing brain; raises `NotABrainError` if `path` is not one.
+
+        A checkout a crash interrupted is repaired here, before anything can write (§10.2, §10.8 item 10).
+        """
         path = Path(path)
         if not path.is_dir():
             raise NotABrainError(f"{path} is not a brain: no such directory", hint="create one with `brain init`")
         Layout(path).check()
+        _repair_checkout(path)
         return cls(path)
 
     # --- the current state -------------------------------------------------------------------------
@@ -179,11 +187,7 @@ class Brain:
 
     def resolve_prefix(self, prefix: str) -> BlockId:
         """The unique member id of the current modules starting with `prefix` (`sha256:` optional)."""
-        text = prefix.removeprefix("sha256:").lower()
-        if not text or not set(text) <= _HEX or len(text) > 64:
-            raise InvalidInputError(
-                f"invalid block id prefix {prefix!r}: expected hex digits, optionally after 'sha256:'"
-            )
+        text = id_digits(prefix)
         found: set[BlockId] = set()
         for module in self.modules().values():
             ids = module.block_ids  # sorted, so the matches are one contiguous run
@@ -191,7 +195,7 @@ class Brain:
             while start < len(ids) and ids[start].hex.startswith(text) and len(found) < 1000:
                 found.add(ids[start])
                 start += 1
-        return _unique(sorted(found), prefix, "block", none=f"no block in the current snapshot starts with {prefix!r}")
+        return _unique(sorted(found), prefix, "block", none=f"no block in the current snapshot starts with {shown(prefix)}")
 
     def resolve_snapshot_prefix(self, prefix: str) -> OciDigest:
         """The stored snapshot whose digest starts with `prefix` (at least 4 hex digits, `sha256:` optional).
@@ -202,7 +206,7 @@ class Brain:
         text = prefix.removeprefix("sha256:").lower()
         if not 4 <= len(text) <= 64 or not set(text) <= _HEX:
             raise InvalidInputError(
-                f"invalid snapshot {prefix!r}: expected a digest or at least 4 of its hex digits "
+                f"invalid snapshot {shown(prefix)}: expected a digest or at least 4 of its hex digits "
                 "(optionally after 'sha256:')"
             )
         if len(text) == 64:
@@ -212,7 +216,7 @@ class Brain:
                 raise NotFoundError(message, hint="see `brain log` for snapshots")
             return digest
         matches = sorted(d for d in self.blobs.digests(text) if self._is_snapshot(d))
-        return _unique(matches, prefix, "snapshot", none=f"no stored snapshot starts with {prefix!r}",
+        return _unique(matches, prefix, "snapshot", none=f"no stored snapshot starts with {shown(prefix)}",
                        hint="see `brain log` for snapshots")
 
     def _is_snapshot(self, digest: OciDigest) -> bool:
@@ -256,10 +260,40 @@ class Brain:
         return Ledger.of(self.modules(snapshot))
 
     def writer(
-        self, actor: str, lock_timeout: float | None = None, on_wait: Callable[[str], None] | None = None
+        self,
+        actor: str,
+        lock_timeout: float | None = None,
+        on_wait: Callable[[str], None] | None = None,
+        branch: str | None = None,
+        *,
+        reconciling: bool = False,
     ) -> Writer:
-        """The only write path: a context manager holding the writer lock (see `Writer`)."""
-        return Writer(self, actor, lock_timeout=lock_timeout, on_wait=on_wait)
+        """The only write path: a context manager holding the writer lock (see `Writer`).
+
+        `branch`: commit onto that branch instead of the current one (created from the head if absent). It
+        refuses while a reconciliation is open, unless it is the reconciliation's own (`reconciling`).
+        """
+        return Writer(self, actor, lock_timeout=lock_timeout, on_wait=on_wait, branch=branch, reconciling=reconciling)
+
+
+def _repair_checkout(path: Path) -> None:
+    """Finish or undo a checkout a crash interrupted (a `switching` left in refs.json), under the writer lock.
+
+    Cheap when there is nothing to repair (one failed open of a missing file, or one small read). A brain this
+    process cannot lock (read-only) is left as it is: reads interpret `switching` the same way, and every writer
+    repairs it when it takes the lock. A refs.json that cannot be read is reported by the commands that need it.
+    """
+    try:
+        refs = read_refs(path)
+    except BrainError:
+        return
+    if refs is None or refs.switching is None:
+        return
+    try:
+        with WriterLock(path, timeout=10):
+            repair_switching(path)
+    except (BrainError, OSError):
+        return
 
 
 def _unique(matches: list[D], prefix: str, kind: str, *, none: str, hint: str | None = None) -> D:
@@ -267,8 +301,8 @@ def _unique(matches: list[D], prefix: str, kind: str, *, none: str, hint: str | 
     if not matches:
         raise NotFoundError(none, hint=hint)
     if len(matches) > 1:
-        shown = ", ".join(m.short for m in matches[:5])
-        message = f"{kind} id prefix {prefix!r} matches {len(matches)} {kind}s ({shown}); type more digits"
+        listed = ", ".join(m.short for m in matches[:5])
+        message = f"{kind} id prefix {shown(prefix)} matches {len(matches)} {kind}s ({listed}); type more digits"
         raise AmbiguousIdError(message)
     return matches[0]
 

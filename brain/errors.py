@@ -1,15 +1,20 @@
 """One error hierarchy for the whole tool.
 
-Every failure a user can cause or meet is a `BrainError` subclass. The CLI maps each family to one
-documented exit code (see `cli/exit_codes.py` and the README); library code never exits, and foreign
+Every failure a user can cause or meet is a `BrainError` subclass. Each family carries its documented
+exit code as `exit_code` (a subclass inherits its family's; 70, a bug, for none); `cli/exit_codes.py`
+names and documents the codes and the README lists them. Library code never exits, and foreign
 exceptions are wrapped at the boundary with `raise ... from e`.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 class BrainError(Exception):
     """Base of every error the tool reports; `str(err)` is the one-line message for the user."""
+
+    exit_code: ClassVar[int] = 70
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         self.message = message
@@ -19,6 +24,8 @@ class BrainError(Exception):
 
 class UsageError(BrainError):
     """The caller asked for something malformed: a bad argument, option, id or reference."""
+
+    exit_code: ClassVar[int] = 3
 
 
 class InvalidInputError(UsageError):
@@ -32,6 +39,8 @@ class CanonicalFormError(InvalidInputError):
 class NotFoundError(BrainError):
     """A block, snapshot, tag or blob that was asked for does not exist (or a prefix is ambiguous)."""
 
+    exit_code: ClassVar[int] = 4
+
 
 class AmbiguousIdError(NotFoundError):
     """A short id prefix matches more than one candidate."""
@@ -39,6 +48,8 @@ class AmbiguousIdError(NotFoundError):
 
 class BrainUnreadableError(BrainError):
     """The brain directory cannot be read at all: missing, not a brain, or its pointers are broken."""
+
+    exit_code: ClassVar[int] = 2
 
 
 class NotABrainError(BrainUnreadableError):
@@ -52,6 +63,8 @@ class IntegrityError(BrainUnreadableError):
 class ConflictError(BrainError):
     """The operation would clobber something: a held lock, a diverged tag, an existing brain."""
 
+    exit_code: ClassVar[int] = 5
+
 
 class LockTimeoutError(ConflictError):
     """Another writer holds the brain's lock and did not release it in time."""
@@ -60,17 +73,25 @@ class LockTimeoutError(ConflictError):
 class RefusedError(BrainError):
     """The protocol forbids the operation (e.g. dropping an episodic block, an invalid transition)."""
 
+    exit_code: ClassVar[int] = 5
+
 
 class UntrustedArtifactError(BrainError):
     """A pulled artifact or proposer output failed verification and was not adopted."""
+
+    exit_code: ClassVar[int] = 6
 
 
 class RemoteError(BrainError):
     """A registry or network endpoint failed: unreachable, refused credentials, bad status."""
 
+    exit_code: ClassVar[int] = 7
+
 
 class ProblemsFoundError(BrainError):
     """A check ran to completion and found problems (verify, `--strict` ingest)."""
+
+    exit_code: ClassVar[int] = 1
 
 
 class LifecycleRefusedError(RefusedError):
@@ -103,6 +124,8 @@ class NotRegularFileError(IntegrityError):
 
 class LocalStorageError(BrainError):
     """The local filesystem refused a write: disk full, no inodes left, quota exceeded, read-only."""
+
+    exit_code: ClassVar[int] = 8
 
 
 class RedactedBytesRefusedError(RefusedError):

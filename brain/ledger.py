@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -42,8 +42,15 @@ from brain.identity import BlockId
 from brain.lifecycle.accessibility import is_accessible
 from brain.lifecycle.cascade import reach
 
-if TYPE_CHECKING:
-    from brain.module import Module
+
+
+class Module(Protocol):
+    """What the ledger reads of a module (`brain.module.Module`): membership and its decoded blocks."""
+
+    def __contains__(self, block_id: object) -> bool: ...
+
+    def blocks(self) -> Iterator[Block]: ...
+
 
 _RECORD = TypeAdapter(Record)
 

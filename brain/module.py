@@ -1,6 +1,7 @@
 """A module of a brain at one snapshot: its reference, its members, and reading their blocks (§7.1-7.2).
 
-The derived views of the provenance module (`Ledger`) live in `brain.ledger`.
+The derived views of the provenance module (`Ledger`) live in `brain.ledger` and are re-exported here, so
+the documented `from brain.module import Ledger; Ledger.of(brain.modules())` works (`tests/test_public_api.py`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from brain.blocks.base import Block, BlockDecodeError
 from brain.blocks.memory_type import MemoryType
 from brain.errors import IntegrityError, NotFoundError
 from brain.identity import BlockId
+from brain.ledger import Ledger
 from brain.store.blobs import BlobStore
 
 if TYPE_CHECKING:
@@ -120,4 +122,4 @@ class Module:
             yield block
 
 
-__all__ = ["DestroyedBlockError", "Module", "read_block"]
+__all__ = ["DestroyedBlockError", "Ledger", "Module", "read_block"]

@@ -4,6 +4,11 @@ Order (restic's rule): blobs and block envelopes, then compositions and the snap
 sync, then `boltzmann/head.json` by atomic rename, all under the exclusive writer lock. A crash before
 the rename leaves the previous head intact; the unreachable blobs it leaves behind are harmless.
 
+With `branch=` naming a branch other than the current one (e.g. `proposals/<agent>`), the writer builds on
+that branch's head instead and its final pointer write updates the branch's `refs.json` entry (after
+`head.json`'s `retained`, rewritten with the same snapshot, so a prune keeps the new branch head) instead of
+moving `head.json`; a branch that does not exist yet is created from the current head by its first commit.
+
 Membership is kept in memory across checkpoints (a sorted list per touched module), so repeated
 `commit()` calls inside one `with` never re-read compositions; only modules that changed are rewritten.
 """
@@ -15,12 +20,16 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from brain.blocks.base import Block
+from brain.branches.names import MAIN, branch_tag, validate_branch_name
+from brain.branches.pointers import refs_or_implicit, repair_switching
+from brain.branches.refs import BranchEntry, Refs, write_refs
 from brain.blocks.memory_type import MemoryType
 from brain.composition import Composition, ModuleRef
 from brain.errors import ConflictError, NotFoundError
 from brain.identity import BlockId, OciDigest, utc_timestamp, validate_actor_id
 from brain.snapshot import Snapshot
 from brain.store import Head, WriterLock, read_head, write_head
+from brain.store.atomic import sweep_temps
 from brain.store.background import BackgroundPuts
 
 if TYPE_CHECKING:
@@ -80,6 +89,10 @@ class Writer:
 
     Leaving the `with` block without `commit()` discards staged membership changes (stored blobs stay,
     unreachable, until pruned).
+
+    `branch`: commit onto that branch rather than the current one (see the module docstring); `head` is
+    then that branch's head (a `Head` with no `retained`), and `head.json` keeps naming the current branch.
+    Taking the lock first repairs an interrupted checkout (§10.2), so no commit lands under the wrong branch.
     """
 
     def __init__(
@@ -89,13 +102,21 @@ class Writer:
         *,
         lock_timeout: float | None = None,
         on_wait: Callable[[str], None] | None = None,
+        branch: str | None = None,
+        reconciling: bool = False,
     ) -> None:
         self.brain = brain
         self.actor = validate_actor_id(actor)
-        self._lock = WriterLock(brain.path, lock_timeout, on_wait)
+        self.branch = None if branch is None else validate_branch_name(branch)
+        self._lock = WriterLock(brain.path, lock_timeout, on_wait, reconciling=reconciling)
         self._head: Head | None = None
+        # The brain's own head and refs (they differ from `_head` only when committing onto another branch).
+        self._brain_head: Head | None = None
+        self._branch_refs: Refs | None = None
+        self._other_branch = False
         self._snapshot: Snapshot | None = None
         self._refs: dict[MemoryType, ModuleRef] = {}
+        self._base_refs: dict[MemoryType, ModuleRef] = {}
         self._staged: dict[MemoryType, _Membership] = {}
         self._tombstones: dict[MemoryType, set[BlockId]] = {}
         self._puts = BackgroundPuts(brain.blobs)
@@ -106,9 +127,12 @@ class Writer:
         self._lock.acquire()
         try:
             # Read the head only once the lock is ours: another writer may have just committed.
-            self._head = read_head(self.brain.path)
+            self._branch_refs = repair_switching(self.brain.path)
+            self._brain_head = self._head = read_head(self.brain.path)
+            self._enter_branch()
             self._snapshot = None if self._head is None else self.brain.snapshot(self._head.snapshot)
             self._refs = {} if self._snapshot is None else {MemoryType(k): v for k, v in self._snapshot.modules.items()}
+            self._base_refs = dict(self._refs)
         except BaseException:
             self._lock.release()
             raise
@@ -123,6 +147,52 @@ class Writer:
             self._puts.close()
         finally:
             self._lock.release()
+
+    def _enter_branch(self) -> None:
+        """Point `_head` at the branch being committed onto, when it is not the current one."""
+        refs = refs_or_implicit(self._branch_refs, self._brain_head)
+        current = MAIN if refs is None else refs.current
+        if self.branch is None or self.branch == current:
+            return
+        if self._brain_head is None or refs is None:
+            raise ConflictError(
+                f"cannot commit onto branch {self.branch}: the brain at {self.brain.path} is empty",
+                hint="commit on the current branch first",
+            )
+        self._other_branch = True
+        entry = refs.branches.get(self.branch)
+        if entry is None:  # created from the current head by the first commit
+            self._head = Head(snapshot=self._brain_head.snapshot)
+        else:
+            self._head = Head(snapshot=entry.snapshot, origin=entry.origin)
+
+    def _move_pointers(self, digest: OciDigest) -> Head:
+        """The last step of a commit: `head.json`, or the branch's entry in `refs.json` (head.json first)."""
+        if not self._other_branch:
+            branch_heads = () if self._branch_refs is None else self._branch_refs.heads()
+            if self._head is None:
+                head = Head.first(digest, branch_heads=branch_heads)
+            else:
+                head = self._head.advance(digest, origin=self._head.origin, branch_heads=branch_heads)
+            self._brain_head = written = write_head(self.brain.path, head, self._branch_refs)
+            return written
+        assert self.branch is not None and self._brain_head is not None and self._head is not None
+        brain_head = self._brain_head
+        refs = refs_or_implicit(self._branch_refs, brain_head)
+        assert refs is not None
+        refs = refs.brought_up(brain_head.snapshot, brain_head.origin)
+        old = refs.branches.get(self.branch)
+        if old is None:
+            current = refs.branches[refs.current]
+            old = BranchEntry(snapshot=digest, tag=branch_tag(self.branch, refs.main_tag), reference=current.reference)
+        refs = refs.with_branch(self.branch, old.model_copy(update={"snapshot": digest}))
+        rewritten = Head.first(
+            brain_head.snapshot, origin=brain_head.origin, previous=brain_head.retained, branch_heads=refs.heads()
+        )
+        self._brain_head = write_head(self.brain.path, rewritten, refs)
+        write_refs(self.brain.path, refs)
+        self._branch_refs = refs
+        return Head(snapshot=digest, origin=old.origin)
 
     def _require_lock(self) -> None:
         if not self._lock.held:
@@ -211,12 +281,43 @@ class Writer:
         self._tombstones.setdefault(memory_type, set()).update(wanted)
         return len(wanted)
 
+    # --- garbage (prune) -----------------------------------------------------------------------------
+
+    def collect(self, garbage: Iterable[OciDigest], *, retained: tuple[OciDigest, ...] | None = None) -> int:
+        """Delete blobs the caller found unreachable under this lock (`brain prune`), after narrowing the head's
+        `retained` list to `retained` (if given and different), then the cache's stale temporary files; the
+        number of blobs deleted. The head's snapshot never changes here."""
+        self._require_lock()
+        if self._head is not None and retained is not None and retained != self._head.retained:
+            self._head = self._head.model_copy(update={"retained": retained})
+            write_head(self.brain.path, self._head)
+        deleted = sum(1 for digest in garbage if self.brain.blobs.delete(digest))
+        sweep_temps(self.brain.path / "boltzmann" / "cache", float("inf"))
+        return deleted
+
     # --- commit -------------------------------------------------------------------------------------
 
-    def commit(self, labels: Mapping[str, str] | None = None) -> OciDigest | None:
+    def adopt(self, memory_type: MemoryType, ref: ModuleRef) -> None:
+        """Stage a module reference verbatim (a reconciliation adopting the one side's module, §10.4)."""
+        self._require_lock()
+        self._staged.pop(memory_type, None)
+        self._tombstones.pop(memory_type, None)
+        self._refs[memory_type] = ref
+
+    def commit(
+        self,
+        labels: Mapping[str, str] | None = None,
+        *,
+        merged: tuple[OciDigest, ...] = (),
+        publish: bool = True,
+        before_head: Callable[[OciDigest], None] | None = None,
+    ) -> OciDigest | None:
         """Write one new snapshot (and move the head) if anything changed; returns its digest or None.
 
-        `labels` are merged over the carried-forward labels.
+        `labels` are merged over the carried-forward labels. `merged` are further parents after the head (a
+        reconciliation, §5.3): such a snapshot is always written. With `publish=False` the head moves only
+        in memory (a chain of snapshots, e.g. a rebase, becomes the head at once with `publish_head()`);
+        `before_head` is called with the new digest once the snapshot is durable, before `head.json` moves.
         """
         self._require_lock()
         self._puts.drain()
@@ -239,15 +340,39 @@ class Writer:
         self._tombstones = {}
         old_labels = dict(self._snapshot.labels or {}) if self._snapshot is not None else {}
         new_labels = {**old_labels, **(labels or {})}
-        if refs == self._refs and new_labels == old_labels:
+        if refs == self._refs and new_labels == old_labels and not merged and self._committed_refs_same():
             return None
-        snapshot = _next_snapshot(self._snapshot, self._head, refs, new_labels)
+        snapshot = _next_snapshot(self._snapshot, self._head, refs, new_labels, merged)
         digest = blobs.put(snapshot.to_bytes(), sync=False)
         blobs.sync()
-        head = Head.first(digest) if self._head is None else self._head.advance(digest, origin=self._head.origin)
-        write_head(self.brain.path, head)
+        if before_head is not None:
+            before_head(digest)
+        if publish:
+            head = self._move_pointers(digest)
+        else:
+            head = Head.first(digest) if self._head is None else self._head.advance(digest, origin=self._head.origin)
         self._head, self._snapshot, self._refs = head, snapshot, refs
+        self._base_refs = dict(refs)
         return digest
+
+    def publish_head(self) -> None:
+        """Write the in-memory head (after `commit(publish=False)` steps)."""
+        self._require_lock()
+        if self._head is not None:
+            self._head = self._move_pointers(self._head.snapshot)
+
+    def move_head(self, digest: OciDigest) -> None:
+        """Point the head at a stored snapshot without writing one (a fast-forward, §10.2)."""
+        self._require_lock()
+        snapshot = self.brain.snapshot(digest)
+        self._head = self._move_pointers(digest)
+        self._snapshot = snapshot
+        self._refs = {} if snapshot is None else {MemoryType(k): v for k, v in snapshot.modules.items()}
+        self._base_refs = dict(self._refs)
+
+    def _committed_refs_same(self) -> bool:
+        """Whether the staged references equal the snapshot's (an `adopt` changes them without staging)."""
+        return self._snapshot is None or self._base_refs == self._refs
 
 
 def _module_ref(composition: Composition, old: ModuleRef | None) -> ModuleRef:
@@ -268,10 +393,14 @@ def _with_tombstones(ref: ModuleRef, tombstoned: Iterable[BlockId]) -> ModuleRef
 
 
 def _next_snapshot(
-    previous: Snapshot | None, head: Head | None, refs: Mapping[MemoryType, ModuleRef], labels: dict[str, str]
+    previous: Snapshot | None,
+    head: Head | None,
+    refs: Mapping[MemoryType, ModuleRef],
+    labels: dict[str, str],
+    merged: tuple[OciDigest, ...] = (),
 ) -> Snapshot:
     return Snapshot.with_lineage(
-        () if head is None else (head.snapshot,),
+        (*(() if head is None else (head.snapshot,)), *merged),
         created_at=utc_timestamp(),
         modules={t.value: refs[t] for t in refs},
         labels=labels or None,

@@ -33,19 +33,16 @@ from pathlib import Path
 from typing import Any, Union, get_args, get_origin
 
 from brain.errors import ConfigFileError
+from brain.store.user_files import MIB, read_user_file
+from cli.config_secrets import looks_like_secret as looks_like_secret  # re-exported for callers of cli.config
+from cli.config_secrets import secret_kind
 
 CONFIG_NAME = "brain.toml"
 PYPROJECT_NAME = "pyproject.toml"
 PYPROJECT_TABLE = ("tool", "brain")
 ENV_CONFIG = "BRAIN_CONFIG"
 CONFIG_OPTION = "--config"
-
-# Key names that hold a secret; `-env`, `-stdin`, `-file` and `-helper` keys name where a secret is, which is fine.
-_SECRET_WORDS = re.compile(
-    r"(^|[-_])(token|password|passwd|secret|api[-_]?key|apikey|credentials?|private[-_]key|auth)([-_]|$)"
-)
-_SECRET_REFERENCE_SUFFIXES = ("-env", "-stdin", "-file", "-helper", "-command")
-_URL_WITH_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@", re.IGNORECASE)
+MAX_CONFIG_BYTES = MIB  # a config file is a few hundred bytes; a pyproject.toml rarely 100 KiB
 
 _TABLE_LINE = re.compile(r"^\s*\[(?!\[)\s*(?P<key>[^\]]+?)\s*\]\s*(#.*)?$")
 _BARE_OR_QUOTED = r'(?:"(?:[^"\\]|\\.)*"|\'[^\']*\'|[A-Za-z0-9_-]+)'
@@ -113,15 +110,11 @@ def key_lines(text: str) -> dict[tuple[str, ...], int]:
 def read_config(path: Path) -> ConfigFile:
     """Parse `path` (brain.toml, or a pyproject.toml's `[tool.brain]`); raises `ConfigFileError`."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_user_file(path, "config file", MAX_CONFIG_BYTES, error=ConfigFileError).decode("utf-8")
     except FileNotFoundError:
         raise ConfigFileError(
             f"config file {path} does not exist", hint=f"fix --config or ${ENV_CONFIG}, or create it"
         ) from None
-    except IsADirectoryError:
-        raise ConfigFileError(f"config file {path} is a directory", hint=f"point --config at {path / CONFIG_NAME}") from None
-    except OSError as e:
-        raise ConfigFileError(f"config file {path} cannot be read: {e.strerror}") from None
     except UnicodeDecodeError as e:
         raise ConfigFileError(f"{path}: not UTF-8 text (byte {e.start})", hint="TOML files are UTF-8") from None
     try:
@@ -146,21 +139,25 @@ def read_config(path: Path) -> ConfigFile:
 def _pyproject_has_brain_table(path: Path) -> bool:
     """Cheap test before parsing: a pyproject.toml without `tool.brain` in it is not ours."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_user_file(path, "config file", MAX_CONFIG_BYTES, error=ConfigFileError).decode("utf-8", "replace")
+    except FileNotFoundError:
         return False
     return re.search(r"^\s*\[\s*tool\s*\.\s*brain\s*[\].]|^\s*tool\s*\.\s*brain\s*[.=]", text, re.MULTILINE) is not None
 
 
 def find_config(start: Path) -> Path | None:
-    """The nearest `brain.toml`, or `pyproject.toml` with a `[tool.brain]` table, from `start` upwards."""
+    """The nearest `brain.toml`, or `pyproject.toml` with a `[tool.brain]` table, from `start` upwards.
+
+    Whatever stands under the name counts as found (a FIFO or a directory named `brain.toml` is then an
+    error when it is read, never silently skipped); a `pyproject.toml` is ours only with a brain table.
+    """
     directory = start.resolve()
     for candidate in (directory, *directory.parents):
         brain_toml = candidate / CONFIG_NAME
-        if brain_toml.is_file():
+        if os.path.lexists(brain_toml):
             return brain_toml
         pyproject = candidate / PYPROJECT_NAME
-        if pyproject.is_file() and _pyproject_has_brain_table(pyproject):
+        if os.path.lexists(pyproject) and _pyproject_has_brain_table(pyproject):
             return pyproject
     return None
 
@@ -217,14 +214,6 @@ class BoundConfig:
             if setting.command == command and setting.param == param:
                 return setting
         return None
-
-
-def looks_like_secret(key: str, value: Any) -> bool:
-    """True for keys named like a secret (token, password, api-key, ...) and URLs carrying a password."""
-    lowered = key.lower()
-    if _SECRET_WORDS.search(lowered) and not lowered.endswith(_SECRET_REFERENCE_SUFFIXES):
-        return True
-    return isinstance(value, str) and _URL_WITH_PASSWORD.match(value) is not None
 
 
 def _long_names(param: Any) -> list[str]:
@@ -305,10 +294,10 @@ class _Binder:
         defaults: dict[str, Any] = {}
         for key, value in table.items():
             here = (*keys, key)
-            if looks_like_secret(key, value):
+            if (kind := secret_kind(key, value)) is not None:
                 raise self.error(
                     here,
-                    f"{key!r} looks like a secret, and secrets never live in the config file",
+                    f"{key!r} looks like a secret ({kind}), and secrets never live in the config file",
                     hint="put it in the environment (or a credential helper) and name the variable, e.g. api-key-env",
                 )
             if key in subcommands and isinstance(value, dict):

@@ -1,16 +1,13 @@
 """The global options every command sees, carried on `typer.Context.obj`, and where each value came from.
 
-Actor default, in order: `--actor`, `$BRAIN_ACTOR`, `git config user.email` when it is a valid actor id
-(§3.6: never lower-cased, an invalid one is skipped), `$USER@localhost.localdomain` when valid. The
-domain has two labels because `name@localhost` is refused by §3.6. The default is only resolved and
-validated by commands that write, so reading a brain never shells out to git.
+Actor default, in order: `--actor`, `$BRAIN_ACTOR`, then `sdk.actor.resolve_actor`'s (git user.email,
+`$USER@localhost.localdomain`). The default is only resolved and validated by commands that write, so
+reading a brain never shells out to git.
 """
 
 from __future__ import annotations
 
-import getpass
 import os
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -20,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from brain.brain import Brain
-from brain.errors import InvalidInputError, NotABrainError, UsageError
-from brain.identity import actor_id_problem, validate_actor_id
+from brain.errors import NotABrainError
 from cli.output import Output
+from sdk.actor import resolve_actor as resolve_actor
 
 if TYPE_CHECKING:
     from brain.writer import Writer
@@ -30,7 +27,6 @@ if TYPE_CHECKING:
 
 DEFAULT_BRAIN_DIR = Path("brain")
 DEFAULT_LOCK_TIMEOUT = 10.0
-FALLBACK_ACTOR_DOMAIN = "localhost.localdomain"
 
 
 class ColorMode(str, Enum):
@@ -130,49 +126,6 @@ class CliContext:
         if self._actor is None:
             self._actor = resolve_actor(self.actor_option)
         return self._actor
-
-
-def resolve_actor(explicit: str | None) -> str:
-    """`explicit` validated, or the first valid default (see module docstring)."""
-    if explicit is not None:
-        try:
-            return validate_actor_id(explicit)
-        except InvalidInputError as e:
-            raise InvalidInputError(
-                e.message, hint="use name@example.org or org/name (lowercase); see --actor"
-            ) from None
-    for candidate in (_git_email(), _user_at_localhost()):
-        if candidate is not None and actor_id_problem(candidate) is None:
-            return candidate
-    raise UsageError(
-        "no valid actor id: git user.email and $USER do not form a valid id",
-        hint="pass --actor name@example.org or set BRAIN_ACTOR",
-    )
-
-
-def _git_email() -> str | None:
-    """`git config user.email`, or None when git or the setting is missing."""
-    try:
-        done = subprocess.run(
-            ["git", "config", "--get", "user.email"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    email = done.stdout.strip()
-    return email if done.returncode == 0 and email else None
-
-
-def _user_at_localhost() -> str | None:
-    """`$USER@localhost.localdomain`, or None when the user name is unknown."""
-    try:
-        user = os.environ.get("USER") or getpass.getuser()
-    except (KeyError, OSError):
-        return None
-    return f"{user}@{FALLBACK_ACTOR_DOMAIN}" if user else None
 
 
 def cli_context(ctx: typer.Context) -> CliContext:

@@ -1,25 +1,15 @@
 """The documented process exit codes and the one table mapping error families to them.
 
 The README's exit-code table is generated from (and must agree with) `ExitCode`; `main.py` is the only
-caller of `exit_code_for`.
+caller of `exit_code_for`. Each error family carries its code (`brain.errors`, `BrainError.exit_code`), so a
+Python caller of the library sees the code the command would exit with.
 """
 
 from __future__ import annotations
 
 from enum import IntEnum
 
-from brain.errors import (
-    BrainError,
-    BrainUnreadableError,
-    ConflictError,
-    LocalStorageError,
-    NotFoundError,
-    ProblemsFoundError,
-    RefusedError,
-    RemoteError,
-    UntrustedArtifactError,
-    UsageError,
-)
+from brain.errors import BrainError
 
 
 class ExitCode(IntEnum):
@@ -54,24 +44,9 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.BROKEN_PIPE: "the reader of stdout went away (e.g. `| head`)",
 }
 
-# Families are disjoint subtrees of BrainError, so the order only matters for a future subclass that
-# inherits from two families; the first match wins.
-_FAMILIES: tuple[tuple[type[BrainError], ExitCode], ...] = (
-    (ProblemsFoundError, ExitCode.PROBLEMS_FOUND),
-    (BrainUnreadableError, ExitCode.UNREADABLE),
-    (UsageError, ExitCode.USAGE),
-    (NotFoundError, ExitCode.NOT_FOUND),
-    (ConflictError, ExitCode.CONFLICT),
-    (RefusedError, ExitCode.CONFLICT),
-    (UntrustedArtifactError, ExitCode.UNTRUSTED),
-    (RemoteError, ExitCode.REMOTE),
-    (LocalStorageError, ExitCode.STORAGE),
-)
-
-
 def exit_code_for(error: BrainError) -> ExitCode:
-    """The exit code of a `BrainError`; a family nobody mapped is a bug, hence INTERNAL."""
-    for family, code in _FAMILIES:
-        if isinstance(error, family):
-            return code
-    return ExitCode.INTERNAL
+    """The exit code of a `BrainError`: its family's `exit_code` (`brain.errors`); an unknown one is a bug."""
+    try:
+        return ExitCode(type(error).exit_code)
+    except ValueError:
+        return ExitCode.INTERNAL

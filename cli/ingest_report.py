@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from rich.console import RenderableType
 
 from cli.output import Output, ProgressSink
-from cli.signing import SignedHead
 from ingest.budget import ProposerUsage
 from ingest.report import IngestProgress, IngestResult, SourceOutcome, SourceProblemReport
+from ingest.usecase import SignedIngestResult
 
 FIRST_SOURCES = 3
 """How many sources a summary line names per problem code."""
@@ -139,14 +139,12 @@ def _missing_line(result: IngestResult) -> str:
     return line
 
 
-class SignedIngestResult(IngestResult):
-    """The ingest result, plus the signature record over the snapshot it made (`--sign-with`)."""
-
-    signed: SignedHead | None = None
-
-
 def render_signed_ingest(result: SignedIngestResult, output: Output, *, verbose: bool) -> Iterator[RenderableType]:
     """`render_ingest`, then what the model spent and the signature, if any."""
+    if result.shard is not None:
+        base = f", from {result.shard.base}" if result.shard.base else ""
+        yield (f"shard {result.shard.shard}: kept {result.shard.kept:,} source(s), "
+               f"skipped {result.shard.skipped:,} of other shards{base}")
     yield from render_ingest(result, output, verbose=verbose)
     if result.usage is not None:
         yield usage_line(result.usage)

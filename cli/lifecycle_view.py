@@ -4,7 +4,7 @@ listing of affected blocks per module with titles and origins, and the confirmat
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import typer
 from rich.console import RenderableType
@@ -16,7 +16,7 @@ from brain.identity import BlockId
 from brain.lifecycle.describe import title_of
 from brain.lifecycle.graph import DependencyGraph
 from cli.output import Output, Result
-from cli.targets import resolve_target
+from ingest.targets import resolve_all as resolve_all
 
 SHOWN_PER_MODULE = 50
 
@@ -41,34 +41,6 @@ class Affected(Result):
     title: str
     origin: str | None
     requested: bool
-
-
-class Titles(Mapping[BlockId, str]):
-    """Block titles read on demand (for refusal messages, which name one or two blocks)."""
-
-    def __init__(self, brain: Brain) -> None:
-        self.brain = brain
-
-    def __getitem__(self, block_id: BlockId) -> str:
-        try:
-            return title_of(self.brain.resolve(block_id))
-        except BrainError:
-            raise KeyError(block_id) from None
-
-    def __iter__(self) -> Iterator[BlockId]:
-        return iter(())
-
-    def __len__(self) -> int:
-        return 0
-
-
-def resolve_all(brain: Brain, texts: Sequence[str]) -> list[BlockId]:
-    """Each argument as a block id (a full id, an unambiguous prefix of a current member, or a source's
-    origin: its current canonical block)."""
-    from ingest.block_ledger import LedgerReader  # the lineage log and what it needs: only when a command runs
-
-    reader = LedgerReader(brain)  # reads the lineage log only if some argument is not an id
-    return [resolve_target(brain, reader, text) for text in texts]
 
 
 def describe(

@@ -26,9 +26,10 @@ from pydantic import BaseModel, create_model
 from brain.authn.keys import KeyFormatError, PublicKey, parse_public_key_line
 from brain.brain import Brain
 from brain.errors import InvalidInputError, SigningKeyError
-from brain.frozen import FrozenModel
-from brain.identity import OciDigest, actor_id_problem
+from brain.head_signing import HeadSigning, SignedHead
+from brain.identity import actor_id_problem
 from brain.snapshot import TrustKey, TrustScope
+from brain.store.user_files import KIB, read_user_file
 from cli.context import CliContext
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from brain.authn.signer import Signer
 
 PASSPHRASE_ENV = "BRAIN_SIGNING_PASSPHRASE"
+MAX_KEY_FILE_BYTES = 16 * KIB
 DEFAULT_SCOPES = (TrustScope.INGEST, TrustScope.COMMIT, TrustScope.GOVERN)
 
 SignWithOption = Annotated[
@@ -68,22 +70,11 @@ def load_signer(spec: str) -> Signer:
     return open_signer(spec, passphrase_for)
 
 
-class SignedHead(FrozenModel):
-    """The record a command added over the snapshot it made."""
-
-    snapshot: OciDigest
-    record: OciDigest
-    key: str
-    scopes: list[str]
-
-
 @dataclass
 class SigningPlan:
-    """A signer checked against the head's trust root before a write, and the head it saw."""
+    """`--sign-with` for a writing command: the library's `HeadSigning` with the key the option names."""
 
-    brain: Brain
-    signer: Signer | None
-    before: OciDigest | None
+    signing: HeadSigning
 
     @classmethod
     def prepare(cls, brain: Brain, sign_with: str | None, needed: set[TrustScope], what: str) -> SigningPlan:
@@ -95,31 +86,15 @@ class SigningPlan:
     @classmethod
     def load(cls, brain: Brain, sign_with: str | None) -> SigningPlan:
         """Load the signer only (for a command that learns the scopes it needs from its plan: then `require`)."""
-        return cls(brain, None if sign_with is None else load_signer(sign_with), brain.snapshot_digest())
+        return cls(HeadSigning.load(brain, None if sign_with is None else load_signer(sign_with)))
 
     def require(self, needed: set[TrustScope], what: str) -> None:
         """Refuse a key the head's trust root does not grant `needed` (call before writing anything)."""
-        if self.signer is None:
-            return
-        from brain.authenticity import refusal
-
-        head = self.brain.snapshot()
-        # The next snapshot is judged against the head's trust root (its first parent's).
-        problem = refusal(None if head is None else head.trust_root, self.signer, needed, what)
-        if problem is not None:
-            raise problem
+        self.signing.require(needed, what)
 
     def sign_new_head(self, context: CliContext) -> SignedHead | None:
         """Sign the head if the command moved it (claiming the scopes §9.6 requires); None otherwise."""
-        after = self.brain.snapshot_digest()
-        if self.signer is None or after is None or after == self.before:
-            return None
-        from brain.authenticity import sign_snapshot
-
-        record, _ = sign_snapshot(
-            self.brain, self.signer, after, lock_timeout=context.lock_timeout, on_wait=context.wait_note()
-        )
-        return SignedHead(snapshot=after, record=record.digest, key=record.key, scopes=[str(s) for s in record.scopes])
+        return self.signing.sign_new_head(lock_timeout=context.lock_timeout, on_wait=context.wait_note())
 
 
 R = TypeVar("R", bound=BaseModel)
@@ -148,7 +123,7 @@ def read_public_key(text: str) -> PublicKey:
     if not candidate.startswith("ssh-"):
         path = Path(candidate).expanduser()
         try:
-            candidate = path.read_text(encoding="utf-8")[:16384]
+            candidate = read_user_file(path, "public key file", MAX_KEY_FILE_BYTES, error=SigningKeyError).decode("utf-8")
         except FileNotFoundError:
             raise SigningKeyError(f"no public key file at {path}", hint="give 'ssh-ed25519 AAAA...' or a .pub file") from None
         except (OSError, UnicodeDecodeError) as e:

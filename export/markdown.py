@@ -15,6 +15,7 @@ from typing import TextIO
 
 from brain.blocks.memory_type import MemoryType
 from brain.errors import ConflictError, UsageError
+from export.destination import outside_brain
 from export.reader import BrainReader
 from export.records import KnowledgeRecord
 
@@ -74,7 +75,7 @@ def write_markdown(reader: BrainReader, directory: Path) -> dict[str, int]:
     """Write one file per accessible source; returns `{"files", "sources", "derived"}` counts."""
     if reader.snapshot is None:
         raise UsageError(f"the brain at {reader.brain.path} is empty: there is nothing to export")
-    root = _target(directory)
+    root = _target(outside_brain(reader.brain.path, directory))
     used: set[Path] = set()
     counts = {"files": 0, "sources": 0, "derived": 0}
     ledger = reader.ledger

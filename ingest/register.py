@@ -81,6 +81,13 @@ class RegisterOptions:
     use_index: bool = True
 
 
+def origin_of(default: str | None, relpath: str, root_is_dir: bool, origin_option: str | None) -> str:
+    """A source's origin: its default one (else its relpath), or `--origin` (joined with the relpath under a dir)."""
+    if origin_option is None:
+        return default or relpath
+    return f"{origin_option.rstrip('/')}/{relpath}" if root_is_dir else origin_option
+
+
 class Registrar:
     """Registers files one at a time through a `Stager`, consulting the fingerprint index."""
 
@@ -106,9 +113,7 @@ class Registrar:
     def origin_of(self, source: SourceFile, root_is_dir: bool) -> str:
         """The registration record's origin: the default (repository-relative, `ingest.sources.origins`), or
         `--origin` (joined with the path below the ingest root for a directory)."""
-        if self.options.origin is None:
-            return source.origin or source.relpath
-        return f"{self.options.origin.rstrip('/')}/{source.relpath}" if root_is_dir else self.options.origin
+        return origin_of(source.origin, source.relpath, root_is_dir, self.options.origin)
 
     def register(self, source: SourceFile, origin: str) -> Registration:
         """Register one file; never raises for a problem with the file itself."""

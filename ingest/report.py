@@ -14,6 +14,7 @@ from typing import Literal
 
 from brain.frozen import FrozenModel
 from ingest.budget import ProposerUsage
+from ingest.shard import ShardReport
 
 Stage = Literal["discover", "register", "normalize", "propose", "validate"]
 ProblemKind = Literal["failure", "skipped", "note", "rejection"]
@@ -94,6 +95,8 @@ class IngestResult(_Model):
     missing: tuple[SyncOutcome, ...] = ()
     usage: ProposerUsage | None = None
     """Tokens and cost of a model-backed proposer (`ingest.budget`); None for a local one."""
+    shard: ShardReport | None = None
+    """`--shard I/N`: how many discovered sources the shard kept and skipped (`ingest.shard`)."""
 
     @property
     def strict_problems(self) -> int:

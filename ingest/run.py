@@ -40,9 +40,10 @@ from ingest.fingerprints import FingerprintIndex
 from ingest.lineage import Fact, Lineage, read_lineage
 from ingest.proposers import Proposer
 from ingest.proposers.loader import DEFAULT_PROPOSER, ProposerOptions, load_proposer
-from ingest.register import Registrar, Registration, RegisterOptions
+from ingest.register import Registrar, Registration, RegisterOptions, origin_of
 from ingest.replace import RunLineage
 from ingest.report import IngestProgress, IngestResult, SourceOutcome, SourceProblemReport, summarize
+from ingest.shard import Shard, ShardReport, check_base, resolve_base, select
 from ingest.sources import SourceFile, SourceProblem, discover
 
 DEFAULT_CHECKPOINT = 500
@@ -71,6 +72,10 @@ class IngestOptions:
     """Honour `.gitignore` and `.git/info/exclude` (`--no-ignore` turns it off)."""
     cost: CostLimits = field(default_factory=CostLimits)
     """`--max-tokens`, `--max-cost`, `--price` for a model-backed proposer (`ingest.budget`)."""
+    shard: Shard | None = None
+    """`--shard I/N`: only the sources whose origin falls in shard I of N (`ingest.shard`)."""
+    base: str | None = None
+    """`--base REF`: refuse unless the head is that snapshot or descends from it (`ingest.shard`)."""
 
 
 def default_checkpoint_interval(committed: int) -> int:
@@ -110,8 +115,9 @@ def ingest(
         raise UsageError(
             f"--media-type {options.media_type!r} is not a bare lowercase type/subtype", hint="e.g. text/markdown"
         )
+    base = _check_base(brain, options)
     proposer = load_proposer(options.proposer, options.proposer_options)
-    found = _discover_all(brain, paths, options)
+    found, kept, skipped = select(_discover_all(brain, paths, options), options.shard, partial(_origin, options.origin))
     writer: AbstractContextManager[Sink] = (
         nullcontext(DryRunSink(brain)) if options.dry_run else brain.writer(actor, lock_timeout, on_wait)
     )
@@ -122,7 +128,28 @@ def ingest(
             result = run.execute(found)
         finally:
             run.deriver.close()
+    if options.shard is not None:
+        report = ShardReport(shard=str(options.shard), index=options.shard.index, count=options.shard.count,
+                             kept=kept, skipped=skipped, base=None if base is None else str(base))
+        result = result.model_copy(update={"shard": report})
     return result if stages.meter is None else result.model_copy(update={"usage": stages.meter.usage()})
+
+
+def _check_base(brain: Brain, options: IngestOptions) -> OciDigest | None:
+    """`--base`: the snapshot it names, after checking the head starts from it (None without `--base`)."""
+    if options.base is None:
+        return None
+    base = resolve_base(brain, options.base)
+    check_base(brain, base, options.base)
+    return base
+
+
+def _origin(origin_option: str | None, item: tuple[SourceFile | SourceProblem, bool]) -> str:
+    """The origin a discovered item is sharded by: its registration origin (a problem: the one it would get)."""
+    source, root_is_dir = item
+    if isinstance(source, SourceProblem):
+        return origin_of(None, source.relpath, root_is_dir, origin_option)
+    return origin_of(source.origin, source.relpath, root_is_dir, origin_option)
 
 
 def _discover_all(

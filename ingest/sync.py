@@ -5,21 +5,23 @@ origin lies under the ingested roots and whose file is gone leaves the brain in 
 - when the cascade reaches an episode (episodes are never dropped), the source and the episodes it reaches
   are demoted instead, and the rest of its cascade is dropped (removal records `cascaded_from` the source).
 
-Without `--sync` the same sources are only reported as `missing`. A source counts as gone only when no
-file of the run has its origin or its bytes (a renamed file keeps the same canonical block), and, when
-the local fingerprint index remembers where the block was read from, that path is under a root and gone.
-Every version registered under a gone origin leaves (a replaced file's older versions too: dropping only
-the current one would make the previous one accessible again, its winner gone).
-Which origins lie under a root follows `ingest.register.Registrar.origin_of`: the root's default origin
-prefix (`ingest.sources.origins`: repository-relative) or `--origin`, then the path below the root; a file
-root covers its own origin only.
+Without `--sync` the same sources are only reported as `missing`. What is gone is decided from the files on
+disk and the origins in the brain alone, never from a cache (a pulled brain has none, a moved project's
+are stale): an origin under a root names the file `root/<path below the root's prefix>`; it is gone only if
+that file does not exist, no file of the run has its origin or its bytes (a renamed file keeps the same
+canonical block), and the run's `--include`/`--exclude` globs do not leave it out (an excluded file is out
+of scope: never dropped for being excluded). Every version registered under a gone origin leaves (a
+replaced file's older versions too: dropping only the current one would make the previous one accessible
+again, its winner gone). Which origins lie under a root follows `ingest.register.Registrar.origin_of`:
+the root's default origin prefix (`ingest.sources.origins`: repository-relative) or `--origin`, then the
+path below the root; a file root covers its own origin only.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from brain.blocks import MemoryType
@@ -38,30 +40,66 @@ from ingest.fingerprints import FingerprintIndex
 from ingest.lineage import LineageLog
 from ingest.lineage_graph import LineageGraph, graph_of, log_commit
 from ingest.report import IngestResult, SyncOutcome
+from ingest.sources.ignore import PathFilters
+from ingest.shard import Shard
 from ingest.sources.origins import origin_prefix
+
+
+_NO_FILTERS = PathFilters.from_globs((), ())
 
 
 @dataclass(frozen=True)
 class Scope:
-    """Which origins one ingest root covers: every origin starting with `prefix`, or exactly `exact`."""
+    """Which origins one ingest root covers: every origin starting with `prefix` whose path below the root
+    the run's globs (`filters`) do not leave out."""
 
     root: Path
-    prefix: str | None = None
-    exact: str | None = None
+    prefix: str
+    filters: PathFilters = _NO_FILTERS
+    shard: Shard | None = None
+    """`--shard I/N`: only origins of that shard are covered (a source of another shard is never dropped)."""
+
+    def relpath(self, origin: str) -> str | None:
+        """The path below the root that `origin` names, or None when the origin lies outside this root."""
+        if not origin.startswith(self.prefix) or len(origin) == len(self.prefix):
+            return None
+        return origin[len(self.prefix):]
 
     def covers(self, origin: str) -> bool:
-        if self.exact is not None:
-            return origin == self.exact
-        return self.prefix is not None and origin.startswith(self.prefix)
+        if self.shard is not None and not self.shard.holds(origin):
+            return False
+        relpath = self.relpath(origin)
+        return relpath is not None and not _left_out(self.filters, relpath)
+
+    def on_disk(self, origin: str) -> bool:
+        """Whether the file `origin` names under this root exists (any kind of file: it is not gone)."""
+        relpath = self.relpath(origin)
+        return relpath is not None and os.path.lexists(self.root / relpath)
 
 
-def scope_of(root: Path, origin_option: str | None) -> Scope | None:
+def _left_out(filters: PathFilters, relpath: str) -> bool:
+    """Whether `--include`/`--exclude` leave `relpath` (or a directory above it) out of the run."""
+    parts = relpath.split("/")
+    directories = ("/".join(parts[:i]) for i in range(1, len(parts)))
+    return filters.skips(relpath, is_dir=False) or any(filters.skips(d, is_dir=True) for d in directories)
+
+
+def scope_of(root: Path, origin_option: str | None, filters: PathFilters = _NO_FILTERS) -> Scope | None:
     """The scope of a directory root (mirrors `Registrar.origin_of`); None for a file root, which exists
     (discovery refuses a missing root) and so was seen by the run."""
     absolute = Path(os.path.abspath(root))
     if not absolute.is_dir():
         return None
-    return Scope(absolute, prefix=f"{origin_option.rstrip('/')}/" if origin_option else origin_prefix(absolute))
+    prefix = f"{origin_option.rstrip('/')}/" if origin_option else origin_prefix(absolute)
+    return Scope(absolute, prefix, filters)
+
+
+def _gone_origin(origin: str, scopes: Sequence[Scope], seen_origins: set[str]) -> bool:
+    """An origin the run did not see, under a root and in its scope, whose file is not on disk."""
+    if origin in seen_origins:
+        return False
+    covering = [s for s in scopes if s.covers(origin)]
+    return bool(covering) and not any(s.on_disk(origin) for s in scopes)
 
 
 @dataclass
@@ -102,22 +140,15 @@ def find_gone(
     members: Members,
     seen_origins: set[str],
     seen_blocks: set[str],
-    index: FingerprintIndex | None,
 ) -> list[tuple[str, BlockId]]:
-    """(origin, canonical block) of every current source under `scopes` that the run did not find."""
+    """(origin, canonical block) of every current source under `scopes` whose file is gone (module docstring)."""
     canonical = members.get(MemoryType.CANONICAL)
     if canonical is None:
         return []
-    recorded: dict[str, list[str]] = {}
-    if index is not None:
-        for path in index.paths():
-            entry = index.get(path)
-            if entry is not None:
-                recorded.setdefault(entry.block.hex, []).append(entry.path)
     lineage = graph.lineage
     gone: list[tuple[str, BlockId]] = []
     for origin in sorted(lineage.origins):
-        if origin in seen_origins or not any(s.covers(origin) for s in scopes):
+        if not _gone_origin(origin, scopes, seen_origins):
             continue
         for block_hex in sorted(lineage.origins[origin]):
             block = BlockId(block_hex)
@@ -125,15 +156,8 @@ def find_gone(
                 continue
             # Every version registered under the origin goes, superseded ones too: dropping only the current
             # one would make the previous version accessible again (its winner gone, §7.2).
-            paths = recorded.get(block_hex, [])
-            if paths and any(os.path.exists(p) or not _under(p, scopes) for p in paths):
-                continue
             gone.append((origin, block))
     return gone
-
-
-def _under(path: str, scopes: Iterable[Scope]) -> bool:
-    return any(Path(path).is_relative_to(s.root) for s in scopes)
 
 
 def plan_sync(gone: list[tuple[str, BlockId]], graph: LineageGraph, members: Members) -> SyncPlan:
@@ -217,10 +241,16 @@ def sync_after(
     actor: str,
     lock_timeout: float | None = None,
     on_wait: Callable[[str], None] | None = None,
+    include: Iterable[str] = (),
+    exclude: Iterable[str] = (),
 ) -> IngestResult:
     """The ingest result with `missing` filled in; with `apply` (and not `dry_run`) the gone sources are
-    removed in one more snapshot, under the writer lock, planned on the head as the lock found it."""
-    scopes = [s for s in (scope_of(r, origin_option) for r in roots) if s is not None]
+    removed in one more snapshot, under the writer lock, planned on the head as the lock found it.
+    `include`/`exclude` are the run's globs: what they leave out is out of the sync's scope; a run's
+    `--shard` limits the scope to that shard's origins."""
+    filters = PathFilters.from_globs(include, exclude, use_git=False)
+    shard = None if result.shard is None else Shard(result.shard.index, result.shard.count)
+    scopes = [replace(s, shard=shard) for s in (scope_of(r, origin_option, filters) for r in roots) if s is not None]
     if not scopes:
         return result
     seen_origins = {o.origin for o in result.outcomes}
@@ -231,7 +261,7 @@ def sync_after(
             return result
         members: Members = brain.modules(snapshot)
         graph = graph_of(brain, snapshot, persist=not dry_run)
-        gone = find_gone(scopes, graph, members, seen_origins, seen_blocks, FingerprintIndex.load(brain.path))
+        gone = find_gone(scopes, graph, members, seen_origins, seen_blocks)
         plan = plan_sync(gone, graph, members) if apply else SyncPlan(gone=gone)
         return result.model_copy(update={"missing": tuple(plan.outcomes(applied=apply))})
     with brain.writer(actor, lock_timeout, on_wait) as writer:
@@ -242,8 +272,7 @@ def sync_after(
             return result
         members = brain.modules(parent)  # Module answers `in` from its composition, read on first use
         graph = graph_of(brain, parent)
-        index = FingerprintIndex.load(brain.path)
-        gone = find_gone(scopes, graph, members, seen_origins, seen_blocks, index)
+        gone = find_gone(scopes, graph, members, seen_origins, seen_blocks)
         if not gone:
             return result
         plan = plan_sync(gone, graph, members)
@@ -256,7 +285,7 @@ def sync_after(
         digest = writer.commit()
         if digest is not None:  # under the lock: the log must describe the parent it is appended to
             log_commit(brain, parent, digest, records)
-            _forget_gone(index, gone)
+            _forget_gone(FingerprintIndex.load(brain.path), gone)
     update = {"missing": tuple(plan.outcomes(applied=True)), "snapshot": str(digest or result.snapshot)}
     return result.model_copy(update=update)
 
@@ -268,7 +297,7 @@ def _nothing_missing(brain: Brain, snapshot: OciDigest, scopes: Sequence[Scope],
     origins = LineageLog(brain.path).origins(snapshot)
     if origins is None:
         return False
-    return all(origin in seen_origins or not any(s.covers(origin) for s in scopes) for origin in origins)
+    return not any(_gone_origin(origin, scopes, seen_origins) for origin in origins)
 
 
 def _forget_gone(index: FingerprintIndex, gone: list[tuple[str, BlockId]]) -> None:

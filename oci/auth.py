@@ -17,11 +17,13 @@ from pathlib import Path
 
 from brain.errors import RemoteError, UsageError
 from brain.store.atomic import atomic_write
+from brain.store.user_files import MIB, read_user_file
 
 ENV_TOKEN = "BRAIN_REGISTRY_TOKEN"
 ENV_USERNAME = "BRAIN_REGISTRY_USERNAME"
 ENV_PASSWORD = "BRAIN_REGISTRY_PASSWORD"
 HELPER_TIMEOUT = 20.0
+MAX_DOCKER_CONFIG = 4 * MIB
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ def _host_key(key: str) -> str:
 
 def _read_config(path: Path) -> dict:
     try:
-        data = path.read_bytes()
+        data = read_user_file(path, "registry credentials file", MAX_DOCKER_CONFIG)
     except FileNotFoundError:
         return {}
     except OSError as e:

@@ -8,6 +8,10 @@ signed one is expected. Its `guard` runs once every layer is verified, just befo
 with the full §9.7 decision: any state but `authorized` is refused (exit 6, nothing installed) unless
 `allow_unauthorized`, which says so. `commit` then stores the records and remembers an authorized pull
 in `boltzmann/remotes.json`.
+
+Which remote a pull comes from never decides trust: a brain bound to an authority (`oci.binding`: pinned,
+governed, or once pulled signed) judges every served head against that authority, whatever the spelling
+of the reference and with `--force`; only `--re-root` leaves it, and says so in the trust log.
 """
 
 from __future__ import annotations
@@ -29,15 +33,15 @@ from brain.identity import OciDigest
 from brain.snapshot import Projection, Snapshot, TrustRoot
 from brain.store import Head
 from brain.store.authn_files import (
-    read_pin,
-    read_remotes,
     read_signature_index,
     store_records,
     write_remotes,
 )
 from brain.store.chain import StoreChain
 from brain.store.lock import WriterLock
+from brain.authn.trust import RemoteMemory, TrustPin
 from oci import media_types as mt
+from oci.binding import RE_ROOT_HINT, Binding, binding_of, carries, effective_pin, markers_for, record_re_root, remembered_signed
 from oci.manifest import Manifest
 from oci.referrers import fetch_signature_records
 from oci.transport import RegistryClient
@@ -59,6 +63,8 @@ class PullPolicy(FrozenModel):
 
     require_signed: bool = False
     allow_unauthorized: bool = False
+    # Judge the served chain on its own trust root and adopt it (logged): leaves this brain's binding.
+    re_root: bool = False
 
 
 class PullAuthentication(FrozenModel):
@@ -69,6 +75,7 @@ class PullAuthentication(FrozenModel):
     records: int
     stored: int = 0
     remembered: bool = False
+    re_rooted: bool = False
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -91,8 +98,8 @@ class _PulledChain:
 
 
 def repository_key(client: RegistryClient) -> str:
-    """How `remotes.json` names a remote: registry and repository (every tag of it shares the memory)."""
-    return f"{client.reference.registry}/{client.reference.repository}"
+    """How `remotes.json` names a remote: registry and repository, normalized (`Reference.repository_key`)."""
+    return client.reference.repository_key
 
 
 @dataclass
@@ -110,6 +117,10 @@ class PullGate:
     # Blobs `authenticate_pull` downloaded (config, history): the pull does not fetch them again.
     prefetched: set[OciDigest] = field(default_factory=set)
     on_warning: Callable[[str], None] | None = None
+    # What ties this brain to an authority (None: trust on first use; ignored with --re-root), and the pin
+    # the decision runs with (None with --re-root: the served chain is judged on its own root).
+    binding: Binding | None = None
+    pin: TrustPin | None = None
 
     def _warn(self, text: str) -> None:
         self.warnings.append(text)
@@ -126,7 +137,7 @@ class PullGate:
         return _PulledChain(StoreChain(self.brain.blobs, read_signature_index(self.brain.path).entries), self.records)
 
     def decide(self) -> Authentication:
-        return authenticate(self.chain(), self.source, pin=read_pin(self.brain.path), newest=self.newest)
+        return authenticate(self.chain(), self.source, pin=self.pin, newest=self.newest)
 
     def guard(self, current: Head | None, incoming: OciDigest) -> None:
         """The full §9.7 decision with every layer stored, under the writer lock, before the head moves."""
@@ -143,15 +154,18 @@ class PullGate:
                head_moved: bool = True) -> PullAuthentication:
         """Store the pulled records; remember an authorized pull. Call after a successful install."""
         stored = 0
-        remembered = False
+        remembered = re_rooted = False
         with WriterLock(brain.path, timeout=lock_timeout, on_wait=on_wait):
             stored = store_records(brain.path, brain.blobs, [r for r in self.records if brain.blobs.has(r.snapshot)])
-            if head_moved and self.state is State.AUTHORIZED:
-                memory = read_remotes(brain.path)
-                write_remotes(brain.path, memory.model_copy(update={"seen_signed": {**memory.seen_signed, self.repository: self.source}}))
+            authorized = self.state is State.AUTHORIZED
+            if head_moved and self.policy.re_root:
+                record_re_root(brain, self.repository, self.source, authorized=authorized, previous=self.binding)
+                remembered, re_rooted = authorized, True
+            elif head_moved and authorized:
+                write_remotes(brain.path, RemoteMemory(seen_signed={**remembered_signed(brain), self.repository: self.source}))
                 remembered = True
         return PullAuthentication(snapshot=self.source, state=self.state, records=len(self.records), stored=stored,
-                                  remembered=remembered, warnings=list(self.warnings))
+                                  remembered=remembered, re_rooted=re_rooted, warnings=list(self.warnings))
 
 
 def _describe(auth: Authentication) -> str:
@@ -204,8 +218,10 @@ def authenticate_pull(
         newest = snapshot.trust_root
         if head is not None and head.trust_root is not None and (newest is None or head.trust_root.revision > newest.revision):
             newest = head.trust_root
+        binding = binding_of(brain, local)
         gate = PullGate(brain, repository_key(client), source, discovered.records, policy, newest,
-                        prefetched=set(prefetched), on_warning=on_warning)
+                        prefetched=set(prefetched), on_warning=on_warning, binding=binding,
+                        pin=None if policy.re_root else effective_pin(brain, binding))
         for reason in discovered.skipped:
             gate._warn(f"skipped a referrer: {reason}")
         if not fetch_only:
@@ -221,21 +237,25 @@ def authenticate_pull(
 
 
 def _early(gate: PullGate, local: ChainStore, snapshot: Snapshot) -> None:
-    remembered = read_remotes(gate.brain.path).seen_signed.get(gate.repository)
-    pinned = read_pin(gate.brain.path) is not None
-    if remembered is not None:
-        descends = descends_from(gate.chain(), gate.source, snapshot, remembered)
-        if not descends:
-            gate._refuse(f"this brain last pulled {gate.repository} signed at {remembered.short}, and the served head "
+    binding = None if gate.policy.re_root else gate.binding
+    markers = {} if binding is None else markers_for(binding, gate.repository, gate.chain(), gate.source, snapshot)
+    if binding is not None and binding.trust_root is not None and not carries(gate.chain(), gate.source, snapshot, binding.trust_root):
+        # Not an unauthorized head of this brain but another authority: --allow-unauthorized does not cover it.
+        raise UntrustedArtifactError(
+            f"refused {gate.source.short}: a foreign chain (trust_root_mismatch): this brain {binding.why}, and no snapshot of the served "
+            "history carries it (another brain, or another trust root)", hint=RE_ROOT_HINT)
+    for key, marker in markers.items():
+        if not descends_from(gate.chain(), gate.source, snapshot, marker):
+            gate._refuse(f"this brain last pulled {key} signed at {marker.short}, and the served head "
                          "does not descend from it (a different or rewritten history)")
     over_head = [r for r in gate.records if r.snapshot == gate.source]
     if not over_head:
         if gate.policy.require_signed:
             gate._refuse("its head is unsigned and --require-signed was given")
-        elif remembered is not None:
+        elif gate.repository in markers:
             gate._refuse(f"its head is unsigned, but {gate.repository} was pulled signed before (signatures stripped?)")
-        elif pinned:
-            gate._refuse("its head is unsigned, but this brain pins a trust root")
+        elif binding is not None:
+            gate._refuse(f"its head is unsigned, but this brain {binding.why} (signatures stripped?)")
         else:
             gate._warn(f"installing an unsigned head {gate.source.short}: nothing vouches for who published it")
         return

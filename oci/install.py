@@ -22,6 +22,7 @@ from brain.frozen import FrozenModel
 from brain.identity import BlockId, OciDigest, utc_timestamp
 from brain.ledger import record_of
 from brain.snapshot import Projection, Snapshot
+from brain.branches.pointers import BranchPull
 from brain.store import Head, Origin, WriterLock, read_head, write_head
 from brain.store.blobs import BlobStore
 from oci import media_types as mt
@@ -178,6 +179,7 @@ def install_artifact(
     max_inflate: int | None = None,
     record: bool = False,
     record_tag: str | None = None,
+    branch: BranchPull | None = None,
 ) -> InstallResult:
     """Verify and adopt an artifact; move the head last (unless `fetch_only`).
 
@@ -189,7 +191,8 @@ def install_artifact(
     inflate bound for a trusted source (see `oci.tarball_reader.inflate_bound`). With `record`, an
     artifact installed whole is named in `index.json` (under `record_tag`, else untagged), so that
     `brain tags`, `verify --tag` and `push` see it; a selective install stores only part of it and is not.
-    `on_wait` is told who holds the writer lock while this waits for it.
+    `on_wait` is told who holds the writer lock while this waits for it. With `branch`, the install builds on
+    that branch's head (the guard judges against it) and switches to the branch (§10.2).
     """
     manifest = Manifest.decode(manifest_bytes)
     refs = _config_refs(fetch_blob, manifest)
@@ -224,18 +227,23 @@ def install_artifact(
             installed = source
             if not fetch_only:
                 _check_removals(brain.blobs, source, snapshot)
-                current = read_head(brain.path)
+                current = brain_head = read_head(brain.path)
+                if branch is not None:
+                    current = branch.base(brain.path, brain_head)
                 if guard is not None:
                     guard(current, source)
                 origin = Origin(partial=partial, reference=reference, snapshot=source, tag=tag)
                 if partial:
                     installed = _partial_head_snapshot(brain, current, snapshot, source, chosen, staging)
                 brain.blobs.sync()
-                head = next_head(current, installed, origin)
-                if head is not None:
-                    write_head(brain.path, head)
+                if branch is not None:
+                    branch.move(brain.path, brain_head, installed, origin)
+                else:
+                    head = next_head(current, installed, origin)
+                    if head is not None:
+                        write_head(brain.path, head)
                 already_head = current is not None and current.snapshot == installed
-                head_moved = not already_head
+                head_moved = not already_head or branch is not None
             else:
                 brain.blobs.sync()
         except BaseException:

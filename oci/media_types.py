@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from brain.blocks.memory_type import MemoryType
+from brain.store.layout import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE
 
-MANIFEST = "application/vnd.oci.image.manifest.v1+json"
-INDEX = "application/vnd.oci.image.index.v1+json"
+# Defined once, in the store that writes `index.json` (`brain.store.layout`); the registry client uses them too.
+MANIFEST = MANIFEST_MEDIA_TYPE
+INDEX = INDEX_MEDIA_TYPE
 ARTIFACT = "application/vnd.gaussia.boltzmann.brain.v1+json"
 SIGNATURE_ARTIFACT = "application/vnd.gaussia.boltzmann.signature.v1+json"
 SNAPSHOT_CONFIG = "application/vnd.gaussia.boltzmann.snapshot.v1+json"

@@ -7,7 +7,6 @@ packing re-hashes every member it streams, and `brain verify` is where blocks ar
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -20,6 +19,7 @@ from brain.errors import IntegrityError, NotFoundError
 from brain.identity import BlockId, OciDigest, is_digest_string
 from brain.snapshot import Snapshot
 from brain.store.blobs import BlobStore, open_regular
+from brain.identity.rehash import DigestMismatch, rehashed
 from oci.tarball import Member
 
 COMPOSITION_MEMBER = "composition.json"
@@ -154,9 +154,10 @@ def _read_verified(directory: str, hex_digest: str, what: str) -> bytes:
             f"{what} sha256:{hex_digest} is not stored at {path}",
             hint="restore it or pull the brain again, then run `brain verify`",
         ) from None
-    if hashlib.sha256(data).hexdigest() != hex_digest:
-        raise IntegrityError(f"{what} at {path} does not hash to its name", hint="run `brain verify`")
-    return data
+    try:
+        return rehashed(data, hex_digest)
+    except DigestMismatch:
+        raise IntegrityError(f"{what} at {path} does not hash to its name", hint="run `brain verify`") from None
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
+from brain.branches.names import DEFAULT_MAIN_TAG, MAIN, decode_tag
+from brain.branches.pointers import BranchPull
 from brain.brain import Brain
 from brain.errors import (
     ConflictError,
@@ -87,6 +89,8 @@ class PullResult(_Pulled):
     recorded: bool = False
     initialized: bool = False
     authenticity: PullAuthentication | None = None
+    # The branch pulled into, when it was not the current one: the pull switched to it (§10.2).
+    switched_to: str | None = None
 
 
 def open_or_init(path: Path) -> tuple[Brain, bool]:
@@ -198,6 +202,23 @@ def _refuse_divergence(brain: Brain) -> Callable[[Head | None, OciDigest], None]
     return guard
 
 
+def pull_target(brain: Brain, reference: Reference, branch: str | None) -> BranchPull | None:
+    """The branch a pull installs into when it is not the current one (None: the current branch)."""
+    from brain.branches.names import validate_branch_name
+    from brain.branches.operations import branches
+
+    refs = branches(brain)
+    if branch is not None:
+        target: str | None = validate_branch_name(branch)
+    else:
+        main_tag = DEFAULT_MAIN_TAG if refs is None else refs.main_tag
+        target = None if reference.tag is None else decode_tag(reference.tag, main_tag)
+    current = MAIN if refs is None else refs.current
+    if target is None or target == current:
+        return None
+    return BranchPull(target, reference.tag, str(reference))
+
+
 def pull(
     brain: Brain,
     reference: Reference,
@@ -212,10 +233,13 @@ def pull(
     on_wait: Callable[[str], None] | None = None,
     authn: PullPolicy | None = None,
     on_warning: Callable[[str], None] | None = None,
+    branch: str | None = None,
 ) -> PullResult:
     """Download what `reference`'s artifact adds and install it (moving the head unless `fetch_only`).
 
-    `on_wait` is told who holds the writer lock while the install waits for it.
+    `on_wait` is told who holds the writer lock while the install waits for it. The pull goes into `branch`,
+    else the branch the tag names (§10.1), else the current branch; into another branch than the current
+    one it switches to that branch (§10.2), creating it if needed.
     """
     if fetch_only and modules is not None:
         raise UsageError("fetch brings the whole artifact's history and blocks; --module applies to pull only")
@@ -228,6 +252,7 @@ def pull(
     # Pulled by tag: the local index.json names it the same; pinned to a digest alone: an untagged entry.
     local_tag = reference.tag if reference.digest is not None else reference.tag_or_default
     added: list[OciDigest] = list(gate.prefetched)  # removed again if the artifact is refused
+    into = None if fetch_only else pull_target(brain, reference, branch)
     def stored(descriptor: Descriptor) -> Path:  # every blob is downloaded before it is read
         return brain.blobs.path(descriptor.digest)
 
@@ -261,6 +286,7 @@ def pull(
             max_inflate=max_inflate,
             record=True,
             record_tag=local_tag,
+            branch=into,
         )
         # -- The new head is verified and written (or, for fetch, the artifact is stored verified).
     except (UntrustedArtifactError, RedactedBytesRefusedError):
@@ -289,4 +315,5 @@ def pull(
         tag=local_tag if outcome.recorded else None,
         recorded=outcome.recorded,
         authenticity=authenticity,
+        switched_to=None if into is None else into.target,
     )

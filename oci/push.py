@@ -3,7 +3,10 @@
 Order: check the remote tag (a clean 404 is the only "nothing there"; any other failure refuses), upload
 every blob the registry does not already hold (HEAD first, so an interrupted push resumes for free), and
 put the manifest last so the tag never names an incomplete artifact. A remote tag whose snapshot is not
-in the local history has diverged and is only overwritten with `force`.
+in the local history has diverged and is only overwritten with `force`. A push without a tag publishes the
+current branch to its tag (§10.1: main to main's tag, another branch to `br.<name>`), and a push that would
+narrow a published tag (send fewer modules than the artifact the tag holds) is refused unless
+`allow_narrowing`, as the reference does (§10.8).
 
 A push publishes the current head: a local tag packed from an older snapshot (an earlier `brain pack`, or a
 `brain pull` that recorded the remote's tag) is re-packed first, with the same module set. Packing is
@@ -13,6 +16,7 @@ deterministic and reuses unchanged layers, so this is cheap; `as_packed` publish
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable
 from functools import partial
 
@@ -113,16 +117,25 @@ def artifact_snapshot(manifest: Manifest) -> OciDigest:
 
 
 def check_remote_tag(
-    client: RegistryClient, tag: str, local_digest: OciDigest, history: set[OciDigest], force: bool
+    client: RegistryClient,
+    tag: str,
+    local_digest: OciDigest,
+    history: set[OciDigest],
+    force: bool,
+    local: Manifest | None = None,
+    allow_narrowing: bool = True,
 ) -> OciDigest | None:
-    """The digest the remote tag names now (None if absent); raises `ConflictError` if it diverged."""
+    """The digest the remote tag names now (None if absent); raises `ConflictError` if it diverged, or if
+    `local` carries fewer modules than the remote artifact and not `allow_narrowing` (even with `force`)."""
     try:
         remote = client.get_manifest(tag)
     except NotFoundError:
         return None
+    where = f"{client.reference.registry}/{client.reference.repository}:{tag}"
+    if remote.digest != local_digest and local is not None and not allow_narrowing:
+        _refuse_narrowing(where, remote.data, local)
     if remote.digest == local_digest or force:
         return remote.digest
-    where = f"{client.reference.registry}/{client.reference.repository}:{tag}"
     try:
         snapshot = artifact_snapshot(Manifest.decode(remote.data, what=f"remote manifest {where}"))
     except (UntrustedArtifactError, UsageError) as e:
@@ -137,6 +150,24 @@ def check_remote_tag(
     return remote.digest
 
 
+def _modules_of(manifest: Manifest) -> set[MemoryType]:
+    return {m for m in (mt.module_of_layer(layer.mediaType) for layer in manifest.layers) if m is not None}
+
+
+def _refuse_narrowing(where: str, remote_data: bytes, local: Manifest) -> None:
+    try:
+        remote = Manifest.decode(remote_data, what=f"remote manifest {where}")
+    except (UntrustedArtifactError, UsageError):
+        return  # not a brain: the divergence check says so
+    lost = _modules_of(remote) - _modules_of(local)
+    if lost:
+        names = ", ".join(sorted(str(m) for m in lost))
+        raise ConflictError(
+            f"{where} publishes module(s) {names}, which this push does not carry: it would narrow the tag",
+            hint="push to another tag, or pass --allow-narrowing to publish fewer modules under it",
+        )
+
+
 def push(
     brain: Brain,
     ref: Reference,
@@ -148,14 +179,20 @@ def push(
     as_packed: bool = False,
     on_wait: Callable[[str], None] | None = None,
     immutable: bool = False,
+    allow_narrowing: bool = False,
 ) -> PushResult:
     """Publish the current head under `ref.tag` (packing or re-packing it as needed; `as_packed`: the tag as is).
 
-    `on_wait` is told who holds the writer lock whenever a (re-)pack or clean-up waits for it. With
-    `immutable`, a remote tag that already names another manifest is refused (`ConflictError`), even with `force`.
+    Without a tag, the current branch's tag (§10.1). `on_wait` is told who holds the writer lock whenever a
+    (re-)pack or clean-up waits for it. With `immutable`, a remote tag that already names another manifest is
+    refused (`ConflictError`), even with `force`; so is narrowing a published tag unless `allow_narrowing`.
     """
+    from brain.branches.operations import current_tag
+
     if ref.digest is not None:
         raise UsageError(f"cannot push to {ref}: a push names a tag, not a digest", hint="drop the @sha256:... part")
+    if ref.tag is None:
+        ref = dataclasses.replace(ref, tag=current_tag(brain))
     tag = ref.tag_or_default
     local = local_artifact(brain, tag, as_packed=as_packed, lock_timeout=lock_timeout, on_wait=on_wait)
     data, manifest, packed = local.data, local.manifest, local.created_tag or local.repacked_from is not None
@@ -167,7 +204,9 @@ def push(
             from oci.remote_tags import refuse_moving
 
             refuse_moving(client, tag, digest, force=False)
-        replaced = check_remote_tag(client, tag, digest, local_history(brain, snapshot), force)
+        replaced = check_remote_tag(
+            client, tag, digest, local_history(brain, snapshot), force, manifest, allow_narrowing
+        )
         uploaded = present = sent = 0
         blobs: dict[OciDigest, Descriptor] = {d.digest: d for d in (*manifest.layers, manifest.config)}
         for descriptor in blobs.values():

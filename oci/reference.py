@@ -2,6 +2,11 @@
 
 A reference always names its registry host: there is no implicit default registry, so a typo can never
 send a brain somewhere unexpected. Plain HTTP is used automatically only for loopback hosts.
+
+Where a reference is recorded (`boltzmann/remotes.json`, the trust pin, the push log) it is recorded as its
+`repository_key`: host lowercased, the default port (443) dropped, every loopback spelling (`localhost`,
+`127.x.y.z`, `[::1]`) written `127.0.0.1`, Docker Hub's aliases written `docker.io` (one-component names
+under `library/`). The key only names where something came from; trust never rests on it (`oci.authenticate`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,9 @@ _COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*")
 _TAG = re.compile(r"[\w][\w.-]{0,127}")
 _MAX_NAME = 255
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]"})
+_LOOPBACK_KEY = "127.0.0.1"
+_DOCKER_HUB = frozenset({"docker.io", "index.docker.io", "registry-1.docker.io", "registry.hub.docker.com"})
+_DEFAULT_PORTS = (":443",)
 DEFAULT_TAG = "latest"
 _FORM = "expected HOST[:PORT]/REPOSITORY[:TAG][@sha256:DIGEST], e.g. localhost:5000/team/brain:v1"
 
@@ -43,8 +51,22 @@ class Reference:
 
     @property
     def is_loopback(self) -> bool:
-        """True for localhost, 127.0.0.1 and [::1] (any port)."""
-        return self.hostname in LOOPBACK_HOSTS
+        """True for localhost, 127.0.0.0/8 and [::1] (any port, any letter case)."""
+        return is_loopback_host(self.hostname)
+
+    @property
+    def registry_key(self) -> str:
+        """The registry host as recorded (see the module docstring): `127.0.0.1:5000`, `docker.io`, `ghcr.io`."""
+        return normalized_registry(self.registry)
+
+    @property
+    def repository_key(self) -> str:
+        """`registry_key/repository` with Docker Hub's implicit `library/`: how a remote is recorded."""
+        registry = self.registry_key
+        repository = self.repository
+        if registry == "docker.io" and "/" not in repository:
+            repository = f"library/{repository}"
+        return f"{registry}/{repository}"
 
     @property
     def scheme(self) -> str:
@@ -79,6 +101,43 @@ class Reference:
         if self.digest is not None:
             text += f"@{self.digest}"
         return text
+
+
+def is_loopback_host(hostname: str) -> bool:
+    """`localhost`, an IPv4 address in 127.0.0.0/8, or `[::1]` (letter case ignored)."""
+    host = hostname.lower()
+    if host in LOOPBACK_HOSTS:
+        return True
+    octets = host.split(".")
+    return len(octets) == 4 and octets[0] == "127" and all(o.isdigit() and int(o) <= 255 for o in octets)
+
+
+def normalized_registry(registry: str) -> str:
+    """`host[:port]` as recorded: lowercased, port 443 dropped, loopback as `127.0.0.1`, Docker Hub as `docker.io`."""
+    text = registry.lower()
+    for port in _DEFAULT_PORTS:
+        text = text.removesuffix(port)
+    host, port = text, ""
+    if not text.startswith("[") or "]:" in text:
+        head, colon, tail = text.rpartition(":")
+        if colon and tail.isdigit() and not head.endswith(":"):
+            host, port = head, f":{tail}"
+    if is_loopback_host(host):
+        host = _LOOPBACK_KEY
+    elif host in _DOCKER_HUB and not port:
+        host = "docker.io"
+    return host + port
+
+
+def normalized_key(text: str) -> str:
+    """A recorded `registry/repository` key, normalized (keys written before normalization read the same)."""
+    registry, slash, repository = text.partition("/")
+    if not slash:
+        return text
+    key = f"{normalized_registry(registry)}/{repository}"
+    if key.startswith("docker.io/") and "/" not in repository:
+        key = f"docker.io/library/{repository}"
+    return key
 
 
 def _port_problem(domain: str) -> str | None:

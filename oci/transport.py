@@ -24,18 +24,19 @@ from requests.adapters import HTTPAdapter
 from brain.errors import IntegrityError, NotFoundError, RemoteError, UntrustedArtifactError
 from brain.identity import OciDigest
 from brain.store.blobs import BlobStore
+from oci import media_types as mt
 from oci.auth import Credentials
 from oci.network import network_failure
 from oci.reference import Reference
 from oci.retry import RETRYABLE_STATUS, RetryPolicy
 
 log = logging.getLogger("brain.oci.transport")
-MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
+MANIFEST_MEDIA_TYPE = mt.MANIFEST
 # We only install OCI manifests, but ask for every kind: a registry answers 404 for an index it may not
 # send, and a tag that holds something else must not look free to `push`.
 _ACCEPT_MANIFESTS = ", ".join((
     MANIFEST_MEDIA_TYPE,
-    "application/vnd.oci.image.index.v1+json",
+    mt.INDEX,
     "application/vnd.docker.distribution.manifest.v2+json",
     "application/vnd.docker.distribution.manifest.list.v2+json",
 ))

@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
@@ -25,6 +26,7 @@ from brain.identity import BlockId, OciDigest
 from brain.snapshot import Snapshot
 from brain.store.atomic import atomic_write
 from brain.store.blobs import BlobStore
+from brain.identity.rehash import DigestMismatch, decode_rehashed, rehashed
 from oci.manifest import Descriptor
 from oci.members import (
     BLOBS_PREFIX,
@@ -158,9 +160,10 @@ class _Held:
         """Hash one member against its name and hold it."""
         if size <= _SMALL and self._size + size <= _PENDING_BUDGET:
             data = read_all(chunks, _SMALL, what)
-            if hashlib.sha256(data).hexdigest() != hex_digest:
-                raise UntrustedArtifactError(f"{what}: member {name} does not hash to its name")
-            self.data[hex_digest] = data
+            try:
+                self.data[hex_digest] = rehashed(data, hex_digest)
+            except DigestMismatch:
+                raise UntrustedArtifactError(f"{what}: member {name} does not hash to its name") from None
             self._size += len(data)
             return
         spooled = spool_file(chunks, self.directory)
@@ -320,13 +323,13 @@ def unpack_history(
             continue  # §6.8: other member names are ignored (the reader has already refused unsafe ones)
         data = read_all(chunks, MAX_DOCUMENT, what)
         digest = OciDigest(hex_digest)
-        if OciDigest.of(data) != digest:
-            raise UntrustedArtifactError(f"{what}: member {entry.name} does not hash to its name")
         try:
             if prefix + "/" == SNAPSHOTS_PREFIX:
-                snapshots[digest] = Snapshot.decode(data, digest)
+                snapshots[digest] = decode_rehashed(data, digest, partial(Snapshot.decode, expected=digest))
             else:
-                Composition.decode(data, digest)
+                decode_rehashed(data, digest, partial(Composition.decode, expected=digest))
+        except DigestMismatch:
+            raise UntrustedArtifactError(f"{what}: member {entry.name} does not hash to its name") from None
         except BrainError as e:
             raise UntrustedArtifactError(f"{what}: member {entry.name} is not a valid document: {e.message}") from None
         if staging is not None:

@@ -252,11 +252,15 @@ class SearchIndex:
                 stats = self._update(rebuild=True)
                 stats.reason = "the index file is read-only: built in memory"
                 return stats
-            # A file damaged under an open connection: start over on a fresh file.
-            self._reconnect(self.path)
-            stats = self._update(rebuild=True)
-            stats.reason = f"the index was unreadable ({e}) and was rebuilt"
-            return stats
+            return self.start_over(f"the index was unreadable ({e}) and was rebuilt")
+
+    def start_over(self, reason: str) -> UpdateStats:
+        """Delete the (damaged) file and rebuild it from the brain; used by `retrieval.recovery` too."""
+        assert self.path is not None, "an in-memory index is never damaged on disk"
+        self._reconnect(self.path)
+        stats = self._update(rebuild=True)
+        stats.reason = reason
+        return stats
 
     def _reconnect(self, path: Path | None) -> None:
         """Replace the connection: a fresh file at `path` (the damaged one deleted), or memory."""

@@ -11,6 +11,7 @@ from brain.blocks.memory_type import MemoryType
 from brain.brain import Brain
 from brain.errors import AmbiguousIdError, BrainError, NotFoundError, UsageError
 from brain.identity import BlockId, OciDigest, is_digest_string
+from brain.identity.names import HEX_DIGITS, bounded_name, can_be_file_name, shown
 from retrieval.documents import readable_text
 from retrieval.index import SearchIndex
 from retrieval.passages import Locator, parse_locator, text_at
@@ -36,6 +37,7 @@ def resolve_source(brain: Brain, index: SearchIndex, text: str) -> BlockId:
     """The canonical member `text` names: a block id, an origin as registered, or an id prefix."""
     if not text or not text.strip():
         raise UsageError("no source given", hint="give a canonical block id, a prefix of one, or an origin")
+    bounded_name(text, "source")
     canonical = brain.module(MemoryType.CANONICAL)
     if is_digest_string(text):
         block_id = BlockId.parse(text)
@@ -54,7 +56,7 @@ def resolve_source(brain: Brain, index: SearchIndex, text: str) -> BlockId:
         chosen = accessible or rows
         if len(accessible) > 1:
             ids = ", ".join(BlockId(bytes(r[0]).hex()).short for r in accessible[:5])
-            raise AmbiguousIdError(f"origin {text!r} names {len(accessible)} current sources ({ids})",
+            raise AmbiguousIdError(f"origin {shown(text)} names {len(accessible)} current sources ({ids})",
                                    hint="give the block id instead")
         return BlockId(bytes(chosen[0][0]).hex())
     digits = text.removeprefix("sha256:").lower()
@@ -64,7 +66,10 @@ def resolve_source(brain: Brain, index: SearchIndex, text: str) -> BlockId:
             raise NotFoundError(f"{block_id} is a {_type_of(brain, block_id)} block, not a source",
                                 hint="`brain cat` reads canonical sources; `brain show` shows any block")
         return block_id
-    raise NotFoundError(f"no source has origin {text!r} and it is not a block id",
+    if len(digits) > HEX_DIGITS and set(digits) <= _HEX or not can_be_file_name(text):
+        raise UsageError(f"{shown(text)} is neither a block id nor a source origin",
+                         hint="give a canonical block id, a prefix of at least 4 hex digits, or an origin")
+    raise NotFoundError(f"no source has origin {shown(text)} and it is not a block id",
                         hint="see `brain ls --type canonical` for origins and ids")
 
 

@@ -11,6 +11,7 @@ each answer and the two faces cannot drift apart.
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -22,7 +23,8 @@ from retrieval.models import CatResult
 from retrieval.passages import parse_locator
 from retrieval.proofs import Prover
 from retrieval.query import DEFAULT_LIMIT, Searcher, SearchRequest, Views
-from retrieval.sources import read_view, resolve_source
+from retrieval.recovery import answered
+from retrieval.sources import SourceView, read_view, resolve_source
 
 CliJson = Callable[[Sequence[str]], Any]
 """Runs one read-only `brain` command with `--json` in-process (arguments after the command name) and
@@ -86,7 +88,7 @@ class BrainFace:
         )
         request.validate()
         with self._searcher() as searcher:
-            return searcher.search(request).model_dump(mode="json")
+            return answered(lambda: searcher.index, lambda: searcher.search(request), _log).model_dump(mode="json")
 
     def context(self, query: str, max_tokens: int, types: Sequence[str] = (),
                 include_superseded: bool = False) -> dict[str, Any]:
@@ -106,8 +108,12 @@ class BrainFace:
             parse_locator(locator)
         with self._searcher() as searcher:
             searcher.refresh()
-            block_id = resolve_source(searcher.brain, searcher.index, source)
-            view = read_view(searcher.brain, searcher.index, block_id, locator)
+
+            def work() -> SourceView:
+                block_id = resolve_source(searcher.brain, searcher.index, source)
+                return read_view(searcher.brain, searcher.index, block_id, locator)
+
+            view = answered(lambda: searcher.index, work, _log)
         return CatResult.of(view).model_dump(mode="json")
 
     def status(self) -> Any:
@@ -130,6 +136,11 @@ class BrainFace:
         if args[0] not in READ_ONLY_COMMANDS:
             raise UsageError(f"{args[0]!r} is not a read-only command")
         return self._cli_json(args)
+
+
+def _log(line: str) -> None:
+    """One line on the server's stderr (its log): what it repaired on its own."""
+    print(f"brain serve: {line}", file=sys.stderr, flush=True)
 
 
 def _argument(value: str) -> str:

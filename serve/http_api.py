@@ -25,7 +25,7 @@ from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from brain.errors import (
@@ -35,6 +35,7 @@ from brain.errors import (
     NotFoundError,
     UsageError,
 )
+from brain.store.user_files import read_user_file
 from serve.face import BrainFace
 
 MAX_TOKEN_BYTES = 4096
@@ -78,11 +79,11 @@ def is_loopback(host: str) -> bool:
 def read_token(path: Path) -> str:
     """The bearer token in `path` (surrounding whitespace ignored); refuses an empty or huge file."""
     try:
-        data = path.read_bytes()[: MAX_TOKEN_BYTES + 1]
-    except OSError as e:
-        raise UsageError(f"cannot read --token-file {path}: {e.strerror or e}") from None
+        data = read_user_file(path, "--token-file", MAX_TOKEN_BYTES)
+    except FileNotFoundError:
+        raise UsageError(f"--token-file {path} does not exist") from None
     token = data.decode("utf-8", errors="replace").strip()
-    if not token or len(data) > MAX_TOKEN_BYTES or any(c.isspace() for c in token):
+    if not token or any(c.isspace() for c in token):
         raise UsageError(f"--token-file {path} must hold one token (no spaces, at most {MAX_TOKEN_BYTES} bytes)")
     return token
 
@@ -258,32 +259,56 @@ class BrainHTTPServerV6(BrainHTTPServer):
     address_family = socket.AF_INET6
 
 
-def start(face: BrainFace, bind: str, token_file: Path | None) -> BrainHTTPServer:
-    """Bind (refusing a non-loopback address without a token) and return the server, not yet serving."""
+def start(face: BrainFace, bind: str, token_file: Path | None, app: HandlerFactory | None = None) -> BrainHTTPServer:
+    """Bind (refusing a non-loopback address without a token) and return the server, not yet serving.
+
+    `app` (`serve.proposals_http`: tokens, proposals, the UI) builds the handler instead, given the routes
+    and the `--token-file` token; it says whether it requires tokens."""
     host, port = parse_bind(bind)
     token = read_token(token_file) if token_file is not None else None
-    if token is None and not is_loopback(host):
+    if token is None and not is_loopback(host) and not (app is not None and app.protected):
         raise UsageError(f"binding {host or 'every interface'} exposes the brain to the network",
-                         hint="pass --token-file PATH, or bind 127.0.0.1")
+                         hint="pass --token-file PATH or --tokens FILE, or bind 127.0.0.1")
     server_class = BrainHTTPServerV6 if ":" in host else BrainHTTPServer
+    handler = make_handler(Routes(face), token) if app is None else app.handler(Routes(face), token)
     try:
-        return server_class((host, port), make_handler(Routes(face), token))
+        return server_class((host, port), handler)
     except OSError as e:
         raise ConflictError(f"cannot listen on {bind}: {e.strerror or e}") from None
 
 
+class HandlerFactory(Protocol):
+    """Builds the request handler in place of `make_handler` (see `start`)."""
+
+    @property
+    def protected(self) -> bool:
+        """Every request needs a token: a non-loopback bind is allowed."""
+        ...
+
+    @property
+    def writes(self) -> bool:
+        """Proposals are accepted (said when the server starts)."""
+        ...
+
+    def handler(self, routes: Routes, token: str | None) -> type[BaseHTTPRequestHandler]:
+        """The handler class for one server."""
+        ...
+
+
 def serve_http(
-    face: BrainFace, bind: str, token_file: Path | None, note: Callable[[str], None], workers: int = 1
+    face: BrainFace, bind: str, token_file: Path | None, note: Callable[[str], None], workers: int = 1,
+    app: HandlerFactory | None = None,
 ) -> None:
     """Serve until interrupted, in `workers` processes sharing the listening socket (threads in each).
 
     One Python process runs one request's Python at a time; forked workers put every core to use. They are
     forked before any index connection or cache exists (each warms its own) and exit when the parent does.
     """
-    server = start(face, bind, token_file)
+    server = start(face, bind, token_file, app)
     host, port = str(server.server_address[0]), server.server_address[1]
     plural = f" in {workers} processes" if workers > 1 else ""
-    note(f"serving {face.brain_path} read-only on http://{host}:{port}{plural} (Ctrl-C to stop)")
+    mode = "with proposals" if app is not None and app.writes else "read-only"
+    note(f"serving {face.brain_path} {mode} on http://{host}:{port}{plural} (Ctrl-C to stop)")
     if workers <= 1:
         try:
             server.serve_forever()

@@ -16,6 +16,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from brain.errors import BrainError
 from serve.face import BrainFace
+from serve.proposals import ProposalDesk
+from serve.proposals_mcp import PROPOSE_INSTRUCTIONS, add_proposal_tools
 
 T = TypeVar("T")
 
@@ -26,9 +28,11 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(face: BrainFace) -> MCPServer:
-    """The MCP server with the read-only tools bound to `face`."""
-    server: MCPServer = MCPServer(name="brain", instructions=INSTRUCTIONS, log_level="WARNING")
+def build_server(face: BrainFace, desk: ProposalDesk | None = None, agent: tuple[str, str] | None = None) -> MCPServer:
+    """The MCP server with the read-only tools bound to `face` (and, given a desk, the two proposal tools
+    for `agent` = (name, actor id))."""
+    instructions = INSTRUCTIONS if desk is None else INSTRUCTIONS + PROPOSE_INSTRUCTIONS
+    server: MCPServer = MCPServer(name="brain", instructions=instructions, log_level="WARNING")
     lock = threading.Lock()  # tools run in worker threads; one answer at a time keeps the index simple
 
     def answer(work: Callable[[], T]) -> T:
@@ -72,9 +76,11 @@ def build_server(face: BrainFace) -> MCPServer:
     def ls(type: str | None = None) -> dict[str, Any]:
         return answer(lambda: {"members": face.ls(type)})
 
+    if desk is not None and agent is not None:
+        add_proposal_tools(server, desk, agent, answer)
     return server
 
 
-def run_stdio(face: BrainFace) -> None:
+def run_stdio(face: BrainFace, desk: ProposalDesk | None = None, agent: tuple[str, str] | None = None) -> None:
     """Serve MCP on stdin/stdout until the client closes the stream."""
-    build_server(face).run("stdio")
+    build_server(face, desk, agent).run("stdio")

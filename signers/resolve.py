@@ -13,6 +13,7 @@ from pathlib import Path
 from brain.authn.keys import FINGERPRINT_PATTERN, KeyFormatError, parse_public_key_line
 from brain.authn.signer import Signer
 from brain.errors import SigningKeyError, UsageError
+from brain.store.user_files import read_user_file
 from signers.agent import AgentClient, AgentSigner
 from signers.file_key import FileKeySigner, PassphraseSource, is_private_key_file
 
@@ -47,9 +48,7 @@ def open_signer(spec: str, passphrase: PassphraseSource, environ: Mapping[str, s
         return AgentSigner.find(_agent(environ), key=key)
     path = Path(text).expanduser()
     try:
-        if path.stat().st_size > MAX_KEY_FILE:
-            raise SigningKeyError(f"signing key {path} is larger than {MAX_KEY_FILE} bytes: not a key file")
-        data = path.read_bytes()
+        data = read_user_file(path, "signing key", MAX_KEY_FILE, error=SigningKeyError)
     except FileNotFoundError:
         raise SigningKeyError(
             f"no signing key at {path}", hint="pass a private key file, a .pub file of an agent key, or a SHA256: fingerprint"

@@ -3,7 +3,8 @@
 `boltzmann/signatures.json` indexes the signature records held (the records themselves are blobs),
 `boltzmann/trust.json` is the consumer's pin, `boltzmann/remotes.json` remembers references once pulled
 signed and authorized. All three are JCS without a newline, local state only (never published), and
-written through `brain.store.atomic`. Writers hold the brain's writer lock.
+written through `brain.store.atomic`. `boltzmann/trust-log.jsonl` records each explicit re-root (one JCS
+object a line). Writers hold the brain's writer lock.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from brain.errors import BrainUnreadableError, CanonicalFormError, RefusedError
 from brain.identity import OciDigest, canonicalize, parse_strict
 from brain.store.atomic import atomic_write
 from brain.store.blobs import BlobStore
-from brain.store.sidecars import REMOTES, SIGNATURES, TRUST
+from brain.store.sidecars import REMOTES, SIGNATURES, TRUST, TRUST_LOG
 
 SIGNATURES_FILE = SIGNATURES.parts
 TRUST_FILE = TRUST.parts
@@ -119,6 +120,23 @@ def read_pin(root: Path) -> TrustPin | None:
 def write_pin(root: Path, pin: TrustPin) -> None:
     """Replace the trust pin."""
     _write(root, TRUST_FILE, canonicalize(pin.to_json()))
+
+
+def remove_pin(root: Path) -> bool:
+    """Delete the trust pin (an explicit re-root to an ungoverned brain); whether there was one."""
+    try:
+        _path(root, TRUST_FILE).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def append_trust_log(root: Path, entry: dict[str, object]) -> None:
+    """Add one entry to `boltzmann/trust-log.jsonl` (the file rewritten atomically with it appended)."""
+    data = _read(root, TRUST_LOG.parts) or b""
+    if data and not data.endswith(b"\n"):
+        data += b"\n"
+    _write(root, TRUST_LOG.parts, data + canonicalize(entry) + b"\n")
 
 
 def read_remotes(root: Path) -> RemoteMemory:

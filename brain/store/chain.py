@@ -7,7 +7,6 @@ actor, removals): their full validity is integrity's check, which `brain verify`
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping, Sequence
 
@@ -20,6 +19,7 @@ from brain.errors import BrainError
 from brain.identity import OciDigest
 from brain.snapshot import Snapshot
 from brain.store.blobs import BlobStore
+from brain.identity.rehash import DigestMismatch, decode_rehashed
 
 _MAX_RECORD_BLOCK = 1 << 20
 
@@ -76,9 +76,12 @@ class StoreChain:
             return None
         finally:
             os.close(fd)
-        if len(data) > _MAX_RECORD_BLOCK or hashlib.sha256(data).hexdigest() != hex_digest:
+        if len(data) > _MAX_RECORD_BLOCK:
             return None
-        return ledger_facts_of(data)
+        try:
+            return decode_rehashed(data, hex_digest, ledger_facts_of)
+        except DigestMismatch:
+            return None
 
     def records(self, snapshot: OciDigest) -> list[SignatureRecord]:
         found = []

@@ -18,11 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
-from brain.errors import ConflictError, LockTimeoutError
+from brain.errors import ConflictError, LockTimeoutError, RefusedError
 from brain.identity import utc_timestamp
 from brain.store.atomic import sweep_temps
 from brain.store.blobs import BLOB_DIR
-from brain.store.sidecars import LOCK
+from brain.store.sidecars import HEAD, HISTORY, LOCK, RECONCILE
 
 LOCK_FILE = LOCK.parts
 POLL_SECONDS = 0.05
@@ -45,10 +45,13 @@ class WriterLock:
         brain_path: Path,
         timeout: float | None = None,
         on_wait: Callable[[str], None] | None = None,
+        *,
+        reconciling: bool = False,
     ) -> None:
         self.path = Path(brain_path).joinpath(*LOCK_FILE)
         self.timeout = timeout
         self.on_wait = on_wait
+        self.reconciling = reconciling
         self._fd: int | None = None
 
     @property
@@ -96,6 +99,8 @@ class WriterLock:
         try:
             for directory in (self.path.parent.parent.joinpath(*BLOB_DIR), self.path.parent):
                 sweep_temps(directory, acquired)
+            if not self.reconciling:
+                refuse_while_reconciling(self.path.parent.parent)
         except BaseException:
             self.release()
             raise
@@ -120,6 +125,66 @@ class WriterLock:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         self.release()
+
+
+def refuse_while_reconciling(root: Path, doing: str = "write") -> None:
+    """Refuse while a halted reconciliation (§10.6) holds `boltzmann/reconcile.json`: every write, checkout,
+    pull and push acquires the writer lock (or calls this), so this is the one guard.
+
+    An empty file reads as absent. A state whose commit landed before the file could be deleted (the head is
+    a snapshot the history log says reconciled exactly this state's head and theirs) is deleted here, under
+    the lock, and the write goes on; anything else, a hostile file included, refuses.
+    """
+    where = RECONCILE.path(root)
+    try:
+        data = where.read_bytes()
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise RefusedError(f"{where} cannot be read ({e.strerror}): refusing to {doing}",
+                           hint="see `brain reconcile status`") from e
+    if not data:
+        return
+    started, theirs = _state_heads(data)
+    if started is not None and theirs is not None and _committed(root, started, theirs):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(where)
+        return
+    merging = f" (merging {theirs[:19]}…)" if theirs else ""
+    raise RefusedError(
+        f"a reconciliation is open in {root}{merging}: refusing to {doing} until it is continued or aborted",
+        hint="see `brain reconcile status`",
+    )
+
+
+def _state_heads(data: bytes) -> tuple[str | None, str | None]:
+    """The `head` and `theirs` of a reconcile.json, if it parses as an object naming them as strings."""
+    try:
+        document = json.loads(data)
+    except ValueError:
+        return None, None
+    if not isinstance(document, dict):
+        return None, None
+    head, theirs = document.get("head"), document.get("theirs")
+    return (head if isinstance(head, str) else None), (theirs if isinstance(theirs, str) else None)
+
+
+def _committed(root: Path, started: str, theirs: str) -> bool:
+    """Whether the head is the snapshot a history-log line records reconciling `theirs` onto `started`."""
+    try:
+        current = json.loads(HEAD.path(root).read_bytes()).get("snapshot")
+        lines = HISTORY.path(root).read_bytes().splitlines()[-16:]
+    except (OSError, ValueError, AttributeError):
+        return False
+    for line in reversed(lines):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if (isinstance(entry, dict) and entry.get("snapshot") == current and entry.get("ours") == started
+                and isinstance(entry.get("theirs"), list) and entry["theirs"][:1] == [theirs]):
+            return True
+    return False
 
 
 def _read_all(fd: int) -> bytes:

@@ -62,6 +62,15 @@ HEAD = Sidecar(
     deletable=False,
     why="the brain is then empty: its history is unreachable until the head is restored",
 )
+REFS = Sidecar(
+    ("boltzmann", "refs.json"),
+    owner="brain.branches.refs (branch, checkout, pull, commits onto another branch)",
+    format="JCS `refs` document (§10.2): branches -> snapshot, tag, reference, origin; current; switching",
+    write="atomic replace, fsynced, under the writer lock; a checkout writes it before and after head.json",
+    trust="hostile until read strictly; every branch snapshot is checked to be a stored snapshot before use",
+    deletable=False,
+    why="every branch but the current one is forgotten (their snapshots stay stored until pruned)",
+)
 LOCK = Sidecar(
     ("boltzmann", "lock"),
     owner="brain.store.lock",
@@ -159,13 +168,42 @@ REMOTES = Sidecar(
     owner="brain.store.authn_files (pull)",
     format="JCS `RemoteMemory` (§9.5): references once pulled signed, with the snapshot",
     write="atomic replace, fsynced, under the writer lock",
-    trust="the consumer's own memory, used to refuse an unsigned downgrade of a reference seen signed",
+    trust="the consumer's own memory (keys normalized, `oci.reference`): a brain once pulled signed refuses "
+    "heads that do not authenticate against its trust root, whatever the reference",
     deletable=False,
     why="downgrade protection for those references is lost",
+)
+RECONCILE = Sidecar(
+    ("boltzmann", "reconcile.json"),
+    owner="brain.reconcile.state (merge, reconcile)",
+    format="JCS reconciliation state (§10.6): theirs, ancestor, strategy, actor, reason, head, resolutions",
+    write="atomic replace, fsynced, under the writer lock; deleted (never emptied) when the reconciliation ends",
+    trust="hostile until parsed: strict JSON, exact §10.6 shape, canonical bytes; an empty file reads as absent",
+    deletable=False,
+    why="the halted reconciliation's answers are lost (the merge can be run again); while it exists every write is refused",
+)
+HISTORY = Sidecar(
+    ("boltzmann", "history.jsonl"),
+    owner="brain.reconcile.journal (merge, reconcile continue)",
+    format="JSON lines: per reconciliation snapshot, who asked, why, and every admit/reject/prefer decision",
+    write="atomic replace (read, add one line), fsynced, before the head moves, under the writer lock",
+    trust="local memory only: `brain log` shows a line only for a snapshot in the history it walks",
+    deletable=False,
+    why="who reconciled, why, and the admit/reject decisions are recorded nowhere else (§10.8 item 3)",
+)
+TRUST_LOG = Sidecar(
+    ("boltzmann", "trust-log.jsonl"),
+    owner="brain.store.authn_files (pull --re-root)",
+    format="JSON lines: one object per explicit re-root (time, reference, snapshot, previous and new trust root)",
+    write="atomic replace (the lines so far plus one), fsynced, under the writer lock",
+    trust="the consumer's own audit record of the trust roots it chose to leave; never read for a decision",
+    deletable=False,
+    why="the record of when and why this brain changed authority is lost",
 )
 
 SIDECARS: tuple[Sidecar, ...] = (
     HEAD,
+    REFS,
     LOCK,
     TOMBSTONES,
     FINGERPRINTS,
@@ -177,6 +215,9 @@ SIDECARS: tuple[Sidecar, ...] = (
     SIGNATURES,
     TRUST,
     REMOTES,
+    RECONCILE,
+    HISTORY,
+    TRUST_LOG,
 )
 
 
@@ -205,16 +246,20 @@ __all__ = [
     "DIRECTORY",
     "FINGERPRINTS",
     "HEAD",
+    "HISTORY",
     "LAYERS",
     "LINEAGE",
     "LOCK",
     "PROPOSALS",
+    "RECONCILE",
+    "REFS",
     "REMOTES",
     "SEARCH",
     "SIDECARS",
     "SIGNATURES",
     "TOMBSTONES",
     "TRUST",
+    "TRUST_LOG",
     "Sidecar",
     "markdown_table",
     "sidecar_for",

@@ -7,7 +7,6 @@ compared: memory type, recomputed root, member count, tombstones.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +19,7 @@ from brain.store.blobs import BLOB_DIR, open_regular
 from brain.verify.facts import CORRUPT, INVALID, MISSING, OK
 from brain.verify.integrity import unreadable
 from brain.verify.report import Problem
+from brain.identity.rehash import DigestMismatch, decode_rehashed
 
 # A composition that decodes, but whose inclusion proofs do not verify (a Merkle implementation fault).
 UNPROVABLE = "unprovable"
@@ -52,11 +52,10 @@ def _read(directory: str, digest: str) -> CompositionFacts:
         return CompositionFacts(digest, MISSING)
     except (BrainError, OSError) as e:  # a FIFO, a directory, no permission: damage, never a hang or a crash
         return CompositionFacts(digest, CORRUPT, unreadable(e))
-    actual = "sha256:" + hashlib.sha256(data).hexdigest()
-    if actual != digest:
-        return CompositionFacts(digest, CORRUPT, f"hashes to {actual}")
     try:
-        composition = Composition.decode(data, OciDigest.parse(digest))
+        composition = decode_rehashed(data, digest, lambda checked: Composition.decode(checked, OciDigest.parse(digest)))
+    except DigestMismatch as e:
+        return CompositionFacts(digest, CORRUPT, f"hashes to {e.actual}")
     except IntegrityError as e:
         return CompositionFacts(digest, INVALID, e.message)
     ids = tuple(map(str, composition.block_ids))

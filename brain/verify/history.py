@@ -8,7 +8,6 @@ Compositions are read once each and checked against every module reference namin
 
 from __future__ import annotations
 
-import hashlib
 from collections import deque
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -30,6 +29,7 @@ from brain.verify.compositions import (
 from brain.concurrency import parallel_map
 from brain.verify.integrity import unreadable
 from brain.verify.report import Problem
+from brain.identity.rehash import DigestMismatch, decode_rehashed
 
 
 @dataclass
@@ -135,14 +135,13 @@ class HistoryWalker:
         except (BrainError, OSError) as e:  # a FIFO, a directory, no permission: damage, never a hang or a crash
             history.problems.append(Problem.of("snapshot-corrupt", f"{path} ({named_by}): {unreadable(e)}", block=digest))
             return None
-        actual = "sha256:" + hashlib.sha256(data).hexdigest()
-        if actual != digest:
+        try:
+            return decode_rehashed(data, digest, lambda checked: Snapshot.decode(checked, OciDigest.parse(digest)))
+        except DigestMismatch as e:
             history.problems.append(
-                Problem.of("snapshot-corrupt", f"{path} ({named_by}) hashes to {actual}", block=digest)
+                Problem.of("snapshot-corrupt", f"{path} ({named_by}) hashes to {e.actual}", block=digest)
             )
             return None
-        try:
-            return Snapshot.decode(data, OciDigest.parse(digest))
         except IntegrityError as e:
             history.problems.append(Problem.of("snapshot-invalid", f"{path} ({named_by}): {e.message}", block=digest))
             return None

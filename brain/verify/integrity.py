@@ -16,6 +16,7 @@ from brain.errors import BrainError
 from brain.store.blobs import BLOB_DIR, CHUNK, open_regular
 from brain.verify.facts import CORRUPT, INVALID, MISSING, OK, BlockFacts, NamedBlob, facts_of
 from brain.verify.report import Problem
+from brain.identity.rehash import DigestMismatch, decode_rehashed
 
 
 def _blob_dir(root: Path) -> Path:
@@ -31,11 +32,10 @@ def read_block_facts(directory: str, block_id: str) -> BlockFacts:
         return BlockFacts(block_id, MISSING, "not stored")
     except (BrainError, OSError) as e:  # a FIFO, a directory, no permission: damage, never a hang or a crash
         return BlockFacts(block_id, CORRUPT, unreadable(e))
-    actual = "sha256:" + hashlib.sha256(data).hexdigest()
-    if actual != block_id:
-        return BlockFacts(block_id, CORRUPT, f"stored bytes hash to {actual}")
     try:
-        block = Block.decode(data)
+        block = decode_rehashed(data, block_id, Block.decode)
+    except DigestMismatch as e:
+        return BlockFacts(block_id, CORRUPT, f"stored bytes hash to {e.actual}")
     except BlockDecodeError as e:
         return BlockFacts(block_id, INVALID, e.message)
     return facts_of(block, block_id)

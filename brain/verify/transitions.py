@@ -18,10 +18,11 @@ FactsLookup = Callable[[Iterable[str]], Mapping[str, BlockFacts]]
 
 
 def transition_problems(history: History, lookup: FactsLookup) -> list[Problem]:
-    """Episodic removals along every parent edge, and unexplained removals along first-parent edges."""
+    """Episodic removals and unexplained removals along first-parent edges (§7.7). A merge's other parents are
+    histories it joined: what it left out of them (a refused incoming block, §10.5) was never ours to remove."""
     problems: list[Problem] = []
     for child, snapshot in history.snapshots.items():
-        for position, parent_digest in enumerate(snapshot.parent_digests):
+        for position, parent_digest in enumerate(snapshot.parent_digests[:1]):
             parent = str(parent_digest)
             if parent not in history.snapshots:
                 continue

@@ -22,6 +22,8 @@ from cli.commands import version
 from cli.commands import export
 from cli.commands import doctor
 from cli.commands import sign, signatures, trust
+from cli.commands import branch, checkout
+from cli.commands import merge, reconcile
 
 COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     init.init,
@@ -37,6 +39,10 @@ COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     sign.sign,
     signatures.signatures,
     trust.trust,
+    branch.branch,
+    checkout.checkout,
+    merge.merge,
+    reconcile.reconcile,
     log.log,
     ls.ls,
     show.show,

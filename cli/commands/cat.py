@@ -37,6 +37,7 @@ def cat(
     from retrieval.index import SearchIndex
     from retrieval.models import CatResult
     from retrieval.passages import parse_locator
+    from retrieval.recovery import answered
     from retrieval.sources import original_bytes, read_view, resolve_source
 
     if original and (locator is not None or as_json):
@@ -47,12 +48,13 @@ def cat(
     brain = context.open_brain()
     brain.module(MemoryType.CANONICAL)  # an empty brain has no sources: say so, write nothing
     index = SearchIndex.open(brain)
+    note = context.output(as_json).message
     try:
-        block_id = resolve_source(brain, index, source)
+        block_id = answered(lambda: index, lambda: resolve_source(brain, index, source), note)
         if original:
             _write_bytes(original_bytes(brain, block_id))
             return
-        view = read_view(brain, index, block_id, locator)
+        view = answered(lambda: index, lambda: read_view(brain, index, block_id, locator), note)
     finally:
         index.close()
     context.output(as_json).result(CatResult.of(view), _render)

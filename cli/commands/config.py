@@ -11,6 +11,7 @@ import typer
 from rich.console import RenderableType
 
 from brain.errors import UsageError
+from cli.config_secrets import looks_like_secret
 from cli.context import cli_context
 from cli.global_options import COPY_PREFIX, GLOBAL_OPTIONS
 from cli.options import JsonFlag
@@ -33,6 +34,11 @@ class ConfigShowResult(Result):
 
     file: str | None
     settings: list[SettingRow]
+
+
+def _shown(option: str, value: Any) -> Any:
+    """The value as printed: a secret (from the environment, say) is named, never shown."""
+    return "(a secret: not shown)" if looks_like_secret(option, _plain(value)) else _plain(value)
 
 
 def _plain(value: Any) -> Any:
@@ -70,7 +76,8 @@ def _command_rows(root: Any, path: list[str], bound: Any) -> list[SettingRow]:
             value, source = setting.value, f"config {setting.where}"
         else:
             value, source = param.default, "default"
-        rows.append(SettingRow(command=" ".join(path), option=long_name.lstrip("-"), value=_plain(value), source=source))
+        option = long_name.lstrip("-")
+        rows.append(SettingRow(command=" ".join(path), option=option, value=_shown(option, value), source=source))
     return rows
 
 
@@ -101,7 +108,7 @@ def show(
         rows += _command_rows(ctx.find_root().command, command, bound)
     elif bound is not None:
         rows += [
-            SettingRow(command=" ".join(s.command), option=s.key, value=_plain(s.value), source=f"config {s.where}")
+            SettingRow(command=" ".join(s.command), option=s.key, value=_shown(s.key, s.value), source=f"config {s.where}")
             for s in bound.settings
             if s.command
         ]

@@ -1,6 +1,7 @@
 """`brain demote ID... --reason TEXT`: the blocks stay members but are no longer accessible (§3.7, §7.2).
 
 The removal path for episodes (which are never dropped). One `demotion` record per block, one snapshot.
+The use case is `brain.lifecycle.usecases.demote`.
 """
 
 from __future__ import annotations
@@ -9,14 +10,11 @@ from typing import Annotated
 
 import typer
 
-from brain.lifecycle.records import demotion_record
-from brain.lifecycle.stance import plan_demotion
-from brain.snapshot import TrustScope
-from cli.commands.supersede import ReasonOption, StanceResult, commit_stance
+from cli.commands.supersede import ReasonOption, StanceResult, refusal_as_json
 from cli.context import cli_context
 from cli.lifecycle_view import resolve_all
 from cli.options import JsonFlag
-from cli.signing import SigningPlan, SignWithOption, with_signature
+from cli.signing import SignWithOption, load_signer, with_signature
 
 
 def demote(
@@ -29,16 +27,20 @@ def demote(
     as_json: JsonFlag = False,
 ) -> None:
     """Demote blocks: they stay members but are no longer accessible."""
+    from brain.lifecycle.usecases import demote as record_demotions
+    from ingest.lifecycle import LOG_LINEAGE  # the lineage log (and the gate's key) load when the command runs
+
     context = cli_context(ctx)
     brain = context.open_brain()
     output = context.output(as_json)
     named = resolve_all(brain, blocks)
-    signing = SigningPlan.prepare(brain, sign_with, {TrustScope.COMMIT}, "this demotion")
-    needed, digest = commit_stance(
-        context, brain, output, as_json, "demote",
-        lambda members, graph: plan_demotion(named, members, graph),
-        lambda needed, actor, at: [demotion_record(b, actor=actor, at=at, reason=reason, policy=policy) for b in needed],
-    )  # fmt: skip
-    result = with_signature(StanceResult(snapshot=digest, blocks=list(needed), refused=None), signing.sign_new_head(context))
-    done = f"demoted {len(needed)} blocks (snapshot {digest.short})" if digest else "already demoted: nothing to write"
-    output.result(result, lambda r: [done])
+    with refusal_as_json(output, as_json):
+        done = record_demotions(
+            brain, named, actor=context.actor(), reason=reason, policy=policy,
+            signer=None if sign_with is None else load_signer(sign_with), lineage=LOG_LINEAGE,
+            lock_timeout=context.lock_timeout, on_wait=context.wait_note(),
+        )  # fmt: skip
+    digest = done.snapshot
+    result = with_signature(StanceResult(snapshot=digest, blocks=list(done.blocks), refused=None), done.signed)
+    text = f"demoted {len(done.blocks)} blocks (snapshot {digest.short})" if digest else "already demoted: nothing to write"
+    output.result(result, lambda r: [text])

@@ -2,83 +2,25 @@
 
 A and B are snapshot digests or prefixes, local tags, `HEAD`, `HEAD~N`, or a registry REF (one manifest, its
 config and, when the compositions are not stored here, its history layer). Default: the head's first parent
-and the head; one argument: that and the head. Member lists are compared from the compositions; only the
-changed blocks (and the provenance records added in between) are decoded.
+and the head; one argument: that and the head. The use case is `oci.diff_sides.diff` (sides) over
+`brain.lifecycle.compare.compare` (member lists from the compositions; only changed blocks are decoded).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Annotated, Literal
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.console import RenderableType
 
-from brain.blocks.memory_type import MemoryType
-from brain.blocks.provenance import RegistrationRecord
-from brain.brain import Brain
-from brain.composition import ModuleRef
-from brain.errors import BrainError, NotFoundError
-from brain.identity import BlockId, OciDigest
-from brain.lifecycle.describe import title_of
-from brain.lifecycle.diff import (
-    ModuleChange,
-    apply_records,
-    module_changes,
-    summary_line,
-)
-from brain.lifecycle.summary import readable_records
 from cli.context import cli_context
 from cli.options import JsonFlag
-from cli.output import Output, Result
+from cli.output import Output
 from cli.transfer import PlainHttpFlag
 
-TITLES_PER_LIST = 200
-EMPTY = "(empty)"
-_HEAD = re.compile(r"HEAD(?:~(\d+)|(\^+))?")
-
-
-class Change(Result):
-    """One changed block."""
-
-    block: BlockId
-    title: str | None
-    origin: str | None = None
-    mechanism: str | None = None
-    reason: str | None = None
-    winner: BlockId | None = None
-
-
-class ModuleDiff(Result):
-    """One module's changes."""
-
-    added: list[Change]
-    removed: list[Change]
-    superseded: list[Change]
-    demoted: list[Change]
-    redacted: list[Change]
-
-
-class DiffResult(Result):
-    """The two snapshots compared, the changes per module, and the counts."""
-
-    a: str
-    b: str
-    a_snapshot: OciDigest | None
-    b_snapshot: OciDigest
-    differ: bool
-    modules: dict[str, ModuleDiff]
-    counts: dict[str, int]
-    summary: str
-
-
-class Side:
-    """One side of the comparison: its label, snapshot digest, module references and member lists."""
-
-    def __init__(self, label: str, snapshot: OciDigest | None, refs: Mapping[MemoryType, ModuleRef],
-                 members: Callable[[ModuleRef], Sequence[BlockId]]) -> None:
-        self.label, self.snapshot, self.refs, self.members = label, snapshot, dict(refs), members
+if TYPE_CHECKING:
+    from brain.lifecycle.compare import Change, DiffResult
 
 
 def diff(
@@ -95,16 +37,11 @@ def diff(
     as_json: JsonFlag = False,
 ) -> None:
     """Show what changed between two snapshots (default: the head's parent and the head)."""
+    from ingest.lifecycle import LOG_LINEAGE
+    from oci.diff_sides import diff as compare_snapshots
+
     context = cli_context(ctx)
-    brain = context.open_brain()
-    if a is None and b is None:
-        a = "HEAD~1"
-        history = brain.history()
-        if len(history) == 1 and history[0][1].first_parent is None:
-            a = EMPTY  # a first snapshot: everything in it is new
-    left = Side(EMPTY, None, {}, lambda ref: ()) if a == EMPTY else side_of(brain, a or "HEAD", plain_http)
-    right = side_of(brain, b or "HEAD", plain_http)
-    result = compare(brain, left, right)
+    result = compare_snapshots(context.open_brain(), a, b, plain_http=plain_http, lineage=LOG_LINEAGE)
     output = context.output(as_json)
     if output_format == "markdown" and not as_json:
         output.result(result, lambda r: [markdown(r)])
@@ -112,142 +49,6 @@ def diff(
         output.result(result, lambda r: _render(r, output))
     if exit_code and result.differ:
         raise typer.Exit(1)
-
-
-def side_of(brain: Brain, text: str, plain_http: bool) -> Side:
-    """Resolve A or B (see the module docstring)."""
-    local = _local_snapshot(brain, text)
-    if local is not None:
-        snapshot = brain.snapshot(local)
-        assert snapshot is not None
-        return Side(text, local, {MemoryType(k): v for k, v in snapshot.modules.items()},
-                    lambda ref: brain.composition(ref).block_ids)
-    if "/" not in text:
-        raise NotFoundError(
-            f"{text!r} is not a stored snapshot, a local tag or HEAD~N",
-            hint="see `brain log` and `brain tags`; a registry reference looks like host/repository:tag",
-        )
-    from oci.reference import parse_reference
-    from oci.remote_snapshot import remote_state
-
-    state = remote_state(brain, parse_reference(text, plain_http=plain_http))
-    return Side(text, state.snapshot, state.refs, lambda ref: state.compositions[ref.composition].block_ids)
-
-
-def _local_snapshot(brain: Brain, text: str) -> OciDigest | None:
-    match = _HEAD.fullmatch(text)
-    if match is not None:
-        steps = int(match.group(1)) if match.group(1) else len(match.group(2) or "")
-        history = brain.history()
-        if not history:
-            raise NotFoundError(f"the brain at {brain.path} is empty: {text} names nothing")
-        if steps >= len(history):
-            raise NotFoundError(f"{text}: the history stored here has only {len(history)} snapshots",
-                                hint="see `brain log`")
-        return history[steps][0]
-    for tag, descriptor in brain.layout.tags():
-        if tag == text:
-            return _tagged_snapshot(brain, descriptor.digest, tag)
-    if re.fullmatch(r"(sha256:)?[0-9a-f]{4,64}", text):
-        return brain.resolve_snapshot_prefix(text)
-    return None
-
-
-def _tagged_snapshot(brain: Brain, manifest_digest: OciDigest, tag: str) -> OciDigest:
-    from oci.manifest import Manifest
-
-    manifest = Manifest.decode(brain.blobs.get(manifest_digest), what=f"manifest of tag {tag}")
-    source = manifest.source_snapshot if manifest.is_projection else manifest.config.digest
-    if source is None or not brain.blobs.has(source):
-        raise NotFoundError(f"tag {tag} names a snapshot that is not stored here", hint="pull it, or diff the REF")
-    return source
-
-
-def compare(brain: Brain, left: Side, right: Side) -> DiffResult:
-    """The diff of two sides (pure apart from reading the changed blocks' bytes when stored here)."""
-    changes = module_changes(left.refs, right.refs, lambda ref: _members(left, right, ref))
-    provenance = changes.get(MemoryType.PROVENANCE)
-    members = {t: set(right.members(ref)) for t, ref in right.refs.items() if t is not MemoryType.PROVENANCE
-               and t in changes}
-
-    def module_of(block: BlockId) -> MemoryType | None:
-        return next((t for t, ids in members.items() if block in ids), None)
-
-    records = readable_records(brain, () if provenance is None else (*provenance.added, *provenance.removed))
-    apply_records(changes, records, module_of)
-    origins = _origins(brain, records)
-    modules = {str(t): _module_diff(brain, c, origins) for t, c in changes.items() if not c.empty}
-    counts = {
-        kind: sum(len(getattr(m, kind)) for m in modules.values())
-        for kind in ("added", "removed", "superseded", "demoted", "redacted")
-    }
-    differ = left.snapshot != right.snapshot and any(counts.values()) or left.refs != right.refs
-    return DiffResult(
-        a=left.label, b=right.label, a_snapshot=left.snapshot, b_snapshot=_known(right.snapshot), differ=bool(differ),
-        modules=modules, counts=counts, summary=summary_line(changes),
-    )
-
-
-def _known(snapshot: OciDigest | None) -> OciDigest:
-    if snapshot is None:
-        raise NotFoundError("nothing to compare: the second side is empty")
-    return snapshot
-
-
-def _origins(brain: Brain, records: Iterable[object]) -> Mapping[BlockId, str]:
-    """Registered origins: the head's lineage (`ingest.lineage_graph`), plus the registrations just read."""
-    from ingest.lineage_graph import graph_of
-
-    found: dict[BlockId, str] = {}
-    head = brain.snapshot_digest()
-    if head is not None:
-        for origin, blocks in graph_of(brain, head).lineage.origins.items():
-            found.update((BlockId(b), origin) for b in blocks)
-    for record in records:
-        if isinstance(record, RegistrationRecord) and record.origin:
-            found[record.block] = record.origin
-    return found
-
-
-def _members(left: Side, right: Side, ref: ModuleRef) -> Sequence[BlockId]:
-    for side in (right, left):
-        if any(r.composition == ref.composition for r in side.refs.values()):
-            return side.members(ref)
-    raise NotFoundError(f"composition {ref.composition} is not available")
-
-
-def _module_diff(brain: Brain, change: ModuleChange, origins: Mapping[BlockId, str]) -> ModuleDiff:
-    removed_by = change.removed_by
-
-    def entries(blocks: Iterable[BlockId]) -> list[Change]:
-        rows = []
-        for i, block in enumerate(blocks):
-            record = removed_by.get(block)
-            rows.append(Change(
-                block=block,
-                title=_title(brain, block) if i < TITLES_PER_LIST else None,
-                origin=origins.get(block),
-                mechanism=None if record is None else str(record.mechanism),
-                reason=None if record is None else record.reason,
-            ))
-        return rows
-
-    return ModuleDiff(
-        added=entries(change.added),
-        removed=entries(change.removed),
-        superseded=[
-            Change(block=loser, title=_title(brain, loser), winner=winner) for loser, winner in change.superseded.items()
-        ],
-        demoted=[Change(block=b, title=_title(brain, b), reason=reason) for b, reason in change.demoted.items()],
-        redacted=[Change(block=b, title=None) for b in change.redacted],
-    )
-
-
-def _title(brain: Brain, block: BlockId) -> str | None:
-    try:
-        return title_of(brain.resolve(block))
-    except BrainError:
-        return None
 
 
 _KINDS = ("added", "removed", "superseded", "demoted", "redacted")
@@ -304,4 +105,4 @@ def markdown(result: DiffResult) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["DiffResult", "Side", "compare", "diff", "markdown", "side_of"]
+__all__ = ["diff", "markdown"]

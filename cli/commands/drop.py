@@ -2,7 +2,7 @@
 
 The cascade is computed first (evidence and structural edges, every module) from the lineage log, shown per
 module, then written as one snapshot with one `removal` record per affected module. `--producer` drops
-everything one producer made instead (batch invalidation).
+everything one producer made instead (batch invalidation). The use case is `brain.lifecycle.usecases.drop`.
 """
 
 from __future__ import annotations
@@ -13,31 +13,19 @@ import typer
 from rich.console import RenderableType
 
 from brain.blocks.memory_type import MemoryType
-from brain.blocks.provenance import Producer, ProducerKind
 from brain.brain import Brain
-from brain.errors import BrainError, LifecycleRefusedError, NotFoundError, UsageError
-from brain.identity import BlockId, OciDigest, utc_timestamp
-from brain.ledger import record_of
-from brain.lifecycle.apply import commit_records
-from brain.lifecycle.drop import DropPlan, Members, plan_drop
-from brain.lifecycle.records import actor_of
-from brain.snapshot import TrustScope
+from brain.errors import LifecycleRefusedError, UsageError
+from brain.identity import BlockId, OciDigest
+from brain.lifecycle.drop import DropPlan
+from brain.lifecycle.graph import DependencyGraph
 from cli.context import cli_context
-from cli.lifecycle_view import (
-    Affected,
-    Refusal,
-    Titles,
-    affected_table,
-    confirm_cascade,
-    describe,
-    resolve_all,
-)
+from cli.lifecycle_view import Refusal, affected_table, confirm_cascade, describe, resolve_all
 from cli.options import JsonFlag, parse_memory_type
 from cli.output import Output, Result
-from cli.signing import SigningPlan, SignWithOption, with_signature
+from cli.signing import SignWithOption, load_signer, with_signature
 
 if TYPE_CHECKING:
-    from ingest.lineage_graph import LineageGraph
+    from brain.lifecycle.usecases import DropOutcome, Select
 
 
 class DropResult(Result):
@@ -69,135 +57,66 @@ def drop(
     as_json: JsonFlag = False,
 ) -> None:
     """Drop blocks and their cascade (one new snapshot with removal records)."""
-    from ingest.lineage_graph import graph_of, log_commit  # the lineage log (and the gate's key) load when the command runs
+    from brain.lifecycle.usecases import drop as drop_blocks
+    from brain.lifecycle.usecases import made_by, require_reason
+    from ingest.lifecycle import LOG_LINEAGE  # the lineage log (and the gate's key) load when the command runs
 
     context = cli_context(ctx)
-    if not reason.strip():
-        raise UsageError("a drop needs --reason TEXT (it is recorded in every removal record)")
+    require_reason(reason)
     if bool(blocks) == (producer is not None):
         raise UsageError("name the blocks to drop, or --producer KIND:ID[@VERSION], not both and not neither")
     if modules and producer is None:
         raise UsageError("--module only narrows --producer")
     brain = context.open_brain()
     output = context.output(as_json)
-    if dry_run:
-        snapshot = brain.snapshot_digest()
-        if snapshot is None:
-            raise NotFoundError(f"the brain at {brain.path} is empty: nothing to drop")
-        members: Members = brain.modules(snapshot)
-        graph = graph_of(brain, snapshot, persist=False)
-        plan = _plan(brain, members, graph, blocks, producer, modules, allow_canonical, output, dry_run=True)
-        _show(brain, graph, plan, output, None, dry_run=True)
-        return
-    signing = SigningPlan.load(brain, sign_with)
-    with context.writer(brain) as writer:
-        if writer.head is None:
-            raise NotFoundError(f"the brain at {brain.path} is empty: nothing to drop")
-        parent = writer.head.snapshot
-        members = brain.modules(parent)  # Module answers `in` from its composition, read on first use
-        graph = graph_of(brain, parent)
-        plan = _plan(brain, members, graph, blocks, producer, modules, allow_canonical, output)
-        if not as_json:
-            output.result(_rows(brain, graph, plan), lambda rows: affected_table(output, rows, _totals(plan)))
-        confirm_cascade(output, len(plan.cascade), yes, "drop")
-        signing.require({TrustScope.COMMIT} | ({TrustScope.DROP_CANONICAL} if MemoryType.CANONICAL in plan.removals else set()),
-                        "this drop")
-        records = plan.records(actor=actor_of(writer.actor), at=utc_timestamp(), reason=reason, policy=policy)
-        digest = commit_records(writer, records, plan)
-        if digest is not None:  # under the lock: the log must describe the parent it was appended to
-            log_commit(brain, parent, digest, records)
-    signed = signing.sign_new_head(context)
-    result = with_signature(DropResult(dry_run=False, snapshot=digest, removals=_removals(plan), refused=None), signed)
-    if as_json:
-        output.result(result, lambda r: [])
+    if blocks:
+        named = blocks
+        select: Select = lambda members, graph: resolve_all(brain, named)  # noqa: E731
     else:
-        output.message(f"dropped {plan.count} blocks in snapshot {digest.short if digest else '-'}")
-        if signed is not None:
-            output.message(f"signed by {signed.key} (record {signed.record.short})")
+        wanted = [t for name in modules or () if (t := parse_memory_type(name)) is not None]
+        select = made_by(producer or "", wanted, output.message)
 
+    def confirm(plan: DropPlan, graph: DependencyGraph) -> None:
+        if not as_json:
+            output.result(describe(brain, graph, plan.removals, plan.requested),
+                          lambda rows: affected_table(output, rows, _totals(plan)))
+        confirm_cascade(output, len(plan.cascade), yes, "drop")
 
-def _plan(
-    brain: Brain,
-    members: Members,
-    graph: LineageGraph,
-    blocks: list[str] | None,
-    producer: str | None,
-    modules: list[str] | None,
-    allow_canonical: bool,
-    output: Output,
-    *,
-    dry_run: bool = False,
-) -> DropPlan:
-    requested = resolve_all(brain, blocks) if blocks else _made_by(members, graph, producer or "", modules or [], output)
     try:
-        return plan_drop(requested, members, graph, allow_canonical=allow_canonical, describe=Titles(brain),
-                         explains=lambda b: _explains(brain, b))
+        done = drop_blocks(
+            brain, select, actor=None if dry_run else context.actor(), reason=reason, policy=policy,
+            allow_canonical=allow_canonical, dry_run=dry_run,
+            signer=None if dry_run or sign_with is None else load_signer(sign_with), lineage=LOG_LINEAGE,
+            confirm=confirm, lock_timeout=context.lock_timeout, on_wait=context.wait_note(),
+        )  # fmt: skip
     except LifecycleRefusedError as e:
         if output.as_json:
             output.result(DropResult(dry_run=dry_run, snapshot=None, removals={}, refused=Refusal.of(e)), lambda r: [])
         raise
-
-
-def _explains(brain: Brain, block: BlockId) -> tuple[str, BlockId] | None:
-    """What a provenance record is about (`(record_type, block)`), for the refusal of needed records."""
-    try:
-        record = record_of(brain.resolve(block))
-    except BrainError:
-        return None
-    subject = getattr(record, "block", None)
-    return None if record is None or subject is None else (record.record_type, subject)
-
-
-def _made_by(members: Members, graph: LineageGraph, text: str, modules: list[str], output: Output) -> list[BlockId]:
-    """The members `--producer KIND:ID[@VERSION]` made (in `--module` modules; default: the droppable derived
-    modules, saying how many episodes it made, which only `demote` removes)."""
-    producer = parse_producer(text)
-    made = graph.made_by(producer)
-    wanted = [t for name in modules if (t := parse_memory_type(name)) is not None]
-    if not wanted:
-        wanted = [t for t in (MemoryType.SEMANTIC, MemoryType.PROCEDURAL) if t in members]
-        episodes = members.get(MemoryType.EPISODIC)
-        kept = 0 if episodes is None else sum(1 for b in made if b in episodes)
-        if kept:
-            output.message(f"{kept} episodic blocks made by {text} stay: episodes are never dropped "
-                           "(demote them with `brain demote ID...`)")
-    found = [b for b in made if any(t in members and b in members[t] for t in wanted)]
-    if not found:
-        where = ", ".join(str(t) for t in wanted)
-        raise NotFoundError(f"no member of {where} was made by producer {text}", hint="see `brain show ID` for producers")
-    return found
-
-
-def parse_producer(text: str) -> Producer:
-    """`model:acme/extractor@2026-11` → Producer(kind=model, id=acme/extractor, version=2026-11)."""
-    kind, sep, rest = text.partition(":")
-    if not sep or not rest or kind not in {k.value for k in ProducerKind}:
-        raise UsageError(
-            f"--producer {text!r} is not KIND:ID[@VERSION]",
-            hint="KIND is model, pipeline, batch or actor, e.g. model:acme/extractor@2026-11",
-        )
-    pid, at, version = rest.rpartition("@") if "@" in rest and kind != "actor" else (rest, "", "")
-    return Producer(kind=ProducerKind(kind), id=pid if at else rest, version=version or None)
-
-
-def _removals(plan: DropPlan) -> dict[str, list[BlockId]]:
-    return {str(t): list(ids) for t, ids in plan.removals.items()}
+    if dry_run:
+        _show(brain, done, output)
+        return
+    digest, signed = done.snapshot, done.signed
+    result = with_signature(DropResult(dry_run=False, snapshot=digest, removals=done.removals, refused=None), signed)
+    if as_json:
+        output.result(result, lambda r: [])
+    else:
+        output.message(f"dropped {done.plan.count} blocks in snapshot {digest.short if digest else '-'}")
+        if signed is not None:
+            output.message(f"signed by {signed.key} (record {signed.record.short})")
 
 
 def _totals(plan: DropPlan) -> dict[MemoryType, int]:
     return {t: len(ids) for t, ids in plan.removals.items()}
 
 
-def _rows(brain: Brain, graph: LineageGraph, plan: DropPlan) -> list[Affected]:
-    return describe(brain, graph, plan.removals, plan.requested)
-
-
-def _show(brain: Brain, graph: LineageGraph, plan: DropPlan, output: Output, digest: OciDigest | None, *,
-          dry_run: bool) -> None:
-    result = DropResult(dry_run=dry_run, snapshot=digest, removals=_removals(plan), refused=None)
+def _show(brain: Brain, done: DropOutcome, output: Output) -> None:
+    result = DropResult(dry_run=True, snapshot=None, removals=done.removals, refused=None)
+    plan = done.plan
 
     def render(_: DropResult) -> list[RenderableType]:
-        shown = affected_table(output, _rows(brain, graph, plan), _totals(plan))
+        rows = describe(brain, done.graph, plan.removals, plan.requested)
+        shown = affected_table(output, rows, _totals(plan))
         return [*shown, f"dry run: would drop {plan.count} blocks; nothing was written"]
 
     output.result(result, render)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -44,7 +43,7 @@ def export(
 ) -> None:
     """Export every accessible block (canonical, semantic, procedural, episodic) for a RAG framework."""
     from export import open as open_reader
-    from export.jsonl import write_jsonl
+    from export.jsonl import write_jsonl, write_jsonl_file
     from export.markdown import write_markdown
 
     context = cli_context(ctx)
@@ -63,28 +62,10 @@ def export(
         output.message(f"exported {sum(counts.values())} record(s) of snapshot {reader.snapshot}")
         return
     else:
-        counts = _jsonl_file(reader, to, provenance)
+        counts = write_jsonl_file(reader, to, provenance=provenance)
     result = ExportResult(
         format=format_, destination=str(to), snapshot=str(reader.snapshot) if reader.snapshot else None, counts=counts
     )
     total = sum(v for k, v in counts.items() if k != "files") if format_ is ExportFormat.MARKDOWN else sum(counts.values())
     output.result(result, lambda r: f"exported {total} record(s) to {r.destination} ({r.format.value})")
 
-
-def _jsonl_file(reader: object, path: Path, provenance: bool) -> dict[str, int]:
-    """Write to `path` through a temporary file, so a killed export never leaves a truncated file."""
-    from export.jsonl import write_jsonl
-    from export.reader import BrainReader
-
-    assert isinstance(reader, BrainReader)
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        with open(temporary, "w", encoding="utf-8") as stream:
-            counts = write_jsonl(reader, stream, provenance=provenance)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    return counts

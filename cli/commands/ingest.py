@@ -8,13 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from brain.blocks.memory_type import MemoryType
-from brain.errors import ProblemsFoundError, UsageError
-from brain.installed import refuse_if_left_out
-from brain.snapshot import TrustScope
+from brain.errors import UsageError
+from cli.config_secrets import is_env_name
 from cli.context import cli_context
 from cli.options import JsonFlag
-from cli.signing import SigningPlan, SignWithOption
+from cli.signing import SignWithOption, passphrase_for
 
 if TYPE_CHECKING:
     from ingest.budget import CostLimits
@@ -101,6 +99,14 @@ def ingest(
     max_cost: Annotated[
         str | None, typer.Option("--max-cost", metavar="USD", help="Stop proposing before a model would cost more (needs --price).")
     ] = None,
+    shard: Annotated[
+        str | None,
+        typer.Option("--shard", metavar="I/N", help="Only the sources of shard I of N (by a hash of each origin)."),
+    ] = None,
+    base: Annotated[
+        str | None,
+        typer.Option("--base", metavar="REF", help="Refuse unless the brain starts from this snapshot (or `empty`)."),
+    ] = None,
     price: Annotated[
         str | None,
         typer.Option("--price", metavar="input=P,output=Q", help="The model's prices in USD per million tokens."),
@@ -109,15 +115,20 @@ def ingest(
 ) -> None:
     """Ingest files: register their bytes, propose knowledge, commit what the validation gate accepts."""
     # The run and its report load here, not with every command (`brain --help` among them).
-    from cli.ingest_report import SignedIngestResult, ingest_progress, render_signed_ingest
+    from cli.ingest_report import ingest_progress, render_signed_ingest
     from ingest.proposers.loader import ProposerOptions
+    from ingest.report import IngestResult
     from ingest.run import IngestOptions, parse_allowed
-    from ingest.run import ingest as run_ingest
+    from ingest.usecase import ingest_paths, strict_failure
+    from ingest.shard import Shard
 
     context = cli_context(ctx)
     license_text = _license(license_, license_unchecked)
     api_key = None
     if api_key_env is not None:
+        if not is_env_name(api_key_env):
+            raise UsageError("--api-key-env takes the NAME of an environment variable, not a key (the value is not shown)",
+                             hint="export the key, e.g. OPENAI_API_KEY=..., and pass --api-key-env OPENAI_API_KEY")
         api_key = os.environ.get(api_key_env)
         if not api_key:
             raise UsageError(f"--api-key-env {api_key_env}: that environment variable is not set")
@@ -139,44 +150,32 @@ def ingest(
         use_cache=not no_cache,
         dry_run=dry_run,
         vcs_ignore=not no_ignore,
+        shard=None if shard is None else Shard.parse(shard),
+        base=base,
     )
     brain = context.open_brain()
-    needed = (MemoryType.CANONICAL, MemoryType.PROVENANCE, *options.allow)
-    why = "ingest registers canonical sources and its validation gate checks evidence, duplicates and contradictions"
-    refuse_if_left_out(brain.blobs, brain.head(), brain.snapshot(), needed, why)
     output = context.output(as_json)
-    signing = SigningPlan.prepare(brain, None if dry_run else sign_with, {TrustScope.INGEST, TrustScope.COMMIT}, "this ingest")
     with ingest_progress(output) as on_progress:
-        result = run_ingest(
-            brain,
-            paths,
-            options,
-            actor=context.actor(),
-            lock_timeout=context.lock_timeout,
-            on_wait=output.message,
-            on_progress=on_progress,
-        )
-        on_progress.conclude(result)
-    if result.sources == 0:
-        output.warning(
-            "no source found under " + ", ".join(map(str, paths)) + ": ignored paths (.gitignore inside a git work "
-            "tree, .brainignore, --include/--exclude) and tool caches are left out; --no-ignore includes git-ignored files"
-        )
-    from ingest.sync import sync_after
 
-    result = sync_after(
-        brain, paths, origin, result, apply=sync, dry_run=dry_run, actor=context.actor(),
-        lock_timeout=context.lock_timeout, on_wait=output.message,
-    )
+        def after_run(run: IngestResult) -> None:
+            on_progress.conclude(run)
+            on_progress.stack.close()  # the bar ends with the run, before the sync
+            if run.sources == 0:
+                output.warning(
+                    "no source found under " + ", ".join(map(str, paths)) + ": ignored paths (.gitignore inside a git "
+                    "work tree, .brainignore, --include/--exclude) and tool caches are left out; --no-ignore includes "
+                    "git-ignored files"
+                )
+
+        result = ingest_paths(
+            brain, paths, options, actor=context.actor(), sync=sync, sign_with=sign_with, passphrase=passphrase_for,
+            lock_timeout=context.lock_timeout, on_wait=output.message, on_progress=on_progress, on_run=after_run,
+        )  # fmt: skip
     if result.usage is None and (cost.max_tokens is not None or cost.max_cost is not None):
         output.warning(f"--max-tokens/--max-cost had no effect: the {proposer} proposer is local and costs nothing")
-    result = SignedIngestResult(**dict(result), signed=signing.sign_new_head(context))
     output.result(result, lambda r: render_signed_ingest(r, output, verbose=verbose))
-    if strict and result.strict_problems:
-        raise ProblemsFoundError(
-            f"--strict: {result.strict_problems} problem(s) (failed sources or rejected candidates); "
-            "the valid part was committed"
-        )
+    if strict and (failure := strict_failure(result)) is not None:
+        raise failure
 
 
 def cost_limits(max_tokens: int | None, max_cost: str | None, price: str | None) -> CostLimits:

@@ -12,11 +12,14 @@ from pydantic import ValidationError
 from brain.brain import Brain
 from brain.errors import InvalidInputError, UsageError
 from brain.identity import parse_strict
-from brain.snapshot import TrustRoot, TrustScope
+from brain.snapshot import TrustRoot
+from brain.store.user_files import MIB, read_user_file
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Result
 from cli.signing import SignWithOption, load_signer, parse_trust_key_spec
+
+MAX_DOCUMENT_BYTES = MIB  # a trust root, rotation plan or signature record is a few KiB
 
 
 class InitResult(Result):
@@ -39,7 +42,7 @@ def _trust_root(keys: list[str], quorum: int, root_file: Path | None) -> TrustRo
         if keys:
             raise UsageError("give either --trust-key options or --trust-root FILE, not both")
         try:
-            document = parse_strict(root_file.read_bytes())
+            document = parse_strict(read_user_file(root_file, "--trust-root", MAX_DOCUMENT_BYTES))
             return TrustRoot.model_validate(document)
         except OSError as e:
             raise UsageError(f"cannot read --trust-root {root_file}: {e.strerror}") from None
@@ -74,8 +77,7 @@ def init(
     as_json: JsonFlag = False,
 ) -> None:
     """Create an empty brain at --brain (refuses an existing one); with --trust-key, a governed, signed genesis."""
-    from brain.authenticity import governed_genesis, refusal, write_snapshot_signed
-    from brain.authn.signer import make_record
+    from brain.trust_ops import init_governed
 
     context = cli_context(ctx)
     root = _trust_root(list(trust_key or ()), quorum, trust_root)
@@ -92,15 +94,8 @@ def init(
     if sign_with is None:
         raise UsageError("a governed genesis must be signed", hint="add --sign-with KEY (a key holding govern)")
     # Everything that can fail (the key, its scopes, the signature) happens before the directory exists.
-    signer = load_signer(sign_with)
-    problem = refusal(root, signer, {TrustScope.GOVERN}, "the genesis")
-    if problem is not None:
-        raise problem
-    genesis = governed_genesis(root)
-    record = make_record(signer, genesis.to_bytes(), {TrustScope.GOVERN})
-    brain = Brain.init(context.brain_path)
-    digest = write_snapshot_signed(brain, genesis, [record], expect_head=None, lock_timeout=context.lock_timeout,
-                                   on_wait=context.wait_note())
+    _, digest, record = init_governed(context.brain_path, root, load_signer(sign_with), lock_timeout=context.lock_timeout,
+                                      on_wait=context.wait_note())
     result = GovernedInitResult(brain=str(context.brain_path), genesis=str(digest), trust_root=str(root.digest),
                                 record=str(record.digest), key=record.key)
     context.output(as_json).result(result, _render)

@@ -8,48 +8,17 @@ import typer
 from rich.console import RenderableType
 
 from brain.blocks.memory_type import MODULE_ORDER
-from brain.identity import OciDigest
-from brain.lifecycle.summary import snapshot_summary
+from brain.lifecycle.log import LogEntry
+from brain.lifecycle.log import log as snapshot_log
 from cli.context import cli_context
 from cli.options import JsonFlag
-from cli.output import Output, Result
-
-
-class LogEntry(Result):
-    """One snapshot: when, what it follows, and how many members each module had."""
-
-    snapshot: OciDigest
-    created_at: str
-    parent: OciDigest | None
-    parents: list[OciDigest]
-    labels: dict[str, str]
-    modules: dict[str, int]
-    summary: str
+from cli.output import Output
 
 
 def log(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """List the snapshot history, newest first."""
     context = cli_context(ctx)
-    entries = []
-    brain = context.open_brain()
-    history = brain.history()
-    for index, (digest, snapshot) in enumerate(history):
-        parents = list(snapshot.parent_digests)
-        parent = history[index + 1][1] if index + 1 < len(history) else None
-        summary = snapshot_summary(brain, snapshot, parent) if parent is not None or not parents else "(parent not stored)"
-        entries.append(
-            LogEntry(
-                snapshot=digest,
-                created_at=snapshot.created_at,
-                parent=parents[0] if parents else None,
-                parents=parents,
-                labels=dict(snapshot.labels or {}),
-                modules={
-                    str(t): snapshot.modules[t].block_count for t in MODULE_ORDER if t in snapshot.modules
-                },
-                summary=summary,
-            )
-        )
+    entries = snapshot_log(context.open_brain())
     output = context.output(as_json)
     if entries and entries[-1].parent is not None:
         # `history()` stops quietly at the first snapshot that is not stored; say so rather than look complete.

@@ -59,9 +59,13 @@ def render(result) -> Iterable[RenderableType]:  # type: ignore[no-untyped-def]
         yield f"head {result.head} (a local snapshot of the installed modules, parent {result.snapshot.short})"
     if result.tag:
         yield f"tagged {result.tag} in index.json"
+    if getattr(result, "switched_to", None):
+        yield f"switched to branch {result.switched_to}"
     authenticity = getattr(result, "authenticity", None)
     if authenticity is not None:
         yield f"authenticity {authenticity.state} ({authenticity.records} signature record(s), {authenticity.stored} new)"
+        if authenticity.re_rooted:
+            yield "re-rooted: this brain now trusts the pulled chain's trust root (recorded in boltzmann/trust-log.jsonl)"
 
 
 def pull(
@@ -77,14 +81,23 @@ def pull(
     allow_unauthorized: Annotated[
         bool, typer.Option("--allow-unauthorized", help="Install a head that is not authorized (says so): the explicit escape.")
     ] = False,
+    branch: Annotated[
+        str | None,
+        typer.Option("--branch", metavar="NAME", help="Install it as local branch NAME (and switch to it); default: "
+                     "the branch the tag names (br.NAME), else the current branch."),
+    ] = None,
+    re_root: Annotated[
+        bool, typer.Option("--re-root", help="Leave this brain's trust root for the served chain's own (pin and memory "
+                           "rewritten, logged in boltzmann/trust-log.jsonl); the head must still be authorized.")
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Pull a brain from a registry into --brain (verified and authenticated before the head moves)."""
     from oci.authenticate import PullPolicy
 
-    authn = PullPolicy(require_signed=require_signed, allow_unauthorized=allow_unauthorized)
+    authn = PullPolicy(require_signed=require_signed, allow_unauthorized=allow_unauthorized, re_root=re_root)
     run_pull(ctx, reference, plain_http, as_json, modules=parse_modules(module), force=force, max_inflate=max_inflate,
-             authn=authn)
+             authn=authn, branch=branch)
 
 
 def run_pull(ctx: typer.Context, reference: str, plain_http: bool, as_json: bool, **options: Any) -> None:

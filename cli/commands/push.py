@@ -14,7 +14,9 @@ from cli.transfer import PlainHttpFlag, blob_progress
 
 def push(
     ctx: typer.Context,
-    reference: Annotated[str, typer.Argument(metavar="REF", help="HOST[:PORT]/REPOSITORY[:TAG]")],
+    reference: Annotated[
+        str, typer.Argument(metavar="REF", help="HOST[:PORT]/REPOSITORY[:TAG] (no TAG: the current branch's tag)")
+    ],
     force: Annotated[bool, typer.Option("--force", help="Overwrite a remote tag that has diverged.")] = False,
     as_packed: Annotated[
         bool,
@@ -23,10 +25,14 @@ def push(
     immutable: Annotated[
         bool, typer.Option("--immutable", help="Refuse if the remote tag already names another manifest (release tags).")
     ] = False,
+    allow_narrowing: Annotated[
+        bool, typer.Option("--allow-narrowing", help="Publish fewer modules than the tag's artifact holds now.")
+    ] = False,
     plain_http: PlainHttpFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Push the current head to a registry (re-packing a lagging tag); prints the manifest digest."""
+    from brain.store.lock import refuse_while_reconciling
     from oci.push import push as push_artifact
     from oci.reference import parse_reference
 
@@ -35,11 +41,12 @@ def push(
         raise UsageError("--immutable and --force contradict each other", hint="drop one of them")
     ref = parse_reference(reference, plain_http=plain_http)
     brain = context.open_brain()
+    refuse_while_reconciling(brain.path, "push")  # §10.6 (ours): a halted reconciliation is not published
     output = context.output(as_json)
     with blob_progress(output) as progress:
         result = push_artifact(
             brain, ref, force=force, progress=progress, lock_timeout=context.lock_timeout, as_packed=as_packed,
-            on_wait=context.wait_note(), immutable=immutable,
+            on_wait=context.wait_note(), immutable=immutable, allow_narrowing=allow_narrowing,
         )
     if result.stale and result.head is not None:  # stale: packed from an older snapshot than the head
         output.warning(

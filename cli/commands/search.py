@@ -61,6 +61,7 @@ def search(
 ) -> None:
     """Search the brain: verified evidence bundles, with associative expansion."""
     from retrieval.query import Searcher, SearchRequest  # the engine (sqlite, models): when the command runs
+    from retrieval.recovery import answered
 
     context = cli_context(ctx)
     request = SearchRequest(
@@ -94,7 +95,7 @@ def search(
                                         not_stored=stats.not_stored)
                 output.result(rebuilt, lambda r: [])
                 return
-        result = searcher.search(request)
+        result = answered(lambda: searcher.index, lambda: searcher.search(request), output.message)
     finally:
         searcher.close()
     if searcher.last_update is not None and searcher.last_update.rebuilt and not reindex:

@@ -1,4 +1,5 @@
-"""`brain serve --mcp | --http HOST:PORT`: the brain, read-only, for agents (HTTP on 127.0.0.1:8742 by default).
+"""`brain serve --mcp | --http HOST:PORT`: the brain for agents (HTTP on 127.0.0.1:8742 by default), read-only
+unless `--allow-propose` (proposals land on `proposals/<agent>` through the gate; see `serve.proposals`).
 
 The server answers `show`, `prove`, `status` and `ls` by running those very commands in-process with
 `--json` (see `serve.face`), so its JSON is the CLI's by construction.
@@ -13,12 +14,19 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from brain.errors import UsageError
-from cli.context import cli_context
+from cli.context import CliContext, cli_context
+from cli.signing import SignWithOption
+
+if TYPE_CHECKING:
+    from brain.brain import Brain
+    from serve.face import BrainFace
+    from serve.proposals import ProposalDesk
+    from serve.proposals_http import WriteApp
 
 DEFAULT_HTTP = "127.0.0.1:8742"
 
@@ -39,32 +47,102 @@ def serve(
         typer.Option("--workers", metavar="N", min=1, max=64, help="HTTP worker processes (default: one per core, "
                      "at most 4)."),
     ] = None,
+    allow_propose: Annotated[
+        bool,
+        typer.Option("--allow-propose", help="Accept proposals (MCP tools `propose`, `record_episode`; HTTP POST "
+                     "/v1/proposals, /v1/episodes): judged by the gate, committed onto proposals/<agent>, never "
+                     "onto the served branch."),
+    ] = False,
+    tokens: Annotated[
+        Path | None,
+        typer.Option("--tokens", metavar="FILE", help="TOML tokens file ([tokens.NAME] secret_sha256, scopes, "
+                     "actor): every HTTP request needs one of its bearer tokens (docs/agents.md)."),
+    ] = None,
+    rate_limit: Annotated[
+        float,
+        typer.Option("--rate-limit", metavar="N", min=0, help="Proposals per second per token (burst 2N; reads "
+                     "20N); 0: no limit."),
+    ] = 5.0,
+    agent: Annotated[
+        str | None,
+        typer.Option("--agent", metavar="NAME", help="MCP: the agent's name; its proposals land on "
+                     "proposals/NAME (default: from the actor id)."),
+    ] = None,
+    sign_with: SignWithOption = None,
 ) -> None:
-    """Serve the brain read-only to agents (MCP over stdio, or HTTP; default: HTTP on 127.0.0.1:8742)."""
+    """Serve the brain to agents (MCP over stdio, or HTTP with the review UI at /ui/; default: HTTP on
+    127.0.0.1:8742); read-only unless --allow-propose."""
     if mcp and http is not None:
         raise UsageError("choose one of --mcp or --http HOST:PORT", hint=f"e.g. `brain serve --http {DEFAULT_HTTP}`")
     if not mcp and http is None:
         http = DEFAULT_HTTP
     context = cli_context(ctx)
     brain = context.open_brain()  # a clear error before anything listens
+    _check_options(mcp, allow_propose, token_file, tokens, agent, sign_with)
     from serve.face import BrainFace
 
-    face = BrainFace(brain.path, _cli_json(brain.path, ctx.find_root().command))
+    cli_json = _cli_json(brain.path, ctx.find_root().command)  # one: it redirects the process's stdout
+    face = BrainFace(brain.path, cli_json)
     try:
         if mcp:
-            if token_file is not None:
-                raise UsageError("--token-file applies to --http; an MCP client owns the stdio pipe it talks over")
             from serve.mcp_stdio import run_stdio
 
-            run_stdio(face)
+            desk = _desk(context, brain, sign_with) if allow_propose else None
+            run_stdio(face, desk, _mcp_agent(context, agent) if desk is not None else None)
         else:
             from serve.http_api import serve_http
 
             assert http is not None
+            app = _http_app(context, face, cli_json, tokens, allow_propose, rate_limit, sign_with)
             processes = workers if workers is not None else min(os.cpu_count() or 1, 4)
-            serve_http(face, http, token_file, note=context.output(False).message, workers=processes)
+            serve_http(face, http, token_file, note=context.output(False).message, workers=processes, app=app)
     finally:
         face.close()
+
+
+def _check_options(
+    mcp: bool, allow_propose: bool, token_file: Path | None, tokens: Path | None, agent: str | None,
+    sign_with: str | None,
+) -> None:
+    if mcp and (token_file is not None or tokens is not None):
+        raise UsageError("--token-file and --tokens apply to --http; an MCP client owns the stdio pipe it talks over")
+    if not mcp and agent is not None:
+        raise UsageError("--agent applies to --mcp; over HTTP the token's name is the agent")
+    if allow_propose and not mcp and tokens is None:
+        raise UsageError("--allow-propose over HTTP needs --tokens FILE: a proposal is recorded under its token's "
+                         "actor", hint="see docs/agents.md for the tokens file")
+    if sign_with is not None and not allow_propose:
+        raise UsageError("--sign-with signs proposals: it needs --allow-propose")
+
+
+def _desk(context: CliContext, brain: Brain, sign_with: str | None) -> ProposalDesk:
+    """The proposal use case, with the server's signer for a governed brain."""
+    from cli.signing import load_signer
+    from serve.proposals import ProposalDesk
+
+    signer = None if sign_with is None else load_signer(sign_with)
+    return ProposalDesk.open(brain.path, signer, lock_timeout=context.lock_timeout)
+
+
+def _mcp_agent(context: CliContext, agent: str | None) -> tuple[str, str]:
+    """(agent name, actor id) of the MCP client: `--agent` or the actor id's last part."""
+    from serve.proposals import agent_name
+
+    actor = context.actor()
+    return agent_name(agent if agent is not None else actor), actor
+
+
+def _http_app(
+    context: CliContext, face: BrainFace, cli_json: Callable[[Sequence[str]], Any], tokens: Path | None,
+    allow_propose: bool, rate_limit: float, sign_with: str | None,
+) -> WriteApp:
+    from serve.proposals_http import WriteApp, rate_limiter
+    from serve.tokens import TokenTable, load_tokens
+    from serve.ui import ReviewUI
+
+    table = None if tokens is None else TokenTable(load_tokens(tokens))
+    desk = _desk(context, face.brain, sign_with) if allow_propose else None
+    return WriteApp(table, desk, ReviewUI(face, cli_json), rate_limiter(table, rate_limit))
 
 
 def _cli_json(brain_path: Path, cli: Callable[..., Any]) -> Callable[[Sequence[str]], Any]:

@@ -20,7 +20,7 @@ from brain.ledger import Ledger
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Output, Result
-from cli.targets import resolve_target
+from ingest.targets import resolve_target
 
 TargetArgument = Annotated[
     str,

@@ -9,12 +9,12 @@ from typing import Annotated
 
 import typer
 
-from brain.errors import BrainError, InvalidInputError, UsageError
-from brain.identity import OciDigest
+from brain.errors import BrainError, UsageError
 from cli.context import CliContext, cli_context
 from cli.options import JsonFlag
 from cli.output import Result
 from cli.signing import SignWithOption, load_signer
+
 
 
 class SignResult(Result):
@@ -65,34 +65,19 @@ def sign(
 
 
 def _sign_document(context: CliContext, document: Path, sign_with: str, output_file: Path | None, as_json: bool) -> None:
-    from brain.authenticity import plan_refusal
-    from brain.authn.signer import make_record
-    from brain.snapshot import Snapshot, TrustScope
+    from brain.trust_ops import read_plan, sign_plan
 
-    try:
-        data = document.read_bytes()
-    except OSError as e:
-        raise UsageError(f"cannot read --document {document}: {e.strerror}") from None
-    try:
-        plan = Snapshot.decode(data)  # a plan is a snapshot document, byte for byte what the head will be
-    except BrainError as e:
-        raise InvalidInputError(f"--document {document} is not a rotation plan (a snapshot document): {e.message}") from None
+    plan = read_plan(document, "--document")
     signer = load_signer(sign_with)
     try:
         brain = context.open_brain()
     except BrainError:
         brain = None  # a holder may countersign without a copy of the brain; the apply step judges it
-    if brain is not None:
-        problem = plan_refusal(brain, plan, signer)
-        if problem is not None:
-            raise problem
-    record = make_record(signer, data, {TrustScope.GOVERN})
-    if output_file is not None:
-        output_file.write_bytes(record.to_bytes())
-    elif not as_json:
+    record = sign_plan(brain, plan, signer, output=output_file)
+    if output_file is None and not as_json:
         sys.stdout.write(record.to_bytes().decode("utf-8") + "\n")
         return
-    result = SignResult(snapshot=str(OciDigest.of(data)), record=str(record.digest), key=record.key,
+    result = SignResult(snapshot=str(record.snapshot), record=str(record.digest), key=record.key,
                         scopes=[str(s) for s in record.scopes], stored=False, new=True,
                         output=None if output_file is None else str(output_file))
     context.output(as_json).result(result, _render)

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import Field
 from rich.console import RenderableType
 
 from brain.authn.rotation import RootChange
-from brain.errors import BrainError, InvalidInputError, UsageError
+from brain.errors import UsageError
 from brain.identity import OciDigest
 from brain.snapshot import TrustRoot
 from cli.context import CliContext, cli_context
@@ -29,7 +29,11 @@ from cli.signing import (
     read_public_key,
 )
 
+if TYPE_CHECKING:
+    from brain.trust_ops import Revision
+
 trust = typer.Typer(name="trust", help="Show, pin and revise the brain's trust root.", no_args_is_help=True)
+
 
 
 class TrustKeyView(Result):
@@ -142,35 +146,15 @@ def pin(
     as_json: JsonFlag = False,
 ) -> None:
     """Pin the trust root this brain must descend from (boltzmann/trust.json)."""
-    from brain.authn.chain import first_parent_walk
-    from brain.authn.trust import PinSource, TrustPin
-    from brain.identity import utc_timestamp
-    from brain.store.authn_files import write_pin
-    from brain.store.lock import WriterLock
+    from brain.trust_ops import pin_trust_root
 
     context = cli_context(ctx)
     brain = context.open_brain()
-    head_digest, head = brain.snapshot_digest(), brain.snapshot()
-    if head_digest is None or head is None:
-        raise UsageError(f"the brain at {brain.path} is empty: pull or init it first")
-    if digest is None:
-        if head.trust_root is None:
-            raise UsageError("the head has no trust root to pin", hint="pin a digest obtained out of band: brain trust pin DIGEST")
-        target, source = head.trust_root.digest, PinSource.FIRST_USE
-    else:
-        target, source = OciDigest.parse(digest), PinSource.OUT_OF_BAND
-    from brain.authenticity import chain_of
-
-    walk, truncated = first_parent_walk(chain_of(brain), head_digest, head)
-    genesis = None if truncated else walk[-1][0]
-    current = brain.head()
-    origin = None if current is None else current.origin
-    record = TrustPin(genesis=genesis, pinned_at=utc_timestamp(), reference=None if origin is None else origin.reference,
-                      source=source, trust_root=target)
-    with WriterLock(brain.path, timeout=context.lock_timeout, on_wait=context.wait_note()):
-        write_pin(brain.path, record)
-    result = PinResult(trust_root=str(target), source=str(source), genesis=None if genesis is None else str(genesis),
-                       pinned_at=record.pinned_at)
+    target = None if digest is None else OciDigest.parse(digest)
+    record = pin_trust_root(brain, target, lock_timeout=context.lock_timeout, on_wait=context.wait_note())
+    genesis = record.genesis
+    result = PinResult(trust_root=str(record.trust_root), source=str(record.source),
+                       genesis=None if genesis is None else str(genesis), pinned_at=record.pinned_at)
     context.output(as_json).result(result, lambda r: f"pinned trust root {r.trust_root} ({r.source})")
 
 
@@ -240,58 +224,37 @@ def revoke(
 
 
 def _revise(context: CliContext, change: RootChange, keys: list[str], plan_file: Path | None, as_json: bool) -> None:
-    from brain.authenticity import apply_revision, plan_revision
-    from brain.authn.signer import make_record
-    from brain.snapshot import TrustScope
+    from brain.trust_ops import revise_trust_root
 
     brain = context.open_brain()
-    _, plan = plan_revision(brain, change)
-    assert plan.trust_root is not None
-    if plan_file is not None:
-        plan_file.write_bytes(plan.to_bytes())
-        result = RevisionResult(snapshot=str(plan.digest), revision=plan.trust_root.revision,
-                                trust_root=str(plan.trust_root.digest), applied=False, plan=str(plan_file))
-        context.output(as_json).result(result, _render_revision)
-        return
-    if not keys:
-        raise UsageError("a revision must be signed", hint="add --sign-with KEY, or --plan FILE for several signers")
-    records = [make_record(load_signer(k), plan.to_bytes(), {TrustScope.GOVERN}) for k in keys]
-    digest, auth = apply_revision(brain, plan, records, lock_timeout=context.lock_timeout, on_wait=context.wait_note())
-    result = RevisionResult(snapshot=str(digest), revision=plan.trust_root.revision, trust_root=str(plan.trust_root.digest),
-                            applied=True, quorum_required=auth.quorum_required, quorum_met=auth.quorum_met,
-                            records=[str(r.digest) for r in records])
-    context.output(as_json).result(result, _render_revision)
+    signers = (load_signer(k) for k in keys)  # opened once the revision is planned
+    revision = revise_trust_root(brain, change, signers, plan_file=plan_file, lock_timeout=context.lock_timeout,
+                                 on_wait=context.wait_note())
+    context.output(as_json).result(_revision_result(revision, plan_file), _render_revision)
 
 
 def _apply(context: CliContext, plan_file: Path, record_files: list[Path], keys: list[str], as_json: bool) -> None:
-    from brain.authenticity import apply_revision
-    from brain.authn.records import SignatureRecord
-    from brain.authn.signer import make_record
-    from brain.snapshot import Snapshot, TrustScope
+    from brain.trust_ops import apply_plan, read_plan, read_record
 
     brain = context.open_brain()
-    try:
-        data = plan_file.read_bytes()
-        plan = Snapshot.decode(data)
-    except OSError as e:
-        raise UsageError(f"cannot read --apply {plan_file}: {e.strerror}") from None
-    except BrainError as e:
-        raise InvalidInputError(f"--apply {plan_file} is not a rotation plan (a snapshot document): {e.message}") from None
-    records = []
-    for path in record_files:
-        try:
-            records.append(SignatureRecord.decode(path.read_bytes().rstrip(b"\n")))
-        except OSError as e:
-            raise UsageError(f"cannot read --record {path}: {e.strerror}") from None
-        except BrainError as e:
-            raise InvalidInputError(f"--record {path} is not a signature record: {e.message}") from None
-    records += [make_record(load_signer(k), data, {TrustScope.GOVERN}) for k in keys]
-    digest, auth = apply_revision(brain, plan, records, lock_timeout=context.lock_timeout, on_wait=context.wait_note())
-    assert plan.trust_root is not None
-    result = RevisionResult(snapshot=str(digest), revision=plan.trust_root.revision, trust_root=str(plan.trust_root.digest),
-                            applied=True, quorum_required=auth.quorum_required, quorum_met=auth.quorum_met,
-                            records=[str(r.digest) for r in records])
-    context.output(as_json).result(result, _render_revision)
+    plan = read_plan(plan_file, "--apply")
+    records = [read_record(path) for path in record_files]
+    revision = apply_plan(brain, plan, records, (load_signer(k) for k in keys), lock_timeout=context.lock_timeout,
+                          on_wait=context.wait_note())
+    context.output(as_json).result(_revision_result(revision, None), _render_revision)
+
+
+def _revision_result(revision: Revision, plan_file: Path | None) -> RevisionResult:
+    root = revision.plan.trust_root
+    assert root is not None
+    if not revision.applied:
+        return RevisionResult(snapshot=str(revision.plan.digest), revision=root.revision, trust_root=str(root.digest),
+                              applied=False, plan=str(plan_file))
+    auth = revision.authentication
+    assert auth is not None
+    return RevisionResult(snapshot=str(revision.digest), revision=root.revision, trust_root=str(root.digest),
+                          applied=True, quorum_required=auth.quorum_required, quorum_met=auth.quorum_met,
+                          records=[str(r.digest) for r in revision.records])
 
 
 def _render_revision(result: RevisionResult) -> Iterable[str]:

@@ -8,7 +8,6 @@ the authentication stack they name are not for every `brain` invocation to load.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -16,22 +15,7 @@ import typer
 from brain.authn.outcomes import Stance
 from cli.context import cli_context
 from cli.options import JsonFlag
-
-
-class InstalledPipelines:
-    """The `--deep` renormalizer: the normalization pipelines `ingest` installs."""
-
-    def installed_version(self, pipeline: str) -> str | None:
-        """The installed version of `pipeline`, or None."""
-        from ingest.normalize import installed_pipelines
-
-        return installed_pipelines().get(pipeline)
-
-    def normalize(self, pipeline: str, source: Path) -> bytes:
-        """The view bytes of the file at `source`."""
-        from ingest.normalize import get_pipeline
-
-        return get_pipeline(pipeline).normalize(source).data
+from ingest.renormalizer import InstalledPipelines as InstalledPipelines  # `--deep`'s pipelines
 
 
 def verify(

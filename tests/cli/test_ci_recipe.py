@@ -39,7 +39,7 @@ def _blocks(language: str) -> list[str]:
 
 
 def _github() -> dict[str, Any]:
-    (workflow,) = [yaml.safe_load(b) for b in _blocks("yaml") if "jobs:" in b]
+    (workflow,) = [yaml.safe_load(b) for b in _blocks("yaml") if "jobs:" in b and "--shard" not in b]
     return workflow
 
 
@@ -131,11 +131,16 @@ def missing_features(script: str) -> list[str]:
                 continue
             if not words or words[0] != "brain":
                 continue
-            name = next((w for w in words[1:] if not w.startswith("-")), None)
+            names = [w for w in words[1:] if not w.startswith("-")]
+            name = names[0] if names else None
             command = root.commands.get(name or "")  # type: ignore[attr-defined]
             if command is None:
                 missing.append(f"brain {name}")
                 continue
+            for sub in names[1:]:  # a group (`brain reconcile accept-removals`): its subcommand's options
+                if not hasattr(command, "commands") or sub not in command.commands:
+                    break
+                command, name = command.commands[sub], f"{name} {sub}"
             known = {opt for param in command.params for opt in getattr(param, "opts", [])}
             missing += [f"brain {name} {w.split('=')[0]}" for w in words if w.startswith("--") and w.split("=")[0] not in known]
     return missing

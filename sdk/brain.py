@@ -1,0 +1,287 @@
+"""`sdk.Brain`: every operation of the `brain` command as a method, for notebooks, scripts and services.
+
+Thin on purpose (sqlite-utils' rule: the CLI and the library mirror each other): each method is a few lines
+calling the use case the command calls, so both learn one vocabulary and give the same results. The use
+cases live below this package: `brain` (lifecycle, trust, prune, verify, log), `ingest` (ingest + sync +
+sign, targets), `oci` (pack, push, pull, diff sides), `retrieval` (search). Errors are `brain.errors`
+families; each carries the exit code the command would exit with (`BrainError.exit_code`).
+
+The heavy layers import when a method first needs them, so `import sdk` costs what `import brain` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from brain.blocks.memory_type import MemoryType
+from brain.brain import Brain as CoreBrain
+from brain.identity import BlockId, OciDigest
+from brain.ledger import Ledger
+from brain.module import Module
+from brain.snapshot import Snapshot, TrustRoot
+
+if TYPE_CHECKING:
+    from brain.authn.records import SignatureRecord
+    from brain.authn.signer import Signer
+    from brain.lifecycle.compare import DiffResult
+    from brain.lifecycle.log import LogEntry
+    from brain.lifecycle.prune import PruneReport
+    from brain.lifecycle.usecases import DropOutcome, StanceOutcome
+    from brain.verify import VerifyReport
+    from ingest.usecase import SignedIngestResult
+    from oci.pack import PackResult
+    from oci.pull import PullResult
+    from oci.push import PushResult
+    from retrieval.models import SearchResult
+
+DEFAULT_LOCK_TIMEOUT = 10.0
+
+
+class Brain:
+    """A brain directory and who acts on it; `core` is the protocol-level `brain.Brain` (reads, proofs, writer)."""
+
+    def __init__(self, core: CoreBrain, *, actor: str | None = None, lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT):
+        self.core = core
+        self._actor = actor
+        self._resolved: str | None = None
+        self.lock_timeout = lock_timeout
+        self.pulled: PullResult | None = None
+        """What `Brain.pull` installed (None for a brain opened or created here)."""
+
+    def __repr__(self) -> str:
+        return f"sdk.Brain({str(self.path)!r})"
+
+    # --- opening -------------------------------------------------------------------------------------------
+
+    @classmethod
+    def init(
+        cls, path: Path | str, *, actor: str | None = None, trust_root: TrustRoot | None = None,
+        sign_with: str | Signer | None = None,
+    ) -> Brain:  # fmt: skip
+        """Create an empty brain at `path` (`brain init`); with `trust_root`, a governed genesis signed by `sign_with`."""
+        if trust_root is None:
+            return cls(CoreBrain.init(Path(path)), actor=actor)
+        from brain.trust_ops import init_governed
+        from ingest.usecase import open_signer
+
+        core, _, _ = init_governed(Path(path), trust_root, _signer(open_signer(sign_with)))
+        return cls(core, actor=actor)
+
+    @classmethod
+    def open(cls, path: Path | str, *, actor: str | None = None) -> Brain:
+        """Open an existing brain (`NotABrainError` if `path` is not one)."""
+        return cls(CoreBrain.open(Path(path)), actor=actor)
+
+    @classmethod
+    def pull(
+        cls, ref: str, path: Path | str, *, actor: str | None = None, modules: set[MemoryType] | None = None,
+        force: bool = False, plain_http: bool = False, require_signed: bool = False,
+    ) -> Brain:  # fmt: skip
+        """Pull `ref` into `path` (created if needed), verified and authenticated before the head moves
+        (`brain pull`); the report is the returned brain's `pulled`."""
+        from oci.authenticate import PullPolicy
+        from oci.pull import brain_to_pull_into
+        from oci.pull import pull as pull_artifact
+        from oci.reference import parse_reference
+
+        reference = parse_reference(ref, plain_http=plain_http)
+        with brain_to_pull_into(Path(path)) as (core, _):
+            result = pull_artifact(core, reference, modules, force=force, lock_timeout=DEFAULT_LOCK_TIMEOUT,
+                                   authn=PullPolicy(require_signed=require_signed))
+        brain = cls(core, actor=actor)
+        brain.pulled = result
+        return brain
+
+    # --- reading -------------------------------------------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        return self.core.path
+
+    @property
+    def actor(self) -> str:
+        """The acting identity writes record: the one given, else git's user.email or `$USER@localhost.localdomain`."""
+        from sdk.actor import resolve_actor
+
+        if self._resolved is None:
+            self._resolved = resolve_actor(self._actor)
+        return self._resolved
+
+    def snapshot(self) -> Snapshot | None:
+        """The head's snapshot (None for an empty brain)."""
+        return self.core.snapshot()
+
+    def snapshot_digest(self) -> OciDigest | None:
+        """The head's digest (None for an empty brain)."""
+        return self.core.snapshot_digest()
+
+    def modules(self) -> dict[MemoryType, Module]:
+        """The head's modules, in module order."""
+        return self.core.modules()
+
+    def ledger(self) -> Ledger:
+        """The head's ledger (§7.1): `Ledger.of(brain.modules())`."""
+        return self.core.ledger()
+
+    def resolve(self, target: str | BlockId) -> BlockId:
+        """The block a target names: an id, a unique prefix, a source origin, or a local file's origin."""
+        from ingest.targets import resolve_all
+
+        return resolve_all(self.core, [target])[0]
+
+    def search(
+        self, query: str, *, limit: int | None = None, types: Sequence[str] = (), expand: bool = True,
+        include_superseded: bool = False, subject: str | None = None, since: str | None = None,
+        until: str | None = None,
+    ) -> SearchResult:  # fmt: skip
+        """Ranked, verified evidence bundles from the local index, brought to the head first (`brain search`)."""
+        from retrieval import DEFAULT_LIMIT
+        from retrieval.query import Searcher, SearchRequest
+
+        request = SearchRequest(query=query, types=tuple(t.lower() for t in types), subject=subject, since=since,
+                                until=until, limit=DEFAULT_LIMIT if limit is None else limit,
+                                include_superseded=include_superseded, expand=expand)
+        request.validate()
+        searcher = Searcher(self.core)
+        try:
+            return searcher.search(request)
+        finally:
+            searcher.close()
+
+    def verify(self, *, deep: bool = False, snapshot: OciDigest | None = None, jobs: int | None = None) -> VerifyReport:
+        """Integrity, ledger consistency and resolvability (`brain verify`); `report.ok` says whether it passed."""
+        from brain.verify import verify_brain
+        from ingest.renormalizer import InstalledPipelines
+
+        return verify_brain(self.core, snapshot=snapshot, jobs=jobs, renormalizer=InstalledPipelines() if deep else None)
+
+    def log(self) -> list[LogEntry]:
+        """The snapshot history, newest first (`brain log`)."""
+        from brain.lifecycle.log import log
+
+        return log(self.core)
+
+    def diff(self, a: str | None = None, b: str | None = None, *, plain_http: bool = False) -> DiffResult:
+        """What changed between two snapshots (`brain diff`): digests, prefixes, tags, HEAD~N or registry REFs;
+        default: the head's first parent and the head."""
+        from oci.diff_sides import diff
+
+        return diff(self.core, a, b, plain_http=plain_http)
+
+    # --- writing -------------------------------------------------------------------------------------------
+
+    def ingest(
+        self, paths: Sequence[Path | str], *, proposer: str = "heuristic", license: str | None = None,
+        origin: str | None = None, sync: bool = False, strict: bool = False, dry_run: bool = False,
+        sign_with: str | Signer | None = None,
+    ) -> SignedIngestResult:  # fmt: skip
+        """Register sources, propose knowledge, commit what the gate validates (`brain ingest`); with `sync`, drop
+        or demote sources whose files are gone; `strict` raises `ProblemsFoundError` after committing if any
+        source failed or any candidate was rejected. `license` is an SPDX expression."""
+        from ingest.license import spdx_expression
+        from ingest.run import IngestOptions
+        from ingest.usecase import ingest_paths, strict_failure
+
+        options = IngestOptions(proposer=proposer, license=None if license is None else spdx_expression(license),
+                                origin=origin, dry_run=dry_run)
+        result = ingest_paths(self.core, [Path(p) for p in paths], options, actor=self.actor, sync=sync,
+                              sign_with=sign_with, lock_timeout=self.lock_timeout)
+        if strict and (failure := strict_failure(result)) is not None:
+            raise failure
+        return result
+
+    def drop(
+        self, targets: Sequence[str | BlockId] = (), *, reason: str, allow_canonical: bool = False,
+        dry_run: bool = False, policy: str | None = None, producer: str | None = None,
+        modules: Sequence[MemoryType] = (), sign_with: str | Signer | None = None,
+    ) -> DropOutcome:  # fmt: skip
+        """Drop blocks and their cascade in one snapshot (`brain drop`): `outcome.removals` by module, and
+        `outcome.snapshot` unless `dry_run`. Name `targets`, or everything a `producer` made."""
+        from brain.errors import UsageError
+        from brain.lifecycle.usecases import drop, made_by
+        from ingest.lifecycle import LOG_LINEAGE
+        from ingest.targets import resolve_all
+        from ingest.usecase import open_signer
+
+        if bool(targets) == (producer is not None):
+            raise UsageError("name the targets to drop, or a producer, not both and not neither")
+        select = made_by(producer, modules) if producer is not None else (lambda m, g: resolve_all(self.core, targets))
+        return drop(self.core, select, actor=None if dry_run else self.actor, reason=reason, policy=policy,
+                    allow_canonical=allow_canonical, dry_run=dry_run, signer=open_signer(sign_with),
+                    lineage=LOG_LINEAGE, lock_timeout=self.lock_timeout)
+
+    def supersede(
+        self, old: str | BlockId, new: str | BlockId, *, reason: str | None = None, sign_with: str | Signer | None = None
+    ) -> StanceOutcome:
+        """Record that `new` supersedes `old` (`brain supersede`): both stay members, `old` is no longer accessible."""
+        from brain.lifecycle.usecases import supersede
+        from ingest.lifecycle import LOG_LINEAGE
+        from ingest.targets import resolve_all
+        from ingest.usecase import open_signer
+
+        loser, winner = resolve_all(self.core, [old, new])
+        return supersede(self.core, loser, winner, actor=self.actor, reason=reason, signer=open_signer(sign_with),
+                         lineage=LOG_LINEAGE, lock_timeout=self.lock_timeout)
+
+    def demote(
+        self, targets: Sequence[str | BlockId], *, reason: str | None = None, policy: str | None = None,
+        sign_with: str | Signer | None = None,
+    ) -> StanceOutcome:  # fmt: skip
+        """Demote blocks (`brain demote`): they stay members but are no longer accessible."""
+        from brain.lifecycle.usecases import demote
+        from ingest.lifecycle import LOG_LINEAGE
+        from ingest.targets import resolve_all
+        from ingest.usecase import open_signer
+
+        named = resolve_all(self.core, targets)
+        return demote(self.core, named, actor=self.actor, reason=reason, policy=policy, signer=open_signer(sign_with),
+                      lineage=LOG_LINEAGE, lock_timeout=self.lock_timeout)
+
+    def prune(self, *, keep: int | None = None, dry_run: bool = False) -> PruneReport:
+        """Delete blobs no retained snapshot or packed artifact reaches (`brain prune`)."""
+        from brain.lifecycle.prune import prune
+        from oci.retention import index_roots
+
+        return prune(self.core, actor=None if dry_run else self.actor, roots=index_roots, keep=keep, dry_run=dry_run,
+                     lock_timeout=self.lock_timeout)
+
+    def sign(self, snapshot: OciDigest | None = None, *, sign_with: str | Signer) -> SignatureRecord:
+        """Sign `snapshot` (default: the head) claiming the scopes its change requires (`brain sign`)."""
+        from brain.authenticity import sign_snapshot
+        from ingest.usecase import open_signer
+
+        record, _ = sign_snapshot(self.core, _signer(open_signer(sign_with)), snapshot, lock_timeout=self.lock_timeout)
+        return record
+
+    def pin(self, trust_root: OciDigest | None = None) -> None:
+        """Pin the trust root this brain must descend from (`brain trust pin`; default: the head's)."""
+        from brain.trust_ops import pin_trust_root
+
+        pin_trust_root(self.core, trust_root, lock_timeout=self.lock_timeout)
+
+    def pack(self, tag: str | None = None, *, modules: set[MemoryType] | None = None) -> PackResult:
+        """Pack the head as its OCI artifact inside the brain, optionally tagged (`brain pack`)."""
+        from oci.pack import pack
+
+        return pack(self.core, tag, modules, lock_timeout=self.lock_timeout)
+
+    def push(self, ref: str, *, force: bool = False, immutable: bool = False, plain_http: bool = False) -> PushResult:
+        """Publish the head to a registry (`brain push`), packing or re-packing its tag first if needed."""
+        from oci.push import push
+        from oci.reference import parse_reference
+
+        return push(self.core, parse_reference(ref, plain_http=plain_http), force=force, immutable=immutable,
+                    lock_timeout=self.lock_timeout)
+
+
+def _signer(signer: Signer | None) -> Signer:
+    from brain.errors import UsageError
+
+    if signer is None:
+        raise UsageError("this needs a key", hint="pass sign_with='path/to/key' (an Ed25519 key file or an agent key)")
+    return signer
+
+
+__all__ = ["Brain"]
