@@ -8,6 +8,7 @@ never mixes two snapshots even while another process updates the index.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sqlite3
@@ -66,6 +67,10 @@ class SearchRequest:
     include_superseded: bool = False
     expand: bool = True
     evidence: str | None = None  # hex id of a source: only it and the blocks drawn from it (`--evidence`)
+
+    def drawn_from(self, source_hex: str) -> SearchRequest:
+        """The same request, kept to one source and the blocks drawn from it (`--evidence`)."""
+        return dataclasses.replace(self, evidence=source_hex)
 
     def validate(self) -> list[str]:
         """The query terms; raises `UsageError` for a request that cannot be run."""

@@ -80,13 +80,10 @@ def search(
     searcher = Searcher(context.open_brain())
     try:
         if evidence is not None:
-            from dataclasses import replace
-
             from retrieval.sources import resolve_source
 
             searcher.refresh()
-            source = resolve_source(searcher.brain, searcher.index, evidence)
-            request = replace(request, evidence=source.hex)
+            request = request.drawn_from(resolve_source(searcher.brain, searcher.index, evidence).hex)
         if reindex:
             stats = searcher.refresh(rebuild=True)
             output.message(f"search index rebuilt: {stats.added} blocks")
