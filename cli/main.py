@@ -13,10 +13,12 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
 
 import typer
 
 from brain.errors import BrainError
+from brain.store.head import on_head_moved
 from brain.store.oserrors import translate_os_error
 from cli.app import app
 from cli.completion import prepare_shell_completion
@@ -43,9 +45,16 @@ def _tune_garbage_collection() -> None:
     gc.set_threshold(200_000, 30, 30)
 
 
+def _follow_search_index(root: Path) -> None:
+    from retrieval.index import follow_head  # the engine only when a head moves
+
+    follow_head(root)
+
+
 def _run(args: list[str]) -> int:
     """Run the app and map its outcome to an exit code."""
     debug = _debug_requested(args)
+    on_head_moved(_follow_search_index)  # the search index is current when a command that moved the head ends
     prepare_shell_completion()
     command = typer.main.get_command(app)
     try:

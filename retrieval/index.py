@@ -726,6 +726,26 @@ def _fingerprint(entry: Indexed) -> bytes:
     return hasher.digest()[:16]
 
 
+def follow_head(root: Path) -> None:
+    """Bring a brain's search index (file) to its head, incrementally: registered with
+    `brain.store.head.on_head_moved`, so `ingest`, `pull` and every lifecycle command leave an index the first
+    query needs not wait for. A brain whose index cannot be written (read-only), or an index busy or damaged,
+    is left to the next search, which updates or rebuilds it; the command that moved the head never fails
+    for it."""
+    try:
+        brain = Brain.open(root)
+        index = SearchIndex.open(brain)
+    except (BrainError, OSError, sqlite3.Error):
+        return
+    try:
+        if index.path is not None:
+            index.ensure_current()
+    except (BrainError, OSError, sqlite3.Error):
+        pass  # a cache: the next search brings it current (or rebuilds it)
+    finally:
+        index.close()
+
+
 def _is_id(value: Any) -> bool:
     return isinstance(value, str) and len(value) == 71 and value.startswith("sha256:")
 

@@ -83,3 +83,25 @@ class CatResult(_Wire):
         """The wire form of a view read by `retrieval.sources.read_view`."""
         return cls(block=str(view.block), origin=view.origin, media_type=view.media_type,
                    view_media_type=view.view_media_type, locator=view.locator, text=view.text)
+
+
+class ContextItem(_Wire):
+    """One citable item of a context pack: its text, where it is from, and whether this process verified it."""
+
+    block: str
+    memory_type: str
+    text: str
+    origin: str
+    locator: str | None
+    score: float
+    verified: bool
+
+
+class ContextResult(_Wire):
+    """`brain context --json` (= the MCP `context` tool = `GET /v1/context`): a pack within a token budget."""
+
+    query: str
+    snapshot: str
+    budget: int
+    tokens: int
+    items: list[ContextItem]

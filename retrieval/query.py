@@ -8,6 +8,7 @@ never mixes two snapshots even while another process updates the index.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sqlite3
@@ -19,7 +20,7 @@ from datetime import datetime
 
 from brain.blocks.base import Block
 from brain.brain import Brain
-from brain.errors import BrainError, ConflictError, NotFoundError, UsageError
+from brain.errors import BrainError, ConflictError, InvalidInputError, NotFoundError, UsageError
 from brain.identity import BlockId, OciDigest
 from brain.identity.names import shown
 from brain.snapshot import Snapshot
@@ -28,7 +29,7 @@ from retrieval.documents import SEARCHABLE, is_change_log, name_key, title_of
 from retrieval.expand import Expansion, Neighbour, spread
 from retrieval.index import SearchIndex, UpdateStats
 from retrieval.models import Evidence, Match, Proof, SearchResult, Via
-from retrieval.passages import excerpt
+from retrieval.passages import excerpt, parse_locator, text_at
 from retrieval.proofs import Prover
 from retrieval.tokenize import STOPWORDS, fts_query, query_terms
 
@@ -67,6 +68,11 @@ class SearchRequest:
     limit: int = DEFAULT_LIMIT
     include_superseded: bool = False
     expand: bool = True
+    evidence: str | None = None  # hex id of a source: only it and the blocks drawn from it (`--evidence`)
+
+    def drawn_from(self, source_hex: str) -> SearchRequest:
+        """The same request, kept to one source and the blocks drawn from it (`--evidence`)."""
+        return dataclasses.replace(self, evidence=source_hex)
 
     def validate(self) -> list[str]:
         """The query terms; raises `UsageError` for a request that cannot be run."""
@@ -80,6 +86,8 @@ class SearchRequest:
                 raise UsageError(
                     f"unknown or unsearchable type {shown(name)}{extra}", hint=f"use one of {', '.join(SEARCHABLE)}"
                 )
+        if self.evidence is not None and not re.fullmatch(r"[0-9a-f]{64}", self.evidence):
+            raise UsageError(f"--evidence {self.evidence[:80]!r} is not a resolved source id")
         if not 1 <= self.limit <= MAX_LIMIT:
             raise UsageError(f"--limit must be between 1 and {MAX_LIMIT}, got {self.limit}")
         for label, value in (("--since", self.since), ("--until", self.until)):
@@ -102,6 +110,7 @@ class _Row:
     score: float
     via: Via | None = None
     also: list[str] = field(default_factory=list)  # sources with the same text, shown as one result
+    why: str = ""  # how the score was made (`search --explain`)
 
 
 @dataclass
@@ -165,6 +174,7 @@ class Searcher:
         self._memo: dict[str, _Block | None] = {}  # per query
         self._kinds: dict[int, str] | None = None
         self.last_update: UpdateStats | None = None
+        self.explanations: dict[str, str] = {}  # block id string -> why it ranked where it did (last search)
 
     @property
     def index(self) -> SearchIndex:
@@ -208,6 +218,7 @@ class Searcher:
             if request.expand and rows:
                 rows = self._expand(rows, request)
             page = _group(rows, request.limit, self._same_text_key)
+            self.explanations = {f"sha256:{r.block}": _explained(r) for r in page}
             matches = [m for m in (self._bundle(row, snapshot) for row in page) if m is not None]
         return SearchResult(query=request.query, snapshot=str(digest), matches=matches)
 
@@ -305,12 +316,18 @@ class Searcher:
                 present.add(hex_id)
         quiet = not _TIME_WORDS.search(request.query)
         for row in rows:
-            score = PASSAGE_SHARE * row.score + (1 - PASSAGE_SHARE) * doc_score.get(row.source, 0.0)
+            document = doc_score.get(row.source, 0.0)
+            score = PASSAGE_SHARE * row.score + (1 - PASSAGE_SHARE) * document
+            why = [f"passage {row.score:.3f} x {PASSAGE_SHARE}", f"source as a whole {document:.3f} x {1 - PASSAGE_SHARE:.1f}"]
             if row.source in named_sources or row.block in named_sources:
                 score += NAME_BONUS
+                why.append(f"+ {NAME_BONUS} (its name is in the query)")
             if quiet and (row.memory_type == "episodic" or self._is_change_log(row.source)):
                 score *= QUIET_SHARE
+                why.append(f"x {QUIET_SHARE} ({'an episode' if row.memory_type == 'episodic' else 'a change log'}; "
+                           "the query asks nothing about time or versions)")
             row.score = score
+            row.why = ", ".join(why)
         rows.sort(key=lambda r: (-r.score, r.block, r.locator or ""))
         rows = rows[: request.limit * CANDIDATES_PER_SLOT]
         _normalize(rows)
@@ -329,6 +346,17 @@ class Searcher:
             return None
         return (row.memory_type, info.fingerprint.hex(), row.locator or "")
 
+    def _drawn_from(self, info: _Block, source: str | None) -> bool:
+        """Whether a block is `source` or drawn from it (always, without `--evidence`)."""
+        if source is None or info.block == source:
+            return True
+        key, target = self.index.key(info.block), self.index.key(source)
+        if key is None or target is None:
+            return False
+        return bool(self.index.db.execute(
+            "SELECT 1 FROM edges e JOIN kinds n ON n.id = e.kind AND n.name = 'evidence' WHERE e.src = ? AND e.dst = ?",
+            (key, target)).fetchone())
+
     def _is_source(self, key: int) -> bool:
         row = self.index.db.execute("SELECT memory_type FROM blocks WHERE id=?", (key,)).fetchone()
         return row is not None and row[0] == "canonical"
@@ -336,6 +364,25 @@ class Searcher:
     def _is_change_log(self, source: str) -> bool:
         info = self._block(source)
         return info is not None and is_change_log(info.origin)
+
+    def view_at(self, source_hex: str, locator: str | None) -> str | None:
+        """A source's checked view at a locator (the whole view without one); None when its text cannot be read
+        or the locator does not parse."""
+        info = self._block(source_hex)
+        if info is None or info.view is None:
+            return None
+        view = self.views.text(info.view)
+        if view is None or locator is None:
+            return view
+        try:
+            where = parse_locator(locator)
+        except InvalidInputError:
+            return None
+        return text_at(view, info.media_type or "", where)
+
+    def verified_block(self, block_id: BlockId, memory_type: str) -> Block | None:
+        """The block re-read, re-hashed and decoded, or None (see `_verified_block`)."""
+        return self._verified_block(block_id, memory_type)
 
     def _block(self, hex_id: str) -> _Block | None:
         if hex_id in self._memo:
@@ -376,7 +423,7 @@ class Searcher:
             if found.block in present:
                 continue
             info = self._block(found.block)
-            if info is None or not _passes(info, request):
+            if info is None or not _passes(info, request) or not self._drawn_from(info, request.evidence):
                 continue
             locator = None
             if info.memory_type == "canonical" and found.edge == "evidence":
@@ -525,6 +572,12 @@ def _filters(request: SearchRequest) -> tuple[str, list[object]]:
     if request.until is not None:
         clauses.append("b.at <= ?")
         params.append(_end_of(request.until))
+    if request.evidence is not None:
+        # The source itself, or a block whose evidence edges name it.
+        clauses.append("(b.id = (SELECT id FROM keys WHERE digest = ?) OR EXISTS (SELECT 1 FROM edges e "
+                       "JOIN kinds n ON n.id = e.kind AND n.name = 'evidence' WHERE e.src = b.id "
+                       "AND e.dst = (SELECT id FROM keys WHERE digest = ?)))")
+        params.extend([bytes.fromhex(request.evidence)] * 2)
     return "".join(f" AND {c}" for c in clauses), params
 
 
@@ -587,6 +640,13 @@ def _group(
         if taken >= limit:
             break
     return [row for group in groups.values() for row in group]
+
+
+def _explained(row: _Row) -> str:
+    if row.via is not None:
+        return f"reached by expansion along {row.via.edge} from {row.via.from_[:19]} (activation {row.score:.3f})"
+    also = f"; the same text is in {len(row.also)} more source(s)" if row.also else ""
+    return f"{row.why or 'passage score'}; relative to the best: {row.score:.3f}{also}"
 
 
 def _normalize(rows: list[_Row]) -> None:

@@ -90,6 +90,18 @@ class BrainFace:
         with self._searcher() as searcher:
             return answered(lambda: searcher.index, lambda: searcher.search(request), _log).model_dump(mode="json")
 
+    def context(self, query: str, max_tokens: int, types: Sequence[str] = (),
+                include_superseded: bool = False) -> dict[str, Any]:
+        """`brain context --json`."""
+        from retrieval.context import ContextRequest, pack
+
+        request = ContextRequest(query=query, max_tokens=max_tokens, types=tuple(t.lower() for t in types),
+                                 include_superseded=include_superseded)
+        request.validate()
+        request.search().validate()
+        with self._searcher() as searcher:
+            return pack(searcher, request).model_dump(mode="json")
+
     def cat(self, source: str, locator: str | None = None) -> dict[str, Any]:
         """`brain cat --json`."""
         if locator is not None:

@@ -2,7 +2,8 @@
 
 Routes (GET only; every other method is 405, so no write route exists):
 `/healthz`, `/v1/status`, `/v1/search?q=…&limit=K&type=T&include_superseded=1` (also `subject`, `since`,
-`until`, `expand=0`), `/v1/blocks/{id}`, `/v1/blocks/{id}/proof`, `/v1/sources/{id}/view?locator=L`.
+`until`, `expand=0`), `/v1/context?q=…&max_tokens=N`, `/v1/blocks/{id}`, `/v1/blocks/{id}/proof`,
+`/v1/sources/{id}/view?locator=L`.
 Bodies are the JSON of the CLI's `--json`; errors are `{"error": message, "hint": hint}` with 400 (bad
 input), 401 (token), 404, 405, 409, 414 and 431 (request line or headers too long), 421 (a foreign Host
 on the tokenless server), 503 (brain unreadable, or too many connections). With `--token-file`, every route
@@ -152,6 +153,8 @@ class Routes:
                 return self.face.status()
             case ["v1", "search"]:
                 return self._search(values)
+            case ["v1", "context"]:
+                return self._context(values)
             case ["v1", "blocks", block]:
                 return self.face.show(_block_id(block))
             case ["v1", "blocks", block, "proof"]:
@@ -177,6 +180,16 @@ class Routes:
             until=_one(values, "until"),
             expand=_flag(values, "expand", True),
         )
+
+    def _context(self, values: dict[str, list[str]]) -> Any:
+        budget_text = _one(values, "max_tokens")
+        try:
+            budget = int(budget_text) if budget_text is not None else 2000
+        except ValueError:
+            raise HttpError(HTTPStatus.BAD_REQUEST,
+                            f"max_tokens must be an integer, got {str(budget_text)[:20]!r}") from None
+        return self.face.context(_one(values, "q") or "", budget, types=values.get("type", []),
+                                 include_superseded=_flag(values, "include_superseded", False))
 
 
 def _health(face: BrainFace) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """`brain serve --mcp`: the brain's read-only face as Model Context Protocol tools over stdio (official SDK).
 
-Tools: `search`, `show`, `cat`, `prove`, `status`, `ls`; each returns the JSON of the matching CLI command's
+Tools: `search`, `context`, `show`, `cat`, `prove`, `status`, `ls`; each returns the JSON of the matching CLI command's
 `--json` as structured content (and as text for clients that read only text). A `BrainError` becomes a
 tool error whose message is the CLI's one-line error and hint; stdout carries nothing but protocol.
 
@@ -38,7 +38,7 @@ INSTRUCTIONS = (
 
 
 def build_server(face: BrainFace, desk: ProposalDesk | None = None, agent: tuple[str, str] | None = None) -> MCPServer:
-    """The MCP server with the six read-only tools bound to `face` (and, given a desk, the two proposal tools
+    """The MCP server with the read-only tools bound to `face` (and, given a desk, the two proposal tools
     for `agent` = (name, actor id))."""
     instructions = INSTRUCTIONS if desk is None else INSTRUCTIONS + PROPOSE_INSTRUCTIONS
     server: MCPServer = MCPServer(name="brain", instructions=instructions, log_level="WARNING")
@@ -58,6 +58,12 @@ def build_server(face: BrainFace, desk: ProposalDesk | None = None, agent: tuple
         query: str, limit: int = 10, types: list[str] | None = None, include_superseded: bool = False
     ) -> dict[str, Any]:
         return answer(lambda: face.search(query, limit=limit, types=types or (), include_superseded=include_superseded))
+
+    @server.tool(description="Prompt-ready context for a question: the best verified hits (passages, concepts, "
+                 "procedures, episodes), deduplicated, packed by score into `max_tokens` (a conservative "
+                 "estimate); each item has its text, origin, locator, block id and `verified`.")
+    def context(query: str, max_tokens: int = 2000) -> dict[str, Any]:
+        return answer(lambda: face.context(query, max_tokens))
 
     @server.tool(description="A block's payload and what the provenance ledger says about it (`brain show`).")
     def show(id: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ reachable for a prune that reads only `head.json`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -145,7 +145,8 @@ def read_head(root: Path) -> Head | None:
 
 
 def write_head(root: Path, head: Head, refs: Refs | None = None) -> Head:
-    """Atomically replace the head pointer (the last step of every commit); returns the head written.
+    """Atomically replace the head pointer (the last step of every commit), tell the listeners
+    (`on_head_moved`); returns the head written.
 
     `retained` gets every branch head of `refs` (default: the brain's `refs.json`) by §10.2's rule.
     """
@@ -158,7 +159,29 @@ def write_head(root: Path, head: Head, refs: Refs | None = None) -> Head:
     if refs is not None:
         head = head.with_branch_heads(refs.heads())
     atomic_write(where, head.to_bytes())
+    head_moved(root)
     return head
 
 
-__all__ = ["DEFAULT_RETAINED", "HEAD_FILE", "Head", "Origin", "head_path", "read_head", "retained_with", "write_head"]
+# Called with the brain's root after every head move (ingest, pull, lifecycle commands all write the head
+# here, under the writer lock): keeps sidecars that describe the head current as part of the command's
+# work. `brain` imports none of its users; the CLI registers them (`retrieval.index.follow_head`).
+_HEAD_LISTENERS: list[Callable[[Path], None]] = []
+
+
+def on_head_moved(listener: Callable[[Path], None]) -> None:
+    """Register `listener(root)` to run after each head move in this process (once per listener)."""
+    if listener not in _HEAD_LISTENERS:
+        _HEAD_LISTENERS.append(listener)
+
+
+def head_moved(root: Path) -> None:
+    """Run the listeners (each handles its own failures: the head has moved whatever they do)."""
+    for listener in tuple(_HEAD_LISTENERS):
+        listener(root)
+
+
+__all__ = [
+    "DEFAULT_RETAINED", "HEAD_FILE", "Head", "Origin", "head_moved", "head_path", "on_head_moved", "read_head",
+    "retained_with", "write_head",
+]

@@ -15,6 +15,7 @@ from cli.commands import proposers
 from cli.commands import ingest
 from cli.commands import diff, drop, demote, prune, redact, supersede
 from cli.commands import cat, search, serve
+from cli.commands import context
 from cli.commands import config
 from cli.commands import copy, logout, tag
 from cli.commands import version
@@ -46,6 +47,7 @@ COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     ls.ls,
     show.show,
     search.search,
+    context.context,
     cat.cat,
     serve.serve,
     prove.prove,

@@ -52,6 +52,11 @@ def search(
     ] = False,
     no_expand: Annotated[bool, typer.Option("--no-expand", help="No associative expansion.")] = False,
     reindex: Annotated[bool, typer.Option("--reindex", help="Rebuild the index from scratch first.")] = False,
+    evidence: Annotated[str | None, typer.Option(
+        "--evidence", metavar="SOURCE",
+        help="Only this source (id, prefix or origin) and the blocks drawn from it.")] = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Say why each match ranked where it did "
+                                          "(people's output; --json is unchanged).")] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Search the brain: verified evidence bundles, with associative expansion."""
@@ -74,6 +79,11 @@ def search(
         request.validate()  # before the index is opened: a bad request writes nothing
     searcher = Searcher(context.open_brain())
     try:
+        if evidence is not None:
+            from retrieval.sources import resolve_source
+
+            searcher.refresh()
+            request = request.drawn_from(resolve_source(searcher.brain, searcher.index, evidence).hex)
         if reindex:
             stats = searcher.refresh(rebuild=True)
             output.message(f"search index rebuilt: {stats.added} blocks")
@@ -90,10 +100,11 @@ def search(
     for match in result.matches:
         if not match.verified:
             output.message(f"warning: {match.block} failed verification (bytes or proof); run `brain verify`")
-    output.result(result, lambda r: _render(r, output))
+    why = searcher.explanations if explain else {}
+    output.result(result, lambda r: _render(r, output, why))
 
 
-def _render(result: SearchResult, output: Output) -> Iterable[RenderableType]:
+def _render(result: SearchResult, output: Output, why: dict[str, str] | None = None) -> Iterable[RenderableType]:
     if not result.matches:
         output.message("no matches")
         return []
@@ -110,6 +121,8 @@ def _render(result: SearchResult, output: Output) -> Iterable[RenderableType]:
         flags += "" if match.verified else " (NOT VERIFIED)"
         via = f"  via {match.via.edge} from {match.via.from_[7:19]}" if match.via else ""
         lines.append(Text(f"{match.score:.3f}  {match.memory_type:<10} {match.title}{flags}{via}"))
+        if why and match.block in why:
+            lines.append(Text(f"    why: {why[match.block]}", style="cyan"))
         for evidence in match.evidence[:2]:
             where = f"{evidence.origin or evidence.block}:{evidence.locator}" if evidence.locator else evidence.origin
             lines.append(Text(f"    {where}", style="dim"))

@@ -4,6 +4,7 @@ result (issue 21). Built from small documents ingested by the real CLI."""
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,29 @@ def test_identical_text_in_two_sources_is_one_result_listing_both(docs_brain: Pa
     assert sorted(e.origin for e in match.evidence) == ["copies/a/NOTES.gz", "copies/b/NOTES.gz"]
     assert len({e.block for e in match.evidence}) == 2
     assert match.verified
+
+
+def test_evidence_keeps_one_source_and_what_was_drawn_from_it(corpus_brain: Path) -> None:
+    from tests.retrieval.conftest import run_cli
+
+    done = run_cli("--brain", str(corpus_brain), "search", "shard", "--evidence", "notes/glossary.md", "--json")
+    assert done.code == 0, done
+    matches = json.loads(done.stdout)["matches"]
+    assert matches and {e["origin"] for m in matches for e in m["evidence"]} == {"notes/glossary.md"}
+    assert {m["memory_type"] for m in matches} >= {"canonical", "semantic"}
+    everything = json.loads(run_cli("--brain", str(corpus_brain), "search", "shard", "--json").stdout)["matches"]
+    assert {e["origin"] for m in everything for e in m["evidence"]} != {"notes/glossary.md"}
+    missing = run_cli("--brain", str(corpus_brain), "search", "shard", "--evidence", "no/such.md")
+    assert missing.code == 4 and "no/such.md" in missing.stderr
+
+
+def test_explain_says_why_each_match_ranked(corpus_brain: Path) -> None:
+    from tests.retrieval.conftest import run_cli
+
+    done = run_cli("--brain", str(corpus_brain), "search", "lumenctl drain", "--explain", "-k", "3")
+    assert done.code == 0, done
+    whys = [line for line in done.stdout.splitlines() if line.strip().startswith("why:")]
+    assert len(whys) == 3 and all("relative to the best" in w for w in whys)
+    assert "passage" in whys[0] and "source as a whole" in whys[0]
+    plain = run_cli("--brain", str(corpus_brain), "search", "lumenctl drain", "--explain", "-k", "3", "--json")
+    assert plain.stdout == run_cli("--brain", str(corpus_brain), "search", "lumenctl drain", "-k", "3", "--json").stdout

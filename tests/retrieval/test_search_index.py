@@ -16,10 +16,11 @@ from brain.brain import Brain
 from brain.identity import BlockId, MerkleRoot, OciDigest
 from brain.merkle import InclusionProof
 from brain.store.head import Origin, write_head
+from brain.blocks import CanonicalBlock
 from retrieval.index import SearchIndex
 from retrieval.paths import index_path, search_dir
 from retrieval.query import Searcher, SearchRequest
-from tests.retrieval.conftest import ingest
+from tests.retrieval.conftest import ACTOR, ingest
 
 QUERIES = ["consistent hashing", "deploy release", "warmer object store", "hit ratio", "shard", "eviction LRU",
            "latency alert", "onboarding", "checklist"]
@@ -93,12 +94,17 @@ def test_incremental_update_touches_only_what_changed_and_equals_a_rebuild(
         "# Glossary\n\n- Hit ratio: the share of requests served from memory.\n- Tombstone: a marker of deletion.\n"
     )
     (corpus / "notes" / "faq.md").write_text("# FAQ\n\nThe zebra shard rebalancer runs nightly at 02:00.\n")
-    ingest(corpus_brain, corpus)
+    index = SearchIndex.open(Brain.open(corpus_brain))
+    generation, rows = index.meta("generation"), index.db.execute("SELECT count(*) FROM blocks").fetchone()[0]
+    index.close()
+    ingest(corpus_brain, corpus)  # the ingest brings the index to its new head itself (incrementally)
     searcher = Searcher(Brain.open(corpus_brain))
     stats = searcher.refresh()
+    after = searcher.index.db.execute("SELECT count(*) FROM blocks").fetchone()[0]
+    assert searcher.index.meta("generation") == generation  # updated in place, not rebuilt
     searcher.close()
-    assert not stats.rebuilt
-    assert 2 <= stats.added <= 12 and stats.removed == 0  # the new and replacing sources and what they yielded
+    assert not stats.rebuilt and stats.added == 0  # nothing left for the first query
+    assert 2 <= after - rows <= 12  # the new and replacing sources and what they yielded
     incremental = {q: _search(corpus_brain, q) for q in [*QUERIES, "zebra rebalancer", "tombstone"]}
     assert incremental["zebra rebalancer"]["matches"][0]["evidence"][0]["origin"] == "notes/faq.md"
     assert incremental["consistent hashing"]["snapshot"] != before["consistent hashing"]["snapshot"]
@@ -187,13 +193,18 @@ def test_a_corrupt_or_foreign_index_file_is_rebuilt(corpus_brain: Path, damage: 
     assert _search(corpus_brain, "deploy release") == expected
 
 
-def test_a_stale_index_is_detected_by_the_snapshot_it_records(corpus_brain: Path, corpus_copy: Any) -> None:
+def test_a_stale_index_is_detected_by_the_snapshot_it_records(
+    corpus_brain: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _search(corpus_brain, "shard")
+    monkeypatch.setattr("brain.store.head._HEAD_LISTENERS", [])  # no command ran here: no listener either
     index = SearchIndex.open(Brain.open(corpus_brain))
     assert index.is_current() and index.snapshot_digest() == Brain.open(corpus_brain).snapshot_digest()
-    corpus = corpus_copy()
-    (corpus / "new.md").write_text("# New\n\nA quokka note.\n")
-    ingest(corpus_brain, corpus)
+    brain = Brain.open(corpus_brain)
+    with brain.writer(ACTOR) as writer:
+        data = b"A quokka note.\n"
+        writer.add(CanonicalBlock(blob=writer.put_blob(data), media_type="text/plain", size=len(data)))
+        writer.commit()
     assert not index.is_current()
     index.close()
     assert _search(corpus_brain, "quokka")["matches"]
@@ -292,8 +303,15 @@ def test_a_kill_during_an_update_leaves_a_usable_index(tmp_path: Path) -> None:
     assert _search(path, "w17 w2041", limit=20) == after
 
 
-def test_a_damaged_composition_of_the_indexed_snapshot_means_a_rebuild(corpus_brain: Path, corpus_copy: Any) -> None:
+def test_a_damaged_composition_of_the_indexed_snapshot_means_a_rebuild(
+    corpus_brain: Path, corpus_copy: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import orjson
+
+    import cli.main
+
+    monkeypatch.setattr(cli.main, "on_head_moved", lambda listener: None)  # an index left behind its head
+    monkeypatch.setattr("brain.store.head._HEAD_LISTENERS", [])
 
     _search(corpus_brain, "shard")
     index = SearchIndex.open(Brain.open(corpus_brain))

@@ -64,7 +64,7 @@ def test_mcp_tools_answer_with_the_cli_json(corpus_brain: Path) -> None:
         ("cat", {"id": "notes/glossary.md", "locator": "L0"}),
     ]
     names, answers = _mcp_calls(corpus_brain, calls)
-    assert sorted(names) == ["cat", "ls", "prove", "search", "show", "status"]
+    assert sorted(names) == ["cat", "context", "ls", "prove", "search", "show", "status"]
     ok, errors = answers[:7], answers[7:]
     assert [a.is_error for a in ok] == [False] * 7
     assert ok[0].structured_content == before
