@@ -100,7 +100,7 @@ class BrainFace:
         request.validate()
         request.search().validate()
         with self._searcher() as searcher:
-            return pack(searcher, request).model_dump(mode="json")
+            return answered(lambda: searcher.index, lambda: pack(searcher, request), _log).model_dump(mode="json")
 
     def cat(self, source: str, locator: str | None = None) -> dict[str, Any]:
         """`brain cat --json`."""

@@ -40,6 +40,7 @@ def context(
     """Pack the best verified hits for QUERY into a token budget, each citable (origin, locator, block id)."""
     from retrieval.context import ContextRequest, pack, render_markdown
     from retrieval.query import Searcher
+    from retrieval.recovery import answered
 
     cli = cli_context(ctx)
     request = ContextRequest(query=query, max_tokens=max_tokens, types=tuple(t.lower() for t in types or ()),
@@ -49,7 +50,7 @@ def context(
     output = cli.output(as_json)
     searcher = Searcher(cli.open_brain())
     try:
-        result = pack(searcher, request)
+        result = answered(lambda: searcher.index, lambda: pack(searcher, request), output.message)
     finally:
         searcher.close()
     for item in result.items:
