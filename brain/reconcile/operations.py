@@ -342,7 +342,7 @@ def _write(writer: Writer, plan: MergePlan, judgement: Judgement, strategy: Stra
         if step_plan.join != "reconcile" or step_j is None:
             continue
         result = {t: frozenset(b for b in ids if b not in refused) for t, ids in step_j.result.items()}
-        step_j = _with_result(step_j, result) if step != plan.theirs[0] else judgement
+        step_j = step_j.with_result(result) if step != plan.theirs[0] else judgement
         records = records_for(step_j, recorded) if step == plan.theirs[0] else \
             (cascade_records({t: tuple(b for b in ids if b not in recorded) for t, ids in step_j.withdrawn_by_cascade.items()},
                              theirs, accepted) if accepted is not None else [])
@@ -352,10 +352,6 @@ def _write(writer: Writer, plan: MergePlan, judgement: Judgement, strategy: Stra
         steps.append((step_plan.merges, step_j.result, records))
     return commit_rebase(writer, steps, sides + [s for d in plan.replay if (s := history.snapshot(d)) is not None],
                          journal)
-
-
-def _with_result(j: Judgement, result: Mapping[MemoryType, frozenset[str]]) -> Judgement:
-    return Judgement(j.verdicts, j.judged, dict(result), j.cascade, j.withdrawn, j.withdrawn_by_cascade, j.prefer)
 
 
 __all__ = ["Outcome", "abort", "accept_removals", "continue_reconcile", "halt_line", "judge", "merge",

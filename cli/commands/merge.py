@@ -7,6 +7,7 @@ with the strategy or halted in `boltzmann/reconcile.json` (exit 5) for `brain re
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
@@ -45,6 +46,7 @@ class FormatChoice(str, Enum):
 class VerdictRow(Result):
     block: str
     module: str
+    title: str
     verdict: str
     codes: list[str]
     issues: list[str]
@@ -241,10 +243,11 @@ def merge_result(outcome: Outcome) -> MergeResult:
     plan: MergePlan = outcome.plan
     j = plan.judgement
     verdicts = [] if j is None else [
-        VerdictRow(block=str(v.block), module=v.memory_type.value, verdict=v.verdict.value, codes=list(v.codes),
-                   issues=[i.detail for i in v.issues], missing={str(k): w for k, w in v.missing.items()},
-                   contenders=[str(c) for c in v.contenders], resolution=v.resolution)
-        for v in j.verdicts.values()
+        VerdictRow(block=str(v.block), module=v.memory_type.value, title=j.title(v.block), verdict=v.verdict.value,
+                   codes=list(v.codes), issues=[i.detail for i in v.issues],
+                   missing={str(k): w for k, w in v.missing.items()}, contenders=[str(c) for c in v.contenders],
+                   resolution=v.resolution)
+        for v in j.every_verdict()
     ]
     return MergeResult(
         outcome=outcome.kind, strategy=outcome.strategy, ours=plan.ours, theirs=list(plan.theirs),
@@ -257,14 +260,20 @@ def merge_result(outcome: Outcome) -> MergeResult:
     )
 
 
+SHOWN_VALIDATED = 50
+"""Validated incoming blocks listed by the table and markdown renderings; `--json` lists every one."""
+
+
 def render(result: MergeResult, output: Output) -> list[RenderableType]:
-    """The review: modules, verdicts, cascade, withdrawn, strategy costs (markdown when asked)."""
+    """The review: modules, every verdict (counts, the refused and answered blocks, then the validated ones),
+    cascade, withdrawn, strategy costs (markdown when asked)."""
     head = f"{result.outcome.replace('_', ' ')}: {', '.join(t.short for t in result.theirs)} into {result.ours.short}"
     shown: list[RenderableType] = [f"## brain merge — {head}" if output.markdown else head]
     if result.ancestor is not None and result.outcome not in ("up_to_date", "fast_forward"):
-        refused = sum(1 for v in result.verdicts if v.verdict != "validated")
-        shown.append(f"ancestor {result.ancestor.short}; {result.judged} incoming blocks judged: "
-                     f"{result.judged - refused} validated (the +theirs columns), {refused} listed below")
+        counts = Counter(v.verdict for v in result.verdicts)
+        tally = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items(), key=lambda c: (c[0] != "validated", c[0])))
+        shown.append(f"ancestor {result.ancestor.short}; {result.judged} incoming blocks judged"
+                     + (f": {tally}" if tally else ""))
     if result.modules:
         sides = ["ours", *(["theirs"] if len(result.theirs) == 1 else [f"theirs {i + 1}" for i in range(len(result.theirs))])]
         table = output.table("module", "ancestor", *(f"+{s}" for s in sides), *(f"-{s}" for s in sides), "result")
@@ -272,12 +281,7 @@ def render(result: MergeResult, output: Output) -> list[RenderableType]:
             table.add_row(row["module"], str(row["ancestor"]), *(str(len(a)) for a in row["added"]),
                           *(str(len(r)) for r in row["removed"]), str(row["result"]))
         shown.append(table)
-    if result.verdicts:
-        table = output.table("block", "module", "verdict", "codes", "detail", "answer")
-        for v in result.verdicts:
-            detail = "; ".join([*v.issues, *(f"{k[:19]}…: {w}" for k, w in v.missing.items())])
-            table.add_row(v.block[:19] + "…", v.module, v.verdict, ", ".join(v.codes), detail, v.resolution or "open")
-        shown.append(table)
+    shown.extend(_verdict_tables(result.verdicts, output))
     for title, found in (("cascade", result.cascade), ("withdrawn", result.withdrawn)):
         for module, ids in found.items():
             shown.append(f"{title} {module}: {', '.join(i.short for i in ids)}")
@@ -286,4 +290,28 @@ def render(result: MergeResult, output: Output) -> list[RenderableType]:
         for c in result.costs:
             table.add_row(c.strategy, str(c.snapshots), "kept" if c.keeps_their_history else "left out", c.note)
         shown.append(table)
+    return shown
+
+
+def _verdict_tables(verdicts: list[VerdictRow], output: Output) -> list[RenderableType]:
+    """Every refused or answered block (all of them), then the validated ones (at most `SHOWN_VALIDATED`)."""
+    shown: list[RenderableType] = []
+    refused = [v for v in verdicts if v.verdict != "validated"]
+    if refused:
+        shown.append("### needs an answer" if output.markdown else "needs an answer:")
+        table = output.table("block", "module", "title", "verdict", "codes", "detail", "answer")
+        for v in refused:
+            detail = "; ".join([*v.issues, *(f"{k[:19]}…: {w}" for k, w in v.missing.items())])
+            table.add_row(v.block[:19] + "…", v.module, v.title, v.verdict, ", ".join(v.codes), detail,
+                          v.resolution or "open")
+        shown.append(table)
+    validated = [v for v in verdicts if v.verdict == "validated"]
+    if validated:
+        shown.append("### validated" if output.markdown else "validated:")
+        table = output.table("block", "module", "title")
+        for v in validated[:SHOWN_VALIDATED]:
+            table.add_row(v.block[:19] + "…", v.module, v.title)
+        shown.append(table)
+        if len(validated) > SHOWN_VALIDATED:
+            shown.append(f"and {len(validated) - SHOWN_VALIDATED} more validated blocks (every one in --json)")
     return shown

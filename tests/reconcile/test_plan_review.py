@@ -1,0 +1,59 @@
+"""`brain merge --plan`: every incoming block's verdict, validated ones included (issue #19 Deliver 2).
+
+`--json` lists every judged block; the table and markdown renderings count the verdicts, list every refused or
+answered block, then at most `SHOWN_VALIDATED` validated ones with "and N more".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli.commands.merge import SHOWN_VALIDATED
+from tests.cli.conftest import BrainRunner
+from tests.reconcile.helpers import add, base, fact, source
+
+
+def test_plan_lists_refused_and_validated_blocks_with_codes(tmp_path: Path, brain: BrainRunner) -> None:
+    b, a, _ = base(tmp_path / "b")
+    add(b, fact("Beta", "red", a))
+    blue = fact("Beta", "blue", a)
+    gamma = fact("Gamma", "gamma is third", a)
+    add(b, blue, gamma, branch="x")
+    run = brain("--brain", str(b.path), "merge", "x", "--plan", "--json")
+    assert run.code == 0, run.stderr
+    review = run.json()
+    rows = {v["block"]: v for v in review["verdicts"]}
+    incoming = {str(blue[0].block_id), str(gamma[0].block_id), *(str(r.block_id) for r in (*blue[1], *gamma[1]))}
+    assert set(rows) == incoming and review["judged"] == len(incoming)
+    refused = rows[str(blue[0].block_id)]
+    assert refused["verdict"] == "contradicted" and refused["codes"] == ["contradiction"]
+    assert refused["title"] == "Beta" and refused["module"] == "semantic" and refused["resolution"] is None
+    validated = rows[str(gamma[0].block_id)]
+    assert (validated["verdict"], validated["codes"], validated["title"]) == ("validated", [], "Gamma")
+    assert {rows[str(r.block_id)]["title"] for r in gamma[1]} == {f"{kind} record of {gamma[0].block_id.short}" for kind in ("derivation", "validation")}
+    assert sum(v["verdict"] == "validated" for v in rows.values()) == len(incoming) - 1
+
+    table = brain("--brain", str(b.path), "merge", "x", "--plan")
+    assert table.code == 0
+    assert f"{len(incoming)} incoming blocks judged: {len(incoming) - 1} validated, 1 contradicted" in table.stdout
+    refused_part, _, validated_part = table.stdout.partition("validated:")
+    assert "contradiction" in refused_part and "Beta" in refused_part and "Gamma" not in refused_part
+    assert "Gamma" in validated_part and "derivation record" in validated_part
+
+
+def test_markdown_bounds_the_validated_list_and_json_keeps_all(tmp_path: Path, brain: BrainRunner) -> None:
+    b, _, _ = base(tmp_path / "b")
+    many = [source(f"incoming source number {i}\n") for i in range(SHOWN_VALIDATED // 2 + 5)]
+    add(b, *many, branch="x")
+    add(b, source("ours moved on\n"))
+    incoming = 2 * len(many)  # each source with its registration record
+    run = brain("--brain", str(b.path), "merge", "x", "--plan", "--json")
+    assert run.code == 0 and len(run.json()["verdicts"]) == incoming
+    md = brain("--brain", str(b.path), "merge", "x", "--plan", "--format", "markdown")
+    assert md.code == 0
+    assert f"{incoming} incoming blocks judged: {incoming} validated" in md.stdout
+    assert "### validated" in md.stdout and "### needs an answer" not in md.stdout
+    listed = [line for line in md.stdout.splitlines() if line.startswith("| sha256:")]
+    assert len(listed) == SHOWN_VALIDATED
+    assert f"and {incoming - SHOWN_VALIDATED} more validated blocks (every one in --json)" in md.stdout
+    assert sum("registration" in line for line in listed) + sum("text/plain" in line for line in listed) == SHOWN_VALIDATED
