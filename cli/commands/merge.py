@@ -77,6 +77,8 @@ class MergeResult(Result):
     cascade: dict[str, list[BlockId]]
     withdrawn: dict[str, list[BlockId]]
     costs: list[CostRow]
+    names: dict[str, str] = {}
+    """What the heads were called: our branch, and each REF as given."""
 
 
 def merge(
@@ -95,6 +97,7 @@ def merge(
     as_json: JsonFlag = False,
 ) -> None:
     """Merge branches, snapshots or registry references into the current branch."""
+    from brain.branches.operations import current_branch
     from brain.reconcile.operations import halt_line
     from brain.reconcile.operations import merge as run_merge
     from brain.snapshot import TrustScope
@@ -107,6 +110,7 @@ def merge(
     brain = context.open_brain()
     output = _output(context, as_json, output_format)
     theirs = [resolve_target(context, brain, ref, plain_http, output) for ref in refs]
+    names = {str(digest): ref for ref, digest in zip(refs, theirs, strict=True)}
     signing = SigningPlan.load(brain, sign_with)
     if not plan:
         signing.require({TrustScope.COMMIT}, "this merge")
@@ -116,13 +120,15 @@ def merge(
         allow_unrelated=allow_unrelated, lock_timeout=context.lock_timeout, on_wait=context.wait_note(),
         after_commit=lineage_hook(brain),
     )
-    result = merge_result(outcome)
+    result = merge_result(outcome, {str(outcome.plan.ours): current_branch(brain), **names})
     if outcome.kind == "halted":
-        output.result(result, lambda r: render(r, output))
+        output.result(result, lambda r: render(r, output, review=False))
         raise RefusedError(halt_line(outcome))
     signed = signing.sign_new_head(context) if outcome.kind == "merged" else None
-    output.result(with_signature(result, signed), lambda r: render(r, output))
-    if outcome.kind == "up_to_date":
+    output.result(with_signature(result, signed), lambda r: render(r, output, review=plan))
+    if outcome.kind == "planned":
+        output.message(plan_next_step(outcome, " ".join(refs), strategy.value))
+    elif outcome.kind == "up_to_date":
         output.message("already up to date: nothing was written")
     elif outcome.kind == "fast_forward":
         moved = "would move" if plan else "moved"
@@ -130,6 +136,17 @@ def merge(
     elif outcome.kind == "merged":
         shown = ", ".join(d.short for d in outcome.snapshots)
         output.message(f"merged ({outcome.strategy}) in snapshot {shown}")
+
+
+def plan_next_step(outcome: Outcome, refs: str, strategy: str) -> str:
+    """The line after a review: what running the merge would do."""
+    from brain.reconcile.operations import questions
+
+    command = f"`brain merge {refs}{'' if strategy == 'merge' else f' --strategy {strategy}'} --reason TEXT`"
+    if outcome.plan.needs_answers:
+        return (f"{command} would halt on {questions(outcome.plan)}, "
+                "answered with `brain reconcile resolve`/`accept-removals`, then `brain reconcile continue`")
+    return f"nothing needs answering: {command} commits it"
 
 
 def _output(context: CliContext, as_json: bool, output_format: FormatChoice) -> Output:
@@ -237,7 +254,7 @@ def index_of(brain: Brain, *, persist: bool) -> Any:
     return make
 
 
-def merge_result(outcome: Outcome) -> MergeResult:
+def merge_result(outcome: Outcome, names: dict[str, str] | None = None) -> MergeResult:
     from brain.reconcile.plan import module_report
 
     plan: MergePlan = outcome.plan
@@ -257,6 +274,7 @@ def merge_result(outcome: Outcome) -> MergeResult:
         withdrawn={} if j is None else {t.value: list(ids) for t, ids in j.withdrawn.items()},
         costs=[CostRow(strategy=c.strategy, snapshots=c.snapshots, keeps_their_history=c.keeps_their_history,
                        note=c.note) for c in plan.costs()] if plan.join == "reconcile" else [],
+        names=names or {},
     )
 
 
@@ -264,10 +282,16 @@ SHOWN_VALIDATED = 50
 """Validated incoming blocks listed by the table and markdown renderings; `--json` lists every one."""
 
 
-def render(result: MergeResult, output: Output) -> list[RenderableType]:
+def render(result: MergeResult, output: Output, *, review: bool = True) -> list[RenderableType]:
     """The review: modules, every verdict (counts, the refused and answered blocks, then the validated ones),
-    cascade, withdrawn, strategy costs (markdown when asked)."""
-    head = f"{result.outcome.replace('_', ' ')}: {', '.join(t.short for t in result.theirs)} into {result.ours.short}"
+    cascade, withdrawn, strategy costs (markdown when asked). Without `review` (a merge done or halted) the
+    validated list and the strategy costs are left out: `--plan` and `--json` carry them."""
+    def named(digest: OciDigest) -> str:
+        name = result.names.get(str(digest))
+        return f"{name} ({digest.short})" if name and not digest.hex.startswith(name.removeprefix("sha256:")) \
+            else digest.short
+
+    head = f"{result.outcome.replace('_', ' ')}: {', '.join(named(t) for t in result.theirs)} into {named(result.ours)}"
     shown: list[RenderableType] = [f"## brain merge — {head}" if output.markdown else head]
     if result.ancestor is not None and result.outcome not in ("up_to_date", "fast_forward"):
         counts = Counter(v.verdict for v in result.verdicts)
@@ -281,11 +305,11 @@ def render(result: MergeResult, output: Output) -> list[RenderableType]:
             table.add_row(row["module"], str(row["ancestor"]), *(str(len(a)) for a in row["added"]),
                           *(str(len(r)) for r in row["removed"]), str(row["result"]))
         shown.append(table)
-    shown.extend(_verdict_tables(result.verdicts, output))
+    shown.extend(_verdict_tables(result.verdicts, output, review))
     for title, found in (("cascade", result.cascade), ("withdrawn", result.withdrawn)):
         for module, ids in found.items():
             shown.append(f"{title} {module}: {', '.join(i.short for i in ids)}")
-    if result.costs:
+    if result.costs and review:
         table = output.table("strategy", "snapshots", "their history", "attribution")
         for c in result.costs:
             table.add_row(c.strategy, str(c.snapshots), "kept" if c.keeps_their_history else "left out", c.note)
@@ -293,12 +317,13 @@ def render(result: MergeResult, output: Output) -> list[RenderableType]:
     return shown
 
 
-def _verdict_tables(verdicts: list[VerdictRow], output: Output) -> list[RenderableType]:
+def _verdict_tables(verdicts: list[VerdictRow], output: Output, listed: bool) -> list[RenderableType]:
     """Every refused or answered block (all of them), then the validated ones (at most `SHOWN_VALIDATED`)."""
     shown: list[RenderableType] = []
     refused = [v for v in verdicts if v.verdict != "validated"]
     if refused:
-        shown.append("### needs an answer" if output.markdown else "needs an answer:")
+        title = "needs an answer" if any(v.resolution is None for v in refused) else "answered"
+        shown.append(f"### {title}" if output.markdown else f"{title}:")
         table = output.table("block", "module", "title", "verdict", "codes", "detail", "answer")
         for v in refused:
             detail = "; ".join([*v.issues, *(f"{k[:19]}…: {w}" for k, w in v.missing.items())])
@@ -306,7 +331,7 @@ def _verdict_tables(verdicts: list[VerdictRow], output: Output) -> list[Renderab
                           v.resolution or "open")
         shown.append(table)
     validated = [v for v in verdicts if v.verdict == "validated"]
-    if validated:
+    if validated and listed:
         shown.append("### validated" if output.markdown else "validated:")
         table = output.table("block", "module", "title")
         for v in validated[:SHOWN_VALIDATED]:

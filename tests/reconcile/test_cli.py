@@ -109,7 +109,7 @@ def test_halt_writes_only_reconcile_json_in_the_exact_shape(tmp_path: Path, brai
     before = {p.name: p.read_bytes() for p in (b.path / "boltzmann").iterdir() if p.is_file()}
     run = brain("--brain", str(b.path), "--actor", ACTOR, "merge", "x", "--reason", "join x")
     assert run.code == 5
-    assert run.stderr.splitlines()[-1].startswith("error: reconciliation halted: 1 incoming blocks to admit or reject")
+    assert run.stderr.splitlines()[-1].startswith("error: reconciliation halted: 1 incoming block to admit or reject")
     after = {p.name: p.read_bytes() for p in (b.path / "boltzmann").iterdir() if p.is_file()}
     assert set(after) - set(before) == {"reconcile.json"}
     assert {k: v for k, v in after.items() if k not in ("reconcile.json", "lock")} == \

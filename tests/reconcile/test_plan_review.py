@@ -10,7 +10,7 @@ from pathlib import Path
 
 from cli.commands.merge import SHOWN_VALIDATED
 from tests.cli.conftest import BrainRunner
-from tests.reconcile.helpers import add, base, fact, source
+from tests.reconcile.helpers import ACTOR, add, base, fact, source
 
 
 def test_plan_lists_refused_and_validated_blocks_with_codes(tmp_path: Path, brain: BrainRunner) -> None:
@@ -57,3 +57,39 @@ def test_markdown_bounds_the_validated_list_and_json_keeps_all(tmp_path: Path, b
     assert len(listed) == SHOWN_VALIDATED
     assert f"and {incoming - SHOWN_VALIDATED} more validated blocks (every one in --json)" in md.stdout
     assert sum("registration" in line for line in listed) + sum("text/plain" in line for line in listed) == SHOWN_VALIDATED
+
+
+def test_the_review_says_what_comes_next(tmp_path: Path, brain: BrainRunner) -> None:
+    b, a, _ = base(tmp_path / "b")
+    add(b, fact("Beta", "red", a))
+    blue = fact("Beta", "blue", a)
+    add(b, blue, fact("Gamma", "gamma is third", a), branch="x")
+    where = ["--brain", str(b.path), "--actor", ACTOR]
+    plan = brain(*where, "merge", "x", "--plan")
+    assert plan.code == 0 and plan.stdout.startswith("planned: x (")  and " into main (" in plan.stdout.splitlines()[0]
+    assert "`brain merge x --reason TEXT` would halt on 1 incoming block to admit or reject" in plan.stderr
+    halted = brain(*where, "merge", "x", "--reason", "join x")
+    assert halted.code == 5 and "validated:" not in halted.stdout and "strategy" not in halted.stdout
+    assert "needs an answer:" in halted.stdout
+    status = brain(*where, "reconcile", "status", "--json")
+    assert status.code == 0
+    assert status.json()["next"] == [f"`brain reconcile resolve {blue[0].block_id.short} --admit|--reject [--reason TEXT]` "
+                                     "(contradicted)", "`brain reconcile abort` discards it (nothing was committed)"]
+    answered = brain(*where, "reconcile", "resolve", blue[0].block_id.hex[:6], "--reject", "--json")
+    assert answered.code == 0 and answered.json()["block"] == str(blue[0].block_id)
+    shown = brain(*where, "reconcile", "status")
+    assert shown.code == 0 and "answered:" in shown.stdout and "needs an answer" not in shown.stdout
+    assert shown.stdout.rstrip().endswith("`brain reconcile continue` commits it\n"
+                                          "  `brain reconcile abort` discards it (nothing was committed)")
+    done = brain(*where, "reconcile", "continue")
+    assert done.code == 0 and "validated:" not in done.stdout and "strategy" not in done.stdout
+
+
+def test_a_clean_plan_says_the_merge_commits(tmp_path: Path, brain: BrainRunner) -> None:
+    b, _, _ = base(tmp_path / "b")
+    add(b, source("theirs\n"), branch="x")
+    add(b, source("ours\n"))
+    plan = brain("--brain", str(b.path), "merge", "x", "--plan", "--strategy", "squash")
+    assert plan.code == 0
+    assert "nothing needs answering: `brain merge x --strategy squash --reason TEXT` commits it" in plan.stderr
+    assert "1 new single-parent snapshot by us" in plan.stdout
