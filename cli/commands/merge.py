@@ -157,29 +157,20 @@ def _output(context: CliContext, as_json: bool, output_format: FormatChoice) -> 
 
 
 def resolve_target(context: CliContext, brain: Brain, text: str, plain_http: bool, output: Output) -> OciDigest:
-    """A branch name, a held snapshot (digest or prefix), else a registry reference fetched first."""
-    branch = _branch_head(brain, text)
-    if branch is not None:
-        return branch
-    bare = text.removeprefix("sha256:")
-    if bare and all(c in "0123456789abcdef" for c in bare) and len(bare) >= 4:
-        return brain.resolve_snapshot_prefix(text)
-    if "/" in text and ("." in text.split("/")[0] or ":" in text.split("/")[0]):
+    """A registry reference (fetched first), else what `branch create --at` takes: a branch, HEAD~N, a local tag
+    or a held snapshot's digest or prefix (`brain.branches.operations.resolve_start`)."""
+    from brain.branches.operations import resolve_start
+    from oci.diff_sides import local_tag_snapshot
+
+    first = text.split("/")[0]
+    if "/" in text and ("." in first or ":" in first):  # a branch name holds neither
         return _fetch(context, brain, text, plain_http, output)
-    raise NotFoundError(f"{text!r} names no branch, held snapshot or registry reference",
-                        hint="see `brain branch` and `brain log`; a reference is HOST[:PORT]/REPOSITORY[:TAG]")
-
-
-def _branch_head(brain: Brain, name: str) -> OciDigest | None:
-    from brain.branches.names import is_branch_name
-    from brain.branches.operations import resolve_branch
-
-    if not is_branch_name(name):
-        return None
     try:
-        return resolve_branch(brain, name)
-    except NotFoundError:
-        return None
+        return resolve_start(brain, text, tagged=lambda tag: local_tag_snapshot(brain, tag))
+    except NotFoundError as e:
+        if not (e.hint or "").startswith("REF is"):
+            raise
+        raise NotFoundError(e.message, hint=f"{e.hint}; or a registry reference HOST[:PORT]/REPOSITORY[:TAG]") from None
 
 
 def _fetch(context: CliContext, brain: Brain, text: str, plain_http: bool, output: Output) -> OciDigest:

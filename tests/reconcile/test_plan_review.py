@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cli.commands.merge import SHOWN_VALIDATED
-from tests.cli.conftest import BrainRunner
+from tests.cli.conftest import BrainRunner, assert_one_line_error
 from tests.reconcile.helpers import ACTOR, add, base, fact, source
 
 
@@ -93,3 +93,19 @@ def test_a_clean_plan_says_the_merge_commits(tmp_path: Path, brain: BrainRunner)
     assert plan.code == 0
     assert "nothing needs answering: `brain merge x --strategy squash --reason TEXT` commits it" in plan.stderr
     assert "1 new single-parent snapshot by us" in plan.stdout
+
+
+def test_merge_takes_the_refs_branch_create_takes(tmp_path: Path, brain: BrainRunner) -> None:
+    b, _, _ = base(tmp_path / "b")
+    add(b, source("theirs\n"), branch="x")
+    theirs = add(b, source("theirs again\n"), branch="x")
+    add(b, source("ours\n"))
+    where = ["--brain", str(b.path)]
+    older = brain(*where, "merge", "x~1", "--plan", "--json")
+    assert older.code == 0 and older.json()["theirs"] == [str(b.snapshot(theirs).first_parent)]
+    assert brain(*where, "merge", "HEAD~1", "--plan", "--json").json()["outcome"] == "up_to_date"
+    assert brain(*where, "merge", theirs.hex[:9], "--plan", "--json").json()["theirs"] == [str(theirs)]
+    unknown = brain(*where, "merge", "nosuch", "--plan")
+    assert_one_line_error(unknown, 4)
+    assert "or a registry reference" in unknown.stderr
+    assert_one_line_error(brain(*where, "merge", "x~9", "--plan"), 4)
