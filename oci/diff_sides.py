@@ -95,11 +95,19 @@ def _local_snapshot(brain: Brain, text: str) -> OciDigest | None:
             raise NotFoundError(f"{text}: the history stored here has only {len(history)} snapshots",
                                 hint="see `brain log`")
         return history[steps][0]
-    for tag, descriptor in brain.layout.tags():
-        if tag == text:
-            return _tagged_snapshot(brain, descriptor.digest, tag)
+    tagged = local_tag_snapshot(brain, text)
+    if tagged is not None:
+        return tagged
     if re.fullmatch(r"(sha256:)?[0-9a-f]{4,64}", text):
         return brain.resolve_snapshot_prefix(text)
+    return None
+
+
+def local_tag_snapshot(brain: Brain, tag: str) -> OciDigest | None:
+    """The snapshot the local tag `tag` (in `index.json`) names; None when there is no such tag."""
+    for name, descriptor in brain.layout.tags():
+        if name == tag:
+            return _tagged_snapshot(brain, descriptor.digest, tag)
     return None
 
 
@@ -113,4 +121,4 @@ def _tagged_snapshot(brain: Brain, manifest_digest: OciDigest, tag: str) -> OciD
     return source
 
 
-__all__ = ["diff", "side_of", "sides", "three_dot"]
+__all__ = ["diff", "local_tag_snapshot", "side_of", "sides", "three_dot"]

@@ -7,6 +7,7 @@ pointers through `brain.branches.pointers`: a checkout never rewrites a composit
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -195,22 +196,56 @@ def create_branch_at(
     actor: str,
     at: str | None = None,
     *,
+    tagged: Callable[[str], OciDigest | None] | None = None,
     lock_timeout: float | None = None,
     on_wait: Callable[[str], None] | None = None,
 ) -> BranchChange:
-    """`create_branch` with `at` given as a branch name or a snapshot digest (or prefix), as the CLI takes it."""
-    target = None if at is None else resolve_start(brain, at)
+    """`create_branch` with `at` given as the CLI takes it (see `resolve_start`)."""
+    target = None if at is None else resolve_start(brain, at, tagged=tagged)
     return create_branch(brain, name, actor, target, lock_timeout=lock_timeout, on_wait=on_wait)
 
 
-def resolve_start(brain: Brain, text: str) -> OciDigest:
-    """A branch name (first) or a stored snapshot's digest or prefix."""
+_ANCESTRY = re.compile(r"(?P<base>[^~^]+)(?:~(?P<steps>\d+)|(?P<carets>\^+))?")
+_REF_HINT = "REF is a branch (`brain branch`), HEAD, a local tag (`brain tags`) or a snapshot digest prefix (`brain log`), optionally followed by ~N"
+
+
+def resolve_start(brain: Brain, text: str, *, tagged: Callable[[str], OciDigest | None] | None = None) -> OciDigest:
+    """`--at REF`: a branch name (first), `HEAD`, a local tag (read through `tagged`: the manifest a tag names
+    is `oci`'s to decode), or a stored snapshot's digest or prefix; each may end in `~N` or `^`, `^^`…: that
+    many first parents back, as `brain log` lists them."""
+    match = _ANCESTRY.fullmatch(text)
+    if match is None:
+        raise NotFoundError(f"no branch or snapshot {text!r} in {brain.path}", hint=_REF_HINT)
+    base = match.group("base")
+    steps = int(match.group("steps")) if match.group("steps") else len(match.group("carets") or "")
+    digest = _named_start(brain, base, tagged)
+    for step in range(steps):
+        snapshot = brain.snapshot(digest) if brain.blobs.has(digest) else None
+        parent = None if snapshot is None else snapshot.first_parent
+        if parent is None or not brain.blobs.has(parent):
+            held = f"{step} first-parent ancestor{'' if step == 1 else 's'}"
+            raise NotFoundError(f"{text} goes past the history stored in {brain.path}: {base} has {held}",
+                                hint="see `brain log` for the snapshots")
+        digest = parent
+    return digest
+
+
+def _named_start(brain: Brain, text: str, tagged: Callable[[str], OciDigest | None] | None) -> OciDigest:
+    if text == "HEAD":
+        head = brain.snapshot_digest()
+        if head is None:
+            raise NotFoundError(f"the brain at {brain.path} is empty: HEAD names nothing",
+                                hint="commit something first (e.g. `brain ingest`)")
+        return head
     refs = branches(brain)
     if refs is not None and text in refs.branches:
         return refs.branches[text].snapshot
+    found = None if tagged is None else tagged(text)
+    if found is not None:
+        return found
     hexits = text.removeprefix("sha256:")
     if len(hexits) < 4 or not all(c in "0123456789abcdef" for c in hexits.lower()):
-        raise NotFoundError(f"no branch or snapshot {text!r} in {brain.path}", hint="see `brain branch` and `brain log`")
+        raise NotFoundError(f"no branch, tag or snapshot {text!r} in {brain.path}", hint=_REF_HINT)
     return brain.resolve_snapshot_prefix(text)
 
 

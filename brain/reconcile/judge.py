@@ -9,13 +9,14 @@ is not stored is a refusal naming what to fetch; a cascade reaching an episode i
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from brain.blocks import Block, MemoryType, Verdict
 from brain.blocks.provenance import (
     DemotionRecord,
     DerivationRecord,
     RemovalMechanism,
+    RegistrationRecord,
     RemovalRecord,
     SupersessionRecord,
 )
@@ -33,6 +34,7 @@ from brain.gate import (
 from brain.identity import BlockId, OciDigest, is_digest_string
 from brain.ledger import record_of, structural_targets
 from brain.lifecycle.cascade import reach
+from brain.lifecycle.describe import title_of
 from brain.reconcile.arithmetic import ModuleMerge
 from brain.reconcile.index import OurIndex
 from brain.reconcile.state import Resolution
@@ -72,7 +74,8 @@ class IncomingVerdict:
 
 @dataclass
 class Judgement:
-    """Everything judged: verdicts of the refused (and answered) blocks, the result, the cascade, withdrawn."""
+    """Everything judged: verdicts of the refused (and answered) blocks (`every_verdict` adds the validated ones),
+    the result, the cascade, withdrawn."""
 
     verdicts: dict[BlockId, IncomingVerdict]
     judged: int
@@ -85,6 +88,40 @@ class Judgement:
     """Resolved competing supersessions: contested block → (winner, the other contenders)."""
     read: dict[BlockId, Block] = field(default_factory=dict)
     """The incoming blocks that were read (for the lineage log of what enters)."""
+    incoming: dict[BlockId, MemoryType] = field(default_factory=dict)
+    """Every incoming block judged, with its module, in judging order (module, then digest)."""
+    origins: dict[BlockId, str] = field(default_factory=dict)
+    """Where an incoming source came from, as its incoming registration record says."""
+    tombstoned: frozenset[BlockId] = frozenset()
+
+    def every_verdict(self) -> list[IncomingVerdict]:
+        """A verdict for every incoming block, in judging order: the refused and answered ones as judged, every
+        other one `validated` (it passed every check that applies to its module). Built from what judging read."""
+        found = [self.verdicts.get(b) or IncomingVerdict(b, t, Verdict.VALIDATED) for b, t in self.incoming.items()]
+        found.extend(v for b, v in self.verdicts.items() if b not in self.incoming)
+        return found
+
+    def title(self, block_id: BlockId) -> str:
+        """A one-line title of an incoming block (a source's origin, a label, a record's type), from the blocks
+        judging already read."""
+        if block_id in self.tombstoned:
+            return "redacted on their side"
+        block = self.read.get(block_id)
+        if block is None:
+            return "unreadable"
+        origin = self.origins.get(block_id)
+        if origin:
+            return f"{origin} ({title_of(block)})"
+        record = block.payload().get("record") if block.memory_type is MemoryType.PROVENANCE else None
+        if isinstance(record, dict):
+            about = record.get("block") or next(iter(record.get("blocks") or ()), None)
+            if is_digest_string(about):
+                return f"{title_of(block)} of {BlockId.parse(about).short}"
+        return title_of(block)
+
+    def with_result(self, result: Mapping[MemoryType, frozenset[str]]) -> Judgement:
+        """The same judgement over another result (a rebase step)."""
+        return replace(self, result=dict(result))
 
     def entering(self) -> list[Block]:
         """The incoming blocks that are members of the result."""
@@ -126,6 +163,7 @@ class _Incoming:
         self.structural: dict[BlockId, set[BlockId]] = {}
         self.winners: dict[BlockId, list[tuple[BlockId, BlockId]]] = {}  # loser → [(winner, record)]
         self.removed: set[BlockId] = set()
+        self.origins: dict[BlockId, str] = {}
         shown = ", ".join(d.short for d in theirs)
         for merge in merges:
             for block_id in _ids(merge.incoming):
@@ -145,15 +183,7 @@ class _Incoming:
                 self.blocks[block_id] = block
         for block_id, block in self.blocks.items():
             if self.module[block_id] is MemoryType.PROVENANCE:
-                record = record_of(block)
-                if isinstance(record, DerivationRecord):
-                    self.derived_from[record.block] = record.derived_from
-                    for source in record.derived_from:
-                        self.dependents.setdefault(source, set()).add(record.block)
-                elif isinstance(record, SupersessionRecord):
-                    self.winners.setdefault(record.supersedes, []).append((record.block, block_id))
-                elif isinstance(record, RemovalRecord):
-                    self.removed.update(record.blocks)
+                self._learn(block_id, block)
             elif self.module[block_id] in (MemoryType.SEMANTIC, MemoryType.PROCEDURAL):
                 try:
                     targets = structural_targets(block)
@@ -161,6 +191,20 @@ class _Incoming:
                     targets = set()
                 for target in targets:
                     self.structural.setdefault(target, set()).add(block_id)
+
+    def _learn(self, block_id: BlockId, block: Block) -> None:
+        """What one incoming provenance record adds: derivations, supersessions, removals, source origins."""
+        record = record_of(block)
+        if isinstance(record, DerivationRecord):
+            self.derived_from[record.block] = record.derived_from
+            for source in record.derived_from:
+                self.dependents.setdefault(source, set()).add(record.block)
+        elif isinstance(record, SupersessionRecord):
+            self.winners.setdefault(record.supersedes, []).append((record.block, block_id))
+        elif isinstance(record, RemovalRecord):
+            self.removed.update(record.blocks)
+        elif isinstance(record, RegistrationRecord) and record.origin:
+            self.origins[record.block] = str(record.origin)
 
 
 def judge(  # noqa: C901 - §10.5's steps in their fixed order, each a short loop
@@ -279,6 +323,9 @@ def judge(  # noqa: C901 - §10.5's steps in their fixed order, each a short loo
         withdrawn_by_cascade=by_cascade,
         prefer=prefer,
         read=incoming.blocks,
+        incoming=incoming.module,
+        origins=incoming.origins,
+        tombstoned=tombstoned,
     )
 
 

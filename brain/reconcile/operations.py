@@ -140,7 +140,7 @@ def _halt_state(plan: MergePlan, strategy: Strategy, actor: str, reason: str) ->
     if len(plan.theirs) != 1 or plan.ancestor is None:
         what = "an n-way merge" if len(plan.theirs) != 1 else "a merge of unrelated histories"
         raise RefusedError(
-            f"{what} needs answers ({_questions(plan)}), and reconcile.json can hold only one head over a stored "
+            f"{what} needs answers ({questions(plan)}), and reconcile.json can hold only one head over a stored "
             "ancestor: nothing was written",
             hint="merge the heads one at a time (each can halt and be resolved), then merge again",
         )
@@ -148,22 +148,28 @@ def _halt_state(plan: MergePlan, strategy: Strategy, actor: str, reason: str) ->
                           actor=actor_of(actor), reason=reason, head=plan.ours)
 
 
-def _questions(plan: MergePlan) -> str:
+def questions(plan: MergePlan) -> str:
+    """What a halted plan needs answered, in words (`1 incoming block to admit or reject and ...`)."""
     j = plan.judgement
     if j is None:
         return "nothing"
     parts = []
     if j.open_questions:
-        parts.append(f"{len(j.open_questions)} incoming blocks to admit or reject")
+        parts.append(f"{counted(len(j.open_questions), 'incoming block')} to admit or reject")
     count = sum(len(ids) for ids in j.withdrawn.values())
     if count:
-        parts.append(f"{count} withdrawn blocks of ours to accept")
+        parts.append(f"{counted(count, 'withdrawn block')} of ours to accept")
     return " and ".join(parts) or "nothing"
+
+
+def counted(n: int, noun: str) -> str:
+    """`1 block`, `2 blocks`."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def halt_line(outcome: Outcome) -> str:
     """The one line a halted merge ends with."""
-    return (f"reconciliation halted: {_questions(outcome.plan)}; nothing was committed "
+    return (f"reconciliation halted: {questions(outcome.plan)}; nothing was committed "
             "(see `brain reconcile status`, then `brain reconcile resolve`/`accept-removals` and `continue`)")
 
 
@@ -174,6 +180,25 @@ def status(brain: Brain, index_of: IndexOf) -> tuple[ReconcileState, MergePlan]:
     """The open reconciliation and its plan recomputed with the answers so far (read-only)."""
     state = _open_state(brain)
     return state, _replan(brain, state, index_of)
+
+
+def next_steps(plan: MergePlan, state: ReconcileState) -> list[str]:
+    """What the open reconciliation needs next, one command per line, as `brain reconcile status` says it."""
+    j = plan.judgement
+    steps = [f"`brain reconcile resolve {v.block.short} --admit|--reject [--reason TEXT]` ({v.verdict}"
+             + (f"; or --prefer one of {', '.join(c.short for c in v.contenders)})" if v.contenders else ")")
+             for v in (j.open_questions if j is not None else ())]
+    withdrawn = {} if j is None else j.withdrawn
+    accepted = state.accepted_removals
+    if withdrawn and (accepted is None or {t: set(ids) for t, ids in accepted.blocks.items()}
+                      != {t: set(ids) for t, ids in withdrawn.items()}):
+        canonical = " --allow-canonical" if MemoryType.CANONICAL in withdrawn else ""
+        steps.append(f"`brain reconcile accept-removals --reason TEXT{canonical}` "
+                     f"(withdraws {counted(sum(len(ids) for ids in withdrawn.values()), 'block')} of ours)")
+    if not steps:
+        steps.append("`brain reconcile continue` commits it")
+    steps.append("`brain reconcile abort` discards it (nothing was committed)")
+    return steps
 
 
 def _open_state(brain: Brain) -> ReconcileState:
@@ -189,8 +214,9 @@ def _replan(brain: Brain, state: ReconcileState, index_of: IndexOf) -> MergePlan
 
 
 def resolve(brain: Brain, actor: str, block: str, kind: Literal["admit", "reject", "prefer"], index_of: IndexOf, *,
-            prefer: str | None = None, reason: str | None = None, lock_timeout: float | None = None) -> Resolution:
-    """Answer one open question (§10.6)."""
+            prefer: str | None = None, reason: str | None = None, lock_timeout: float | None = None,
+            ) -> tuple[BlockId, Resolution]:
+    """Answer one open question (§10.6): the block answered (`block` may be a prefix) and the answer."""
     with brain.writer(actor, lock_timeout=lock_timeout, reconciling=True) as writer:
         state = _open_state(brain)
         plan = _replan(brain, state, index_of)
@@ -211,7 +237,7 @@ def resolve(brain: Brain, actor: str, block: str, kind: Literal["admit", "reject
         answer = Resolution(kind=kind, prefer=winner, actor=actor_of(writer.actor), reason=reason or None,
                             at=utc_timestamp())
         write_state(brain.path, state.model_copy(update={"resolutions": {**state.resolutions, target: answer}}))
-        return answer
+        return target, answer
 
 
 def _match(text: str, ids: Sequence[BlockId], what: str) -> BlockId:
@@ -239,7 +265,7 @@ def accept_removals(brain: Brain, actor: str, reason: str, index_of: IndexOf, *,
         sources = plan.judgement.withdrawn.get(MemoryType.CANONICAL, ())
         if sources and not allow_canonical:
             raise RefusedError(
-                f"accepting would withdraw {len(sources)} canonical blocks of ours (first {sources[0].short}): the "
+                f"accepting would withdraw {counted(len(sources), 'canonical block')} of ours (first {sources[0].short}): the "
                 "retention policy keeps sources", hint="pass --allow-canonical to accept their removal too")
         accepted = AcceptedRemovals(blocks=dict(plan.judgement.withdrawn), actor=actor_of(writer.actor),
                                     reason=reason, at=utc_timestamp())
@@ -273,7 +299,7 @@ def continue_reconcile(brain: Brain, actor: str, index_of: IndexOf, *, lock_time
         assert judgement is not None
         if judgement.open_questions:
             first = judgement.open_questions[0]
-            raise RefusedError(f"{len(judgement.open_questions)} questions are unanswered (first: {first.block.short}, "
+            raise RefusedError(f"{counted(len(judgement.open_questions), 'question')} unanswered (first: {first.block.short}, "
                                f"{first.verdict.value})", hint="`brain reconcile status`, then `brain reconcile resolve`")
         if judgement.withdrawn:
             accepted = state.accepted_removals
@@ -342,7 +368,7 @@ def _write(writer: Writer, plan: MergePlan, judgement: Judgement, strategy: Stra
         if step_plan.join != "reconcile" or step_j is None:
             continue
         result = {t: frozenset(b for b in ids if b not in refused) for t, ids in step_j.result.items()}
-        step_j = _with_result(step_j, result) if step != plan.theirs[0] else judgement
+        step_j = step_j.with_result(result) if step != plan.theirs[0] else judgement
         records = records_for(step_j, recorded) if step == plan.theirs[0] else \
             (cascade_records({t: tuple(b for b in ids if b not in recorded) for t, ids in step_j.withdrawn_by_cascade.items()},
                              theirs, accepted) if accepted is not None else [])
@@ -354,9 +380,5 @@ def _write(writer: Writer, plan: MergePlan, judgement: Judgement, strategy: Stra
                          journal)
 
 
-def _with_result(j: Judgement, result: Mapping[MemoryType, frozenset[str]]) -> Judgement:
-    return Judgement(j.verdicts, j.judged, dict(result), j.cascade, j.withdrawn, j.withdrawn_by_cascade, j.prefer)
-
-
-__all__ = ["Outcome", "abort", "accept_removals", "continue_reconcile", "halt_line", "judge", "merge",
-           "read_block", "resolve", "status"]
+__all__ = ["Outcome", "abort", "accept_removals", "continue_reconcile", "counted", "halt_line", "judge", "merge",
+           "next_steps", "questions", "read_block", "resolve", "status"]

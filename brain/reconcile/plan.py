@@ -58,7 +58,8 @@ class MergePlan:
             StrategyCost("merge", 1, True, f"one snapshot with {n + 1} parents; their snapshots and signatures stay in history"),
             StrategyCost("squash", 1, False, "one single-parent snapshot by us; their snapshots and signatures leave history"),
             StrategyCost("rebase", len(self.replay), False,
-                         f"{len(self.replay)} new single-parent snapshots by us replaying theirs above the ancestor; "
+                         f"{len(self.replay)} new single-parent snapshot{'' if len(self.replay) == 1 else 's'} by us "
+                         "replaying theirs above the ancestor; "
                          "their digests and signatures do not carry over"),
         ]
 

@@ -74,17 +74,20 @@ def create(
     name: Annotated[str, typer.Argument(metavar="NAME", help="The new branch (segments of [A-Za-z0-9_-] joined by '/').")],
     at: Annotated[
         str | None,
-        typer.Option("--at", metavar="REF", help="Start it at this branch or snapshot (digest or prefix); default: the head."),
+        typer.Option("--at", metavar="REF", help="Start it at this branch, HEAD, local tag or snapshot (digest or prefix), "
+                     "optionally with ~N (N first parents back); default: the head."),
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Create a branch at the head (or --at a branch or snapshot); the current branch stays current."""
+    """Create a branch at the head (or --at REF); the current branch stays current."""
     from brain.branches.operations import create_branch_at
+    from oci.diff_sides import local_tag_snapshot
 
     context = cli_context(ctx)
     brain = context.open_brain()
     change = create_branch_at(
-        brain, name, context.actor(), at, lock_timeout=context.lock_timeout, on_wait=context.wait_note()
+        brain, name, context.actor(), at, tagged=lambda tag: local_tag_snapshot(brain, tag),
+        lock_timeout=context.lock_timeout, on_wait=context.wait_note(),
     )
     context.output(as_json).result(change, lambda r: f"created branch {r.branch} at {r.snapshot} (publishes as {r.tag})")
 

@@ -41,7 +41,7 @@ def _said(entry: LogEntry) -> str:
         return entry.summary
     answers = found.get("resolutions", {})
     decided = ", ".join(f"{v.get('kind')} {str(k)[7:19]}" for k, v in answers.items() if isinstance(v, dict))
-    accepted = " accepted removals" if "accepted_removals" in found else ""
+    accepted = "; removals accepted" if "accepted_removals" in found else ""
     who = found.get("actor", {}).get("id", "?") if isinstance(found.get("actor"), dict) else "?"
     return f"{entry.summary} [{found.get('strategy')} by {who}: {found.get('reason')}" + \
         (f"; {decided}" if decided else "") + accepted + "]"

@@ -7,6 +7,7 @@ with the strategy or halted in `boltzmann/reconcile.json` (exit 5) for `brain re
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
@@ -45,6 +46,7 @@ class FormatChoice(str, Enum):
 class VerdictRow(Result):
     block: str
     module: str
+    title: str
     verdict: str
     codes: list[str]
     issues: list[str]
@@ -75,6 +77,8 @@ class MergeResult(Result):
     cascade: dict[str, list[BlockId]]
     withdrawn: dict[str, list[BlockId]]
     costs: list[CostRow]
+    names: dict[str, str] = {}
+    """What the heads were called: our branch, and each REF as given."""
 
 
 def merge(
@@ -93,6 +97,7 @@ def merge(
     as_json: JsonFlag = False,
 ) -> None:
     """Merge branches, snapshots or registry references into the current branch."""
+    from brain.branches.operations import current_branch
     from brain.reconcile.operations import halt_line
     from brain.reconcile.operations import merge as run_merge
     from brain.snapshot import TrustScope
@@ -105,6 +110,7 @@ def merge(
     brain = context.open_brain()
     output = _output(context, as_json, output_format)
     theirs = [resolve_target(context, brain, ref, plain_http, output) for ref in refs]
+    names = {str(digest): ref for ref, digest in zip(refs, theirs, strict=True)}
     signing = SigningPlan.load(brain, sign_with)
     if not plan:
         signing.require({TrustScope.COMMIT}, "this merge")
@@ -114,13 +120,15 @@ def merge(
         allow_unrelated=allow_unrelated, lock_timeout=context.lock_timeout, on_wait=context.wait_note(),
         after_commit=lineage_hook(brain),
     )
-    result = merge_result(outcome)
+    result = merge_result(outcome, {str(outcome.plan.ours): current_branch(brain), **names})
     if outcome.kind == "halted":
-        output.result(result, lambda r: render(r, output))
+        output.result(result, lambda r: render(r, output, review=False))
         raise RefusedError(halt_line(outcome))
     signed = signing.sign_new_head(context) if outcome.kind == "merged" else None
-    output.result(with_signature(result, signed), lambda r: render(r, output))
-    if outcome.kind == "up_to_date":
+    output.result(with_signature(result, signed), lambda r: render(r, output, review=plan))
+    if outcome.kind == "planned":
+        output.message(plan_next_step(outcome, " ".join(refs), strategy.value))
+    elif outcome.kind == "up_to_date":
         output.message("already up to date: nothing was written")
     elif outcome.kind == "fast_forward":
         moved = "would move" if plan else "moved"
@@ -128,6 +136,17 @@ def merge(
     elif outcome.kind == "merged":
         shown = ", ".join(d.short for d in outcome.snapshots)
         output.message(f"merged ({outcome.strategy}) in snapshot {shown}")
+
+
+def plan_next_step(outcome: Outcome, refs: str, strategy: str) -> str:
+    """The line after a review: what running the merge would do."""
+    from brain.reconcile.operations import questions
+
+    command = f"`brain merge {refs}{'' if strategy == 'merge' else f' --strategy {strategy}'} --reason TEXT`"
+    if outcome.plan.needs_answers:
+        return (f"{command} would halt on {questions(outcome.plan)}, "
+                "answered with `brain reconcile resolve`/`accept-removals`, then `brain reconcile continue`")
+    return f"nothing needs answering: {command} commits it"
 
 
 def _output(context: CliContext, as_json: bool, output_format: FormatChoice) -> Output:
@@ -138,29 +157,20 @@ def _output(context: CliContext, as_json: bool, output_format: FormatChoice) -> 
 
 
 def resolve_target(context: CliContext, brain: Brain, text: str, plain_http: bool, output: Output) -> OciDigest:
-    """A branch name, a held snapshot (digest or prefix), else a registry reference fetched first."""
-    branch = _branch_head(brain, text)
-    if branch is not None:
-        return branch
-    bare = text.removeprefix("sha256:")
-    if bare and all(c in "0123456789abcdef" for c in bare) and len(bare) >= 4:
-        return brain.resolve_snapshot_prefix(text)
-    if "/" in text and ("." in text.split("/")[0] or ":" in text.split("/")[0]):
+    """A registry reference (fetched first), else what `branch create --at` takes: a branch, HEAD~N, a local tag
+    or a held snapshot's digest or prefix (`brain.branches.operations.resolve_start`)."""
+    from brain.branches.operations import resolve_start
+    from oci.diff_sides import local_tag_snapshot
+
+    first = text.split("/")[0]
+    if "/" in text and ("." in first or ":" in first):  # a branch name holds neither
         return _fetch(context, brain, text, plain_http, output)
-    raise NotFoundError(f"{text!r} names no branch, held snapshot or registry reference",
-                        hint="see `brain branch` and `brain log`; a reference is HOST[:PORT]/REPOSITORY[:TAG]")
-
-
-def _branch_head(brain: Brain, name: str) -> OciDigest | None:
-    from brain.branches.names import is_branch_name
-    from brain.branches.operations import resolve_branch
-
-    if not is_branch_name(name):
-        return None
     try:
-        return resolve_branch(brain, name)
-    except NotFoundError:
-        return None
+        return resolve_start(brain, text, tagged=lambda tag: local_tag_snapshot(brain, tag))
+    except NotFoundError as e:
+        if not (e.hint or "").startswith("REF is"):
+            raise
+        raise NotFoundError(e.message, hint=f"{e.hint}; or a registry reference HOST[:PORT]/REPOSITORY[:TAG]") from None
 
 
 def _fetch(context: CliContext, brain: Brain, text: str, plain_http: bool, output: Output) -> OciDigest:
@@ -235,16 +245,17 @@ def index_of(brain: Brain, *, persist: bool) -> Any:
     return make
 
 
-def merge_result(outcome: Outcome) -> MergeResult:
+def merge_result(outcome: Outcome, names: dict[str, str] | None = None) -> MergeResult:
     from brain.reconcile.plan import module_report
 
     plan: MergePlan = outcome.plan
     j = plan.judgement
     verdicts = [] if j is None else [
-        VerdictRow(block=str(v.block), module=v.memory_type.value, verdict=v.verdict.value, codes=list(v.codes),
-                   issues=[i.detail for i in v.issues], missing={str(k): w for k, w in v.missing.items()},
-                   contenders=[str(c) for c in v.contenders], resolution=v.resolution)
-        for v in j.verdicts.values()
+        VerdictRow(block=str(v.block), module=v.memory_type.value, title=j.title(v.block), verdict=v.verdict.value,
+                   codes=list(v.codes), issues=[i.detail for i in v.issues],
+                   missing={str(k): w for k, w in v.missing.items()}, contenders=[str(c) for c in v.contenders],
+                   resolution=v.resolution)
+        for v in j.every_verdict()
     ]
     return MergeResult(
         outcome=outcome.kind, strategy=outcome.strategy, ours=plan.ours, theirs=list(plan.theirs),
@@ -254,17 +265,30 @@ def merge_result(outcome: Outcome) -> MergeResult:
         withdrawn={} if j is None else {t.value: list(ids) for t, ids in j.withdrawn.items()},
         costs=[CostRow(strategy=c.strategy, snapshots=c.snapshots, keeps_their_history=c.keeps_their_history,
                        note=c.note) for c in plan.costs()] if plan.join == "reconcile" else [],
+        names=names or {},
     )
 
 
-def render(result: MergeResult, output: Output) -> list[RenderableType]:
-    """The review: modules, verdicts, cascade, withdrawn, strategy costs (markdown when asked)."""
-    head = f"{result.outcome.replace('_', ' ')}: {', '.join(t.short for t in result.theirs)} into {result.ours.short}"
+SHOWN_VALIDATED = 50
+"""Validated incoming blocks listed by the table and markdown renderings; `--json` lists every one."""
+
+
+def render(result: MergeResult, output: Output, *, review: bool = True) -> list[RenderableType]:
+    """The review: modules, every verdict (counts, the refused and answered blocks, then the validated ones),
+    cascade, withdrawn, strategy costs (markdown when asked). Without `review` (a merge done or halted) the
+    validated list and the strategy costs are left out: `--plan` and `--json` carry them."""
+    def named(digest: OciDigest) -> str:
+        name = result.names.get(str(digest))
+        return f"{name} ({digest.short})" if name and not digest.hex.startswith(name.removeprefix("sha256:")) \
+            else digest.short
+
+    head = f"{result.outcome.replace('_', ' ')}: {', '.join(named(t) for t in result.theirs)} into {named(result.ours)}"
     shown: list[RenderableType] = [f"## brain merge — {head}" if output.markdown else head]
     if result.ancestor is not None and result.outcome not in ("up_to_date", "fast_forward"):
-        refused = sum(1 for v in result.verdicts if v.verdict != "validated")
-        shown.append(f"ancestor {result.ancestor.short}; {result.judged} incoming blocks judged: "
-                     f"{result.judged - refused} validated (the +theirs columns), {refused} listed below")
+        counts = Counter(v.verdict for v in result.verdicts)
+        tally = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items(), key=lambda c: (c[0] != "validated", c[0])))
+        shown.append(f"ancestor {result.ancestor.short}; {result.judged} incoming blocks judged"
+                     + (f": {tally}" if tally else ""))
     if result.modules:
         sides = ["ours", *(["theirs"] if len(result.theirs) == 1 else [f"theirs {i + 1}" for i in range(len(result.theirs))])]
         table = output.table("module", "ancestor", *(f"+{s}" for s in sides), *(f"-{s}" for s in sides), "result")
@@ -272,18 +296,38 @@ def render(result: MergeResult, output: Output) -> list[RenderableType]:
             table.add_row(row["module"], str(row["ancestor"]), *(str(len(a)) for a in row["added"]),
                           *(str(len(r)) for r in row["removed"]), str(row["result"]))
         shown.append(table)
-    if result.verdicts:
-        table = output.table("block", "module", "verdict", "codes", "detail", "answer")
-        for v in result.verdicts:
-            detail = "; ".join([*v.issues, *(f"{k[:19]}…: {w}" for k, w in v.missing.items())])
-            table.add_row(v.block[:19] + "…", v.module, v.verdict, ", ".join(v.codes), detail, v.resolution or "open")
-        shown.append(table)
+    shown.extend(_verdict_tables(result.verdicts, output, review))
     for title, found in (("cascade", result.cascade), ("withdrawn", result.withdrawn)):
         for module, ids in found.items():
             shown.append(f"{title} {module}: {', '.join(i.short for i in ids)}")
-    if result.costs:
+    if result.costs and review:
         table = output.table("strategy", "snapshots", "their history", "attribution")
         for c in result.costs:
             table.add_row(c.strategy, str(c.snapshots), "kept" if c.keeps_their_history else "left out", c.note)
         shown.append(table)
+    return shown
+
+
+def _verdict_tables(verdicts: list[VerdictRow], output: Output, listed: bool) -> list[RenderableType]:
+    """Every refused or answered block (all of them), then the validated ones (at most `SHOWN_VALIDATED`)."""
+    shown: list[RenderableType] = []
+    refused = [v for v in verdicts if v.verdict != "validated"]
+    if refused:
+        title = "needs an answer" if any(v.resolution is None for v in refused) else "answered"
+        shown.append(f"### {title}" if output.markdown else f"{title}:")
+        table = output.table("block", "module", "title", "verdict", "codes", "detail", "answer")
+        for v in refused:
+            detail = "; ".join([*v.issues, *(f"{k[:19]}…: {w}" for k, w in v.missing.items())])
+            table.add_row(v.block[:19] + "…", v.module, v.title, v.verdict, ", ".join(v.codes), detail,
+                          v.resolution or "open")
+        shown.append(table)
+    validated = [v for v in verdicts if v.verdict == "validated"]
+    if validated and listed:
+        shown.append("### validated" if output.markdown else "validated:")
+        table = output.table("block", "module", "title")
+        for v in validated[:SHOWN_VALIDATED]:
+            table.add_row(v.block[:19] + "…", v.module, v.title)
+        shown.append(table)
+        if len(validated) > SHOWN_VALIDATED:
+            shown.append(f"and {len(validated) - SHOWN_VALIDATED} more validated blocks (every one in --json)")
     return shown

@@ -26,6 +26,8 @@ class StatusResult(Result):
     resolutions: dict[str, str]
     accepted_removals: bool
     plan: MergeResult
+    next: list[str]
+    """What it needs next, one command each (resolve, accept-removals, continue; abort)."""
 
 
 class Answered(Result):
@@ -37,23 +39,25 @@ class Answered(Result):
 @reconcile.command("status")
 def status(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Show the open reconciliation: what needs answering and what is answered."""
-    from brain.reconcile.operations import Outcome
+    from brain.branches.operations import current_branch
+    from brain.reconcile.operations import Outcome, next_steps
     from brain.reconcile.operations import status as run_status
 
     context = cli_context(ctx)
     brain = context.open_brain()
     state, plan = run_status(brain, index_of(brain, persist=False))
     output = context.output(as_json)
-    shown = merge_result(Outcome("halted", plan, state.strategy, state=state))
+    shown = merge_result(Outcome("halted", plan, state.strategy, state=state), {str(state.head): current_branch(brain)})
     result = StatusResult(
         theirs=str(state.theirs), ancestor=str(state.ancestor), strategy=state.strategy, actor=state.actor.id,
         reason=state.reason, head=str(state.head),
         resolutions={str(k): v.kind + (f" {v.prefer}" if v.prefer else "") for k, v in state.resolutions.items()},
-        accepted_removals=state.accepted_removals is not None, plan=shown,
+        accepted_removals=state.accepted_removals is not None, plan=shown, next=next_steps(plan, state),
     )
     output.result(result, lambda r: [f"reconciling {r.theirs[:19]}… ({r.strategy}) by {r.actor}: {r.reason}",
                                      *render(r.plan, output),
-                                     f"removals accepted: {'yes' if r.accepted_removals else 'no'}"])
+                                     f"removals accepted: {'yes' if r.accepted_removals else 'no'}",
+                                     "next:", *(f"  {step}" for step in r.next)])
 
 
 @reconcile.command("resolve")
@@ -75,11 +79,12 @@ def resolve(
     kind: Literal["admit", "reject", "prefer"] = "admit" if admit else "reject" if reject else "prefer"
     context = cli_context(ctx)
     brain = context.open_brain()
-    answer = run_resolve(brain, context.actor(), block, kind, index_of(brain, persist=False), prefer=prefer,
-                         reason=reason, lock_timeout=context.lock_timeout)
+    target, answer = run_resolve(brain, context.actor(), block, kind, index_of(brain, persist=False), prefer=prefer,
+                                 reason=reason, lock_timeout=context.lock_timeout)
     output = context.output(as_json)
-    output.result(Answered(block=block, kind=answer.kind, prefer=None if answer.prefer is None else str(answer.prefer)),
-                  lambda r: f"{r.kind} {r.block}" + (f" (prefer {r.prefer[:19]}…)" if r.prefer else ""))
+    output.result(Answered(block=str(target), kind=answer.kind, prefer=None if answer.prefer is None else str(answer.prefer)),
+                  lambda r: f"{r.kind} {target.short}" + (f" (prefer {r.prefer[:19]}…)" if r.prefer else ""))
+    output.message("next: `brain reconcile status` shows what is still open; `brain reconcile continue` commits")
 
 
 @reconcile.command("accept-removals")
@@ -91,6 +96,7 @@ def accept_removals(
 ) -> None:
     """Accept every withdrawn block of ours, in one statement."""
     from brain.reconcile.operations import accept_removals as run_accept
+    from brain.reconcile.operations import counted
 
     context = cli_context(ctx)
     brain = context.open_brain()
@@ -99,7 +105,8 @@ def accept_removals(
     output = context.output(as_json)
     blocks = {t.value: [str(b) for b in ids] for t, ids in accepted.blocks.items()}
     output.result(Answered(block=",".join(blocks), kind="accept-removals", prefer=None),
-                  lambda r: f"accepted the removal of {sum(len(v) for v in blocks.values())} blocks ({r.block})")
+                  lambda r: f"accepted the removal of {counted(sum(len(v) for v in blocks.values()), 'block')} ({r.block})")
+    output.message("next: `brain reconcile status` shows what is still open; `brain reconcile continue` commits")
 
 
 @reconcile.command("continue")
@@ -116,7 +123,7 @@ def continue_(ctx: typer.Context, sign_with: SignWithOption = None, as_json: Jso
                                  lock_timeout=context.lock_timeout, after_commit=lineage_hook(brain))
     signed = signing.sign_new_head(context)
     output = context.output(as_json)
-    output.result(with_signature(merge_result(outcome), signed), lambda r: render(r, output))
+    output.result(with_signature(merge_result(outcome), signed), lambda r: render(r, output, review=False))
     output.message(f"merged ({outcome.strategy}) in snapshot {', '.join(d.short for d in outcome.snapshots)}")
 
 

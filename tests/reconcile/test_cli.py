@@ -55,11 +55,20 @@ def test_merge_of_real_ingests_lands_the_union_and_verifies(diverged: tuple[Path
     plan = brain("--brain", str(ours), "merge", their_head, "--plan", "--json")
     assert plan.code == 0, plan.stderr
     review = plan.json()
-    assert review["outcome"] == "planned" and review["verdicts"] == [] and review["withdrawn"] == {}
+    assert review["outcome"] == "planned" and review["withdrawn"] == {}
+    b = Brain.open(ours)
+    incoming = {str(block) for name in ("canonical", "provenance")
+                for block in set(b.module(name, b.snapshot(_d(their_head))).block_ids)
+                - set(b.module(name, b.snapshot(_d(our_head))).block_ids)}
+    assert {v["block"] for v in review["verdicts"]} == incoming and len(review["verdicts"]) == review["judged"]
+    assert {v["verdict"] for v in review["verdicts"]} == {"validated"}
+    assert sorted(v["title"].split(" ")[0] for v in review["verdicts"] if v["module"] == "canonical") == \
+        ["docs/doc3.txt", "docs/doc4.txt"]
     run = brain("--brain", str(ours), "--actor", ACTOR, "merge", their_head, "--reason", "join the docs", "--json")
     assert run.code == 0, run.stderr
     result = run.json()
     assert result["outcome"] == "merged"
+    b = Brain.open(ours)
     b = Brain.open(ours)
     head = b.snapshot()
     assert head is not None and [str(p) for p in head.parents or ()] == [our_head, their_head]
@@ -100,7 +109,7 @@ def test_halt_writes_only_reconcile_json_in_the_exact_shape(tmp_path: Path, brai
     before = {p.name: p.read_bytes() for p in (b.path / "boltzmann").iterdir() if p.is_file()}
     run = brain("--brain", str(b.path), "--actor", ACTOR, "merge", "x", "--reason", "join x")
     assert run.code == 5
-    assert run.stderr.splitlines()[-1].startswith("error: reconciliation halted: 1 incoming blocks to admit or reject")
+    assert run.stderr.splitlines()[-1].startswith("error: reconciliation halted: 1 incoming block to admit or reject")
     after = {p.name: p.read_bytes() for p in (b.path / "boltzmann").iterdir() if p.is_file()}
     assert set(after) - set(before) == {"reconcile.json"}
     assert {k: v for k, v in after.items() if k not in ("reconcile.json", "lock")} == \
