@@ -11,7 +11,6 @@ import hashlib
 import logging
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import requests
 
@@ -20,27 +19,26 @@ from brain.identity import OciDigest
 from brain.store.blobs import BlobStore
 from oci.manifests_remote import MAX_MANIFEST_BYTES
 from oci.network import NETWORK_ERRORS, network_failure, unexpected
+from oci.requester import Progress, Requester
 
-if TYPE_CHECKING:
-    from oci.transport import Progress, RegistryClient
 
 log = logging.getLogger("brain.oci.transport")
 _READ = 1 << 20
 
 
-def fetch_blob(client: RegistryClient, digest: OciDigest, size: int, store: BlobStore, progress: Progress | None) -> None:
+def fetch_blob(client: Requester, digest: OciDigest, size: int, store: BlobStore, progress: Progress | None) -> None:
     """Stream blob `digest` into `store`; refuses (stores nothing) on a wrong size or digest."""
     store.put_stream(blob_body(client, digest, size, progress), expected=digest, sync=False)
 
 
-def get_blob_bytes(client: RegistryClient, digest: OciDigest, size: int, max_size: int = MAX_MANIFEST_BYTES) -> bytes:
+def get_blob_bytes(client: Requester, digest: OciDigest, size: int, max_size: int = MAX_MANIFEST_BYTES) -> bytes:
     """A small blob (a config) in memory, checked against `size` and `digest` like any download."""
     if size > max_size:
         raise UntrustedArtifactError(f"blob {digest} claims {size} bytes, more than the {max_size} allowed here")
     return b"".join(blob_body(client, digest, size, None))
 
 
-def blob_body(client: RegistryClient, digest: OciDigest, size: int, progress: Progress | None) -> Iterator[bytes]:
+def blob_body(client: Requester, digest: OciDigest, size: int, progress: Progress | None) -> Iterator[bytes]:
     """The blob's bytes, verified; a connection dropped mid-body resumes with `Range` where it stopped.
 
     A `Content-Length` that disagrees with the manifest is asked again once (a proxy may have mangled

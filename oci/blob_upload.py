@@ -11,16 +11,15 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 from urllib.parse import urlencode, urljoin, urlsplit, urlunsplit
 
 from brain.errors import IntegrityError, RemoteError
 from brain.identity import OciDigest
 from oci.network import NETWORK_ERRORS, unexpected
+from oci.requester import Progress, Requester
 from oci.retry import RETRYABLE_STATUS
 
-if TYPE_CHECKING:
-    from oci.transport import Progress, RegistryClient
 
 
 class _Retry(Exception):
@@ -35,7 +34,7 @@ class _UploadSession:
     offset: int = 0
 
 
-def blob_size(client: RegistryClient, digest: OciDigest) -> int | None:
+def blob_size(client: Requester, digest: OciDigest) -> int | None:
     """The size of blob `digest` in the client's repository, or None if the registry does not have it."""
     response = client.request("HEAD", f"{client.repository_url}/blobs/{digest}")
     response.close()
@@ -47,7 +46,7 @@ def blob_size(client: RegistryClient, digest: OciDigest) -> int | None:
 
 
 def push_blob(
-    client: RegistryClient, digest: OciDigest, size: int, opener: Callable[[], BinaryIO], progress: Progress | None
+    client: Requester, digest: OciDigest, size: int, opener: Callable[[], BinaryIO], progress: Progress | None
 ) -> bool:
     """Upload a blob unless the registry already has it; returns True iff bytes were sent.
 
@@ -78,7 +77,7 @@ def push_blob(
     raise AssertionError("unreachable")
 
 
-def _start_upload(client: RegistryClient, digest: OciDigest) -> str:
+def _start_upload(client: Requester, digest: OciDigest) -> str:
     response = client.request("POST", f"{client.repository_url}/blobs/uploads/")
     response.close()
     if response.status_code != 202 or "Location" not in response.headers:
@@ -86,7 +85,7 @@ def _start_upload(client: RegistryClient, digest: OciDigest) -> str:
     return urljoin(response.url, response.headers["Location"])
 
 
-def _upload_offset(client: RegistryClient, location: str) -> tuple[str, int] | None:
+def _upload_offset(client: Requester, location: str) -> tuple[str, int] | None:
     """(location, bytes the registry holds) of an upload session, or None if it is unknown or unreadable."""
     try:
         response = client.request("GET", location)
@@ -102,7 +101,7 @@ def _upload_offset(client: RegistryClient, location: str) -> tuple[str, int] | N
 
 
 def _upload(
-    client: RegistryClient, digest: OciDigest, size: int, opener: Callable[[], BinaryIO], progress: Progress | None,
+    client: Requester, digest: OciDigest, size: int, opener: Callable[[], BinaryIO], progress: Progress | None,
     session: _UploadSession,
 ) -> None:
     """Send the blob from the session's offset on (the bytes before it are read and hashed, not sent)."""
@@ -141,7 +140,7 @@ def _upload(
 
 
 def _upload_step(
-    client: RegistryClient, method: str, url: str, headers: dict[str, str], body: bytes, digest: OciDigest, ok: int
+    client: Requester, method: str, url: str, headers: dict[str, str], body: bytes, digest: OciDigest, ok: int
 ) -> str:
     """One request of the session, not retried alone; returns where the session lives next."""
     try:

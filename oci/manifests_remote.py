@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import requests
 
@@ -17,9 +16,8 @@ from brain.errors import NotFoundError, RemoteError, UntrustedArtifactError
 from brain.identity import OciDigest
 from oci import media_types as mt
 from oci.network import NETWORK_ERRORS, error_codes, network_failure, unexpected
+from oci.requester import Requester
 
-if TYPE_CHECKING:
-    from oci.transport import RegistryClient
 
 MAX_MANIFEST_BYTES = 4 << 20
 # We only install OCI manifests, but ask for every kind: a registry answers 404 for an index it may not
@@ -42,7 +40,7 @@ class FetchedManifest:
     media_type: str
 
 
-def get_manifest(client: RegistryClient, reference: str) -> FetchedManifest:
+def get_manifest(client: Requester, reference: str) -> FetchedManifest:
     """Fetch a manifest by tag or digest; a clean 404 (manifest or repository unknown) is `NotFoundError`.
 
     A connection dropped or a body cut short while it is read is retried like any request.
@@ -89,7 +87,7 @@ def _small_body(response: requests.Response, what: str) -> bytes:
     return data
 
 
-def put_manifest(client: RegistryClient, reference: str, data: bytes) -> OciDigest:
+def put_manifest(client: Requester, reference: str, data: bytes) -> OciDigest:
     """Upload manifest bytes under a tag or digest; returns their digest."""
     digest = OciDigest.of(data)
     url = f"{client.repository_url}/manifests/{reference}"

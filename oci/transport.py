@@ -28,6 +28,7 @@ from oci.manifests_remote import MAX_MANIFEST_BYTES, FetchedManifest
 from oci.network import NETWORK_ERRORS, network_failure, unexpected
 from oci.reference import Reference
 from oci.registry_auth import RegistryAuth
+from oci.requester import Progress
 from oci.retry import RETRYABLE_STATUS, RetryPolicy
 
 __all__ = ["MAX_MANIFEST_BYTES", "FetchedManifest", "Observer", "Progress", "RegistryClient"]
@@ -35,7 +36,6 @@ __all__ = ["MAX_MANIFEST_BYTES", "FetchedManifest", "Observer", "Progress", "Reg
 log = logging.getLogger("brain.oci.transport")
 DEFAULT_TIMEOUT = (10.0, 60.0)
 CHUNK_SIZE = 8 << 20
-Progress = Callable[[OciDigest, int, int], None]
 Observer = Callable[[str, str, int], None]
 
 
