@@ -32,7 +32,6 @@ from brain.merkle import InclusionProof
 from brain.module import DestroyedBlockError, Module, read_block
 from brain.snapshot import Snapshot
 from brain.store import BlobStore, Head, Layout, read_head
-from brain.branches.pointers import repair_switching
 from brain.branches.refs import read_refs
 from brain.store.head import head_path
 from brain.store.lock import WriterLock
@@ -265,23 +264,29 @@ class Brain:
         lock_timeout: float | None = None,
         on_wait: Callable[[str], None] | None = None,
         branch: str | None = None,
+        pointers_only: bool = False,
         *,
         reconciling: bool = False,
     ) -> Writer:
         """The only write path: a context manager holding the writer lock (see `Writer`).
 
-        `branch`: commit onto that branch instead of the current one (created from the head if absent). It
-        refuses while a reconciliation is open, unless it is the reconciliation's own (`reconciling`).
+        `branch`: commit onto that branch instead of the current one (created from the head if absent);
+        `pointers_only`: the caller moves pointers and writes no blob (branch operations). It refuses while a
+        reconciliation is open, unless it is the reconciliation's own (`reconciling`).
         """
-        return Writer(self, actor, lock_timeout=lock_timeout, on_wait=on_wait, branch=branch, reconciling=reconciling)
+        return Writer(
+            self, actor, lock_timeout=lock_timeout, on_wait=on_wait, branch=branch, pointers_only=pointers_only,
+            reconciling=reconciling,
+        )
 
 
 def _repair_checkout(path: Path) -> None:
     """Finish or undo a checkout a crash interrupted (a `switching` left in refs.json), under the writer lock.
 
     Cheap when there is nothing to repair (one failed open of a missing file, or one small read). A brain this
-    process cannot lock (read-only) is left as it is: reads interpret `switching` the same way, and every writer
-    repairs it when it takes the lock. A refs.json that cannot be read is reported by the commands that need it.
+    process cannot lock (read-only, or locked by a writer, which repaired it when it took the lock) is left as
+    it is: reads interpret `switching` the same way. A refs.json that cannot be read is reported by the
+    commands that need it.
     """
     try:
         refs = read_refs(path)
@@ -290,10 +295,10 @@ def _repair_checkout(path: Path) -> None:
     if refs is None or refs.switching is None:
         return
     try:
-        with WriterLock(path, timeout=10):
-            repair_switching(path)
+        with WriterLock(path, timeout=0, sweep_blobs=False):  # taking the lock repairs it
+            pass
     except (BrainError, OSError):
-        return
+        return  # busy (its holder repaired it) or read-only
 
 
 def _unique(matches: list[D], prefix: str, kind: str, *, none: str, hint: str | None = None) -> D:

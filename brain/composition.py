@@ -60,6 +60,15 @@ class Composition(JcsDocument):
         return cls._trusted(MemoryType.parse(str(memory_type)), hexes, tuple(map(by_hex.__getitem__, hexes)))
 
     @classmethod
+    def of_hexes(cls, memory_type: MemoryType | str, hexes: list[str]) -> Composition:
+        """The composition of members given as sorted, distinct, well-formed hex digests (checked here cheaply:
+        order and form; no block-id objects are built until they are asked for)."""
+        if not all(map(operator.lt, hexes, hexes[1:])) or not _is_lower_hex("".join(hexes)) or \
+                any(len(h) != 64 for h in hexes):
+            raise ValueError("composition members must be sorted, distinct 64-digit lowercase hex digests")
+        return cls._trusted(MemoryType.parse(str(memory_type)), list(hexes))
+
+    @classmethod
     def _trusted(cls, memory_type: MemoryType, hexes: list[str], ids: tuple[BlockId, ...] | None = None) -> Composition:
         # Ids already checked (sorted, distinct, well-formed): skip per-id pydantic and regex validation.
         if ids is None:
@@ -117,30 +126,57 @@ class Composition(JcsDocument):
     def decode(cls, data: bytes, expected: OciDigest | None = None) -> Composition:
         """Read stored composition bytes, refusing everything §5.1 refuses; raises `CompositionDecodeError`."""
         data = bytes(data)
-        actual, document = read_json_object(data, expected, OciDigest, "composition", CompositionDecodeError)
-        if document.keys() != _COMPOSITION_KEYS:
-            missing, extra = sorted(_COMPOSITION_KEYS - document.keys()), sorted(document.keys() - _COMPOSITION_KEYS)
-            raise CompositionDecodeError(
-                f"composition keys must be exactly {sorted(_COMPOSITION_KEYS)} "
-                f"(missing: {missing}; unexpected: {extra})"
-            )
-        check_boltzmann(document, "composition", CompositionDecodeError)
-        memory_type = _MEMORY_TYPES.get(document["memory_type"]) if isinstance(document["memory_type"], str) else None
-        if memory_type is None:
-            raise CompositionDecodeError(f"composition has unknown memory_type {document['memory_type']!r}")
-        if document["layout"] != LAYOUT:
-            raise CompositionDecodeError(f"composition layout must be {LAYOUT!r}, got {document['layout']!r}")
-        ids = document["block_ids"]
-        well_formed = isinstance(ids, list) and all(type(i) is str and len(i) == 71 for i in ids)
-        if not well_formed or not _ID_RUN.fullmatch("".join(ids)):
-            raise CompositionDecodeError(f"composition block_ids must be a list of block ids ({_first_malformed(ids)})")
-        if not all(map(operator.lt, ids, ids[1:])):
-            raise CompositionDecodeError("composition block_ids are not strictly ascending (unsorted or duplicated)")
-        composition = cls._trusted(memory_type, [i[7:] for i in ids])
-        if composition.to_bytes() != data:
-            raise CompositionDecodeError("composition is not in canonical jcs/1 form (re-serialization differs)")
+        actual, memory_type, hexes = _checked(data, expected)
+        composition = cls._trusted(memory_type, hexes)
         composition._adopt(data, actual)
         return composition
+
+    @staticmethod
+    def member_hexes(data: bytes, expected: OciDigest | None = None) -> tuple[MemoryType, list[str]]:
+        """The memory type and member hex digests of stored composition bytes, with every check `decode`
+        makes but no block-id objects and no Merkle root (a reconciliation diffs 10^5-member lists)."""
+        _, memory_type, hexes = _checked(bytes(data), expected)
+        return memory_type, hexes
+
+
+def _checked(data: bytes, expected: OciDigest | None) -> tuple[OciDigest, MemoryType, list[str]]:
+    """§5.1's refusals over stored bytes: the digest, memory type and member hexes."""
+    actual, document = read_json_object(data, expected, OciDigest, "composition", CompositionDecodeError)
+    if document.keys() != _COMPOSITION_KEYS:
+        missing, extra = sorted(_COMPOSITION_KEYS - document.keys()), sorted(document.keys() - _COMPOSITION_KEYS)
+        raise CompositionDecodeError(
+            f"composition keys must be exactly {sorted(_COMPOSITION_KEYS)} "
+            f"(missing: {missing}; unexpected: {extra})"
+        )
+    check_boltzmann(document, "composition", CompositionDecodeError)
+    memory_type = _MEMORY_TYPES.get(document["memory_type"]) if isinstance(document["memory_type"], str) else None
+    if memory_type is None:
+        raise CompositionDecodeError(f"composition has unknown memory_type {document['memory_type']!r}")
+    if document["layout"] != LAYOUT:
+        raise CompositionDecodeError(f"composition layout must be {LAYOUT!r}, got {document['layout']!r}")
+    ids = document["block_ids"]
+    well_formed = isinstance(ids, list) and all(type(i) is str and len(i) == 71 for i in ids)
+    hexes = [i[7:] for i in ids] if well_formed else []
+    # With every hex part lowercase hex (no ':'), "sha256:" can occur only as a prefix: counting it checks all.
+    if not well_formed or not _is_lower_hex("".join(hexes)) or "".join(ids).count("sha256:") != len(ids):
+        raise CompositionDecodeError(f"composition block_ids must be a list of block ids ({_first_malformed(ids)})")
+    if not all(map(operator.lt, hexes, hexes[1:])):
+        raise CompositionDecodeError("composition block_ids are not strictly ascending (unsorted or duplicated)")
+    joined = ",".join(f'"sha256:{h}"' for h in hexes)
+    canonical = f'{{"block_ids":[{joined}],"boltzmann":1,"layout":"{LAYOUT}","memory_type":"{memory_type.value}"}}'
+    if canonical.encode("ascii") != data:
+        raise CompositionDecodeError("composition is not in canonical jcs/1 form (re-serialization differs)")
+    return actual, memory_type, hexes
+
+
+def _is_lower_hex(text: str) -> bool:
+    """Only the characters 0-9a-f (as `[0-9a-f]*`, at C speed: `fromhex` also takes whitespace and upper
+    case, which the round trip through `hex()` does not give back)."""
+    even = text if len(text) % 2 == 0 else text + "0"
+    try:
+        return bytes.fromhex(even).hex() == even
+    except ValueError:
+        return False
 
 
 def _unchecked_block_id(hex_digest: str) -> BlockId:

@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING
 
 from brain.blocks.base import Block
 from brain.branches.names import MAIN, branch_tag, validate_branch_name
-from brain.branches.pointers import refs_or_implicit, repair_switching
-from brain.branches.refs import BranchEntry, Refs, write_refs
+from brain.branches.pointers import refs_or_implicit
+from brain.branches.refs import BranchEntry, Refs, read_refs, write_refs
 from brain.blocks.memory_type import MemoryType
 from brain.composition import Composition, ModuleRef
 from brain.errors import ConflictError, NotFoundError
 from brain.identity import BlockId, OciDigest, utc_timestamp, validate_actor_id
 from brain.snapshot import Snapshot
+from brain.store.redaction import refuse_if_unfinished
 from brain.store import Head, WriterLock, read_head, write_head
 from brain.store.atomic import sweep_temps
 from brain.store.background import BackgroundPuts
@@ -92,7 +93,9 @@ class Writer:
 
     `branch`: commit onto that branch rather than the current one (see the module docstring); `head` is
     then that branch's head (a `Head` with no `retained`), and `head.json` keeps naming the current branch.
-    Taking the lock first repairs an interrupted checkout (§10.2), so no commit lands under the wrong branch.
+    `pointers_only`: the holder writes no blob (a checkout), so taking the lock does not sweep `blobs/sha256`.
+    Taking the lock first repairs an interrupted checkout (§10.2, `WriterLock`), so no commit lands under the
+    wrong branch; a `refs.json` that cannot be read refuses the write (exit 2) before anything is staged.
     """
 
     def __init__(
@@ -103,12 +106,15 @@ class Writer:
         lock_timeout: float | None = None,
         on_wait: Callable[[str], None] | None = None,
         branch: str | None = None,
+        pointers_only: bool = False,
         reconciling: bool = False,
     ) -> None:
         self.brain = brain
         self.actor = validate_actor_id(actor)
         self.branch = None if branch is None else validate_branch_name(branch)
-        self._lock = WriterLock(brain.path, lock_timeout, on_wait, reconciling=reconciling)
+        self._lock = WriterLock(
+            brain.path, lock_timeout, on_wait, reconciling=reconciling, sweep_blobs=not pointers_only
+        )
         self._head: Head | None = None
         # The brain's own head and refs (they differ from `_head` only when committing onto another branch).
         self._brain_head: Head | None = None
@@ -126,8 +132,11 @@ class Writer:
     def __enter__(self) -> Writer:
         self._lock.acquire()
         try:
+            # An interrupted redaction must be finished before anything else is written (`brain redact --resume`).
+            refuse_if_unfinished(self.brain.path, "writing")
             # Read the head only once the lock is ours: another writer may have just committed.
-            self._branch_refs = repair_switching(self.brain.path)
+            # Taking the lock repaired an interrupted checkout; a refs.json that cannot be read refuses the write.
+            self._branch_refs = read_refs(self.brain.path)
             self._brain_head = self._head = read_head(self.brain.path)
             self._enter_branch()
             self._snapshot = None if self._head is None else self.brain.snapshot(self._head.snapshot)
@@ -290,10 +299,11 @@ class Writer:
         self._require_lock()
         head = self._brain_head
         if head is not None and retained is not None and retained != head.retained:
-            # write_head keeps every branch head in `retained` (§10.2), whatever the caller narrowed it to.
-            self._brain_head = write_head(self.brain.path, head.model_copy(update={"retained": retained}), self._branch_refs)
+            # write_head appends every branch head again (§10.2): narrowing never drops a branch.
+            written = write_head(self.brain.path, head.model_copy(update={"retained": retained}), self._branch_refs)
+            self._brain_head = written
             if not self._other_branch:
-                self._head = self._brain_head
+                self._head = written
         deleted = sum(1 for digest in garbage if self.brain.blobs.delete(digest))
         sweep_temps(self.brain.path / "boltzmann" / "cache", float("inf"))
         return deleted

@@ -89,13 +89,17 @@ class CliContext:
             return ColorMode.NEVER.value
         return self.color.value
 
-    def open_brain(self) -> Brain:
-        """Open the brain at `--brain` for reading (raises `NotABrainError` when there is none)."""
+    def open_brain(self, *, unfinished_redaction: bool = False) -> Brain:
+        """Open the brain at `--brain` (raises `NotABrainError` when there is none).
+
+        An interrupted redaction may have left redacted bytes on disk: every command but those passing
+        `unfinished_redaction=True` (`redact`, `verify`) refuses until `brain redact --resume` finishes it.
+        """
         path = self.brain_path
         if path.exists() and not path.is_dir():
             raise NotABrainError(f"{path} is a file, not a brain directory", hint="point --brain at a brain directory")
         try:
-            return Brain.open(path)
+            brain = Brain.open(path)
         except NotABrainError as e:
             if path != DEFAULT_BRAIN_DIR or self.sources.get("brain", "default") != "default":
                 raise
@@ -104,6 +108,11 @@ class CliContext:
                 f"./{path} is not a brain (the default: no --brain option and BRAIN_DIR is not set)",
                 hint="pass --brain PATH or set BRAIN_DIR, or create ./brain with `brain init`",
             ) from e
+        if not unfinished_redaction:
+            from brain.store.redaction import refuse_if_unfinished
+
+            refuse_if_unfinished(brain.path, "this command")
+        return brain
 
     def writer(self, brain: Brain) -> Writer:
         """The brain's writer as the validated actor, waiting `--lock-timeout` and saying so on stderr."""

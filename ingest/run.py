@@ -28,6 +28,7 @@ from brain.blocks.canonical import CanonicalBlock
 from brain.brain import Brain
 from brain.errors import UsageError
 from brain.identity import BlockId, OciDigest
+from brain.module import DestroyedBlockError
 from brain.snapshot import Snapshot
 from ingest import PROPOSABLE_MEMORY_TYPES
 from ingest.answers import answer_source
@@ -140,7 +141,7 @@ def _check_base(brain: Brain, options: IngestOptions) -> OciDigest | None:
     if options.base is None:
         return None
     base = resolve_base(brain, options.base)
-    check_base(brain, base, options.base)
+    check_base(brain, base, options.base, options.shard)
     return base
 
 
@@ -339,8 +340,12 @@ def _blob_size(brain: Brain, digest: OciDigest) -> int | None:
 
 
 def _stored_view(brain: Brain, block_id: BlockId) -> bytes | None:
-    """The normalized view of a canonical member, read back (and re-hashed) from the store."""
-    block = brain.resolve(block_id)
+    """The normalized view of a canonical member, read back (and re-hashed) from the store; None when a
+    redaction destroyed it (a redacted source is never asked about again)."""
+    try:
+        block = brain.resolve(block_id)
+    except DestroyedBlockError:
+        return None
     view = block.normalized_view if isinstance(block, CanonicalBlock) else None
     return brain.blobs.get(view.blob) if view is not None else None
 

@@ -113,7 +113,10 @@ def resolve_base(brain: Brain, ref: str) -> OciDigest | None:
     if ref == EMPTY_BASE:
         return None
     if ref.startswith("sha256:"):
-        return brain.resolve_snapshot_prefix(ref)
+        try:
+            return brain.resolve_snapshot_prefix(ref)
+        except NotFoundError as e:
+            raise NotFoundError(f"--base {ref}: {e.message}", hint="`brain pull` or `brain fetch` the base first") from e
     found = _pulled(brain, ref) or _tagged(brain, ref)
     if found is None:
         raise NotFoundError(
@@ -156,8 +159,9 @@ def _tagged(brain: Brain, tag: str) -> OciDigest | None:
         ) from e
 
 
-def check_base(brain: Brain, base: OciDigest | None, ref: str) -> None:
-    """Refuse unless the head is `base` or a first-parent descendant of it (the empty brain for None)."""
+def check_base(brain: Brain, base: OciDigest | None, ref: str, shard: Shard | None = None) -> None:
+    """Refuse unless the head is `base` or a first-parent descendant of it. For `empty` (None): the brain is
+    empty, or (with `shard`) holds only sources of that shard — what a killed run of this shard left."""
     head = brain.snapshot_digest()
     if head is None:
         if base is None:
@@ -167,8 +171,11 @@ def check_base(brain: Brain, base: OciDigest | None, ref: str) -> None:
             hint=f"`brain pull {ref}` (or fetch and check it out) before ingesting the shard",
         )
     if base is None:
+        if shard is not None and _only_own_sources(brain, head, shard):
+            return
         raise ConflictError(
-            f"--base {EMPTY_BASE}: this brain already holds snapshot {head}",
+            f"--base {EMPTY_BASE}: this brain already holds snapshot {head}"
+            + ("" if shard is None else f", with sources outside shard {shard}"),
             hint="start the shard from a fresh `brain init`, or give the snapshot it was pulled at",
         )
     seen = 0
@@ -183,6 +190,14 @@ def check_base(brain: Brain, base: OciDigest | None, ref: str) -> None:
         f"--base {ref}: the head {head} does not descend from the base {base}",
         hint=f"`brain pull {ref}` into a fresh brain, so every shard starts from the same snapshot",
     )
+
+
+def _only_own_sources(brain: Brain, head: OciDigest, shard: Shard) -> bool:
+    """Every origin the head registers is in `shard` (the lineage log, rebuilt from the ledger if stale)."""
+    from ingest.lineage_graph import graph_of
+
+    origins = graph_of(brain, head).lineage.origins
+    return all(shard.holds(origin) for origin in origins)
 
 
 __all__ = ["EMPTY_BASE", "Shard", "ShardReport", "check_base", "resolve_base", "select", "shard_of"]

@@ -2,7 +2,8 @@
 
 A and B are snapshot digests or prefixes, local tags, `HEAD`, `HEAD~N`, or a registry REF (one manifest, its
 config and, when the compositions are not stored here, its history layer). Default: the head's first parent
-and the head; one argument: that and the head.
+and the head; one argument: that and the head. `A...B` (one argument) compares B with the merge base of A
+and B (either may also be a branch name).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ def diff(
 
 def sides(brain: Brain, a: str | None, b: str | None, *, plain_http: bool = False) -> tuple[Side, Side]:
     """A and B resolved, with the defaults (a first snapshot is compared with nothing)."""
+    if a is not None and b is None and "..." in a:
+        return three_dot(brain, a)
     if a is None and b is None:
         a = "HEAD~1"
         history = brain.history()
@@ -52,6 +55,33 @@ def side_of(brain: Brain, text: str, plain_http: bool) -> Side:
 
     state = remote_state(brain, parse_reference(text, plain_http=plain_http))
     return Side(text, state.snapshot, state.refs, lambda ref: state.compositions[ref.composition].block_ids)
+
+
+def three_dot(brain: Brain, text: str) -> tuple[Side, Side]:
+    """`A...B`: what B changed since the merge base of A and B (either side defaults to HEAD)."""
+    from brain.reconcile.ancestor import merge_base
+
+    a_text, _, b_text = text.partition("...")
+    a_digest, b_digest = (_named_snapshot(brain, t or "HEAD") for t in (a_text, b_text))
+    base = merge_base(brain, a_digest, b_digest)
+    right = Side.local(brain, b_text or "HEAD", b_digest)
+    if base is None:
+        return Side(f"{EMPTY} (no common ancestor)", None, {}, lambda ref: ()), right
+    return Side.local(brain, f"merge base of {a_text or 'HEAD'} and {b_text or 'HEAD'}", base), right
+
+
+def _named_snapshot(brain: Brain, text: str) -> OciDigest:
+    """A held snapshot, tag or HEAD~N, else a branch name."""
+    from brain.branches.names import is_branch_name
+    from brain.branches.operations import resolve_branch
+
+    hexlike = re.fullmatch(r"(sha256:)?[0-9a-f]{4,64}", text) is not None
+    local = None if text != "HEAD" and is_branch_name(text) and not hexlike else _local_snapshot(brain, text)
+    if local is None and is_branch_name(text):
+        return resolve_branch(brain, text)
+    if local is None:
+        raise NotFoundError(f"{text!r} is not a stored snapshot, a local tag, HEAD~N or a branch", hint="see `brain log`")
+    return local
 
 
 def _local_snapshot(brain: Brain, text: str) -> OciDigest | None:
@@ -83,4 +113,4 @@ def _tagged_snapshot(brain: Brain, manifest_digest: OciDigest, tag: str) -> OciD
     return source
 
 
-__all__ = ["diff", "side_of", "sides"]
+__all__ = ["diff", "side_of", "sides", "three_dot"]

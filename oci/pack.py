@@ -20,6 +20,7 @@ from brain.errors import NotFoundError, RefusedError
 from brain.frozen import FrozenModel
 from brain.identity import OciDigest, canonicalize
 from brain.snapshot import Projection, Snapshot
+from brain.store.redaction import refuse_if_unfinished
 from brain.store.layout import Descriptor as IndexEntry
 from brain.store.layout import validate_tag
 from brain.store.lock import WriterLock
@@ -213,6 +214,7 @@ def pack(
     """
     if tag is not None:
         validate_tag(tag)
+    refuse_if_unfinished(brain.path, "pack")  # an interrupted redaction's bytes are never packed
     with WriterLock(brain.path, timeout=lock_timeout, on_wait=on_wait):
         snapshot_digest = brain.snapshot_digest()
         snapshot = brain.snapshot()

@@ -29,6 +29,7 @@ from brain.errors import (
 from brain.frozen import FrozenModel
 from brain.identity import OciDigest
 from brain.store import Head
+from brain.store.redaction import refuse_if_unfinished
 from oci import media_types as mt
 from oci.auth import resolve_credentials
 from oci.authenticate import PullAuthentication, PullPolicy, authenticate_pull, both
@@ -243,6 +244,8 @@ def pull(
     """
     if fetch_only and modules is not None:
         raise UsageError("fetch brings the whole artifact's history and blocks; --module applies to pull only")
+    refuse_if_unfinished(brain.path, "pull" if not fetch_only else "fetch")  # an interrupted redaction comes first
+    into = None if fetch_only else pull_target(brain, reference, branch)  # a bad --branch before any request
     client = client or RegistryClient(reference, resolve_credentials(reference.registry))
     fetched = client.get_manifest(reference.manifest_reference)
     manifest = Manifest.decode(fetched.data, what=f"manifest of {reference}")
@@ -252,7 +255,6 @@ def pull(
     # Pulled by tag: the local index.json names it the same; pinned to a digest alone: an untagged entry.
     local_tag = reference.tag if reference.digest is not None else reference.tag_or_default
     added: list[OciDigest] = list(gate.prefetched)  # removed again if the artifact is refused
-    into = None if fetch_only else pull_target(brain, reference, branch)
     def stored(descriptor: Descriptor) -> Path:  # every blob is downloaded before it is read
         return brain.blobs.path(descriptor.digest)
 

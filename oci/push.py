@@ -32,10 +32,12 @@ from brain.errors import (
 from brain.frozen import FrozenModel
 from brain.identity import OciDigest
 from brain.queries import local_history
+from brain.store.redaction import refuse_if_unfinished
 from brain.store.lock import WriterLock
 from oci import media_types as mt
 from oci.auth import resolve_credentials
 from oci.manifest import Descriptor, Manifest
+from oci.push_log import record_push
 from oci.reference import Reference
 from oci.referrers import push_signatures
 from oci.transport import Progress, RegistryClient
@@ -191,6 +193,7 @@ def push(
 
     if ref.digest is not None:
         raise UsageError(f"cannot push to {ref}: a push names a tag, not a digest", hint="drop the @sha256:... part")
+    refuse_if_unfinished(brain.path, "push")  # an interrupted redaction's bytes are never published
     if ref.tag is None:
         ref = dataclasses.replace(ref, tag=current_tag(brain))
     tag = ref.tag_or_default
@@ -222,6 +225,8 @@ def push(
             with contextlib.suppress(LockTimeoutError), WriterLock(brain.path, timeout=lock_timeout, on_wait=on_wait):
                 brain.layout.remove_tag(tag)
         raise
+    with contextlib.suppress(LockTimeoutError):  # the push is done; only the local record of it would be missing
+        record_push(brain, ref, tag, digest, snapshot, lock_timeout=lock_timeout, on_wait=on_wait)
     return PushResult(
         reference=str(ref),
         digest=digest,

@@ -5,10 +5,15 @@ A module layer holds a block's envelope (and its content blobs) unless its modul
 the head tombstones but that manifest's config does not. Such manifests leave `index.json` (their tags
 are reported, to re-pack), and their module layers holding the bytes and the manifest blob are deleted.
 Layers and manifests of other entries are left alone; `brain prune` collects what nothing retains.
+
+`purge_copies` adds every other gzip layer in the blob store whose members name a destroyed digest
+(`blobs/<hex>`, §6.3): layers of untagged packs, of manifests `index.json` no longer lists, of older
+pack-cache entries. Which remote tags and digests still hold the bytes is `remote_copies`' business.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from brain.blocks.memory_type import MemoryType
@@ -20,10 +25,12 @@ from brain.lifecycle.destroy import destroy
 from brain.snapshot import Projection, Snapshot
 from brain.store.layout import Descriptor
 from oci import media_types as mt
+from oci.tarball_reader import LayerReader
 from oci.auth import resolve_credentials
 from oci.layer_cache import LayerCache
 from oci.manifest import Manifest
 from oci.reference import Reference
+from oci.remote_copy import RemoteCopy
 from oci.transport import RegistryClient
 
 
@@ -112,6 +119,46 @@ def purge_artifacts(brain: Brain, redacted: frozenset[BlockId]) -> Purged:
     return purged
 
 
+_GZIP = b"\x1f\x8b"
+
+
+def _names_a_destroyed(path: str, size: int, hexes: frozenset[str]) -> bool:
+    """Whether the gzip tar at `path` has a `blobs/<hex>` member with `hex` in `hexes` (any other file: no)."""
+    try:
+        with open(path, "rb") as stream:
+            if stream.read(2) != _GZIP:
+                return False
+            stream.seek(0)
+            reader = LayerReader(stream, compressed_size=size, what=path)
+            for entry, _ in reader.members():
+                if entry.name.startswith("blobs/") and entry.name[6:] in hexes:
+                    return True
+    except (BrainError, OSError, EOFError, ValueError):
+        return False  # not a layer (or a damaged one: `brain verify --tag` reports those)
+    return False
+
+
+def purge_stray_layers(brain: Brain, redacted: frozenset[BlockId]) -> int:
+    """Delete every gzip layer in the blob store that packs a redacted digest; how many went."""
+    hexes = frozenset(b.hex for b in redacted)
+    deleted = 0
+    if not hexes:
+        return 0
+    with os.scandir(brain.blobs.directory) as entries:
+        candidates = [(e.name, e.path, e.stat().st_size) for e in entries if e.is_file(follow_symlinks=False)]
+    for name, path, size in candidates:
+        if len(name) == 64 and _names_a_destroyed(path, size, hexes):
+            deleted += brain.blobs.delete(OciDigest(name))
+    return deleted
+
+
+def purge_copies(brain: Brain, redacted: frozenset[BlockId]) -> Purged:
+    """Every packed copy of `redacted` bytes in the directory: `index.json` artifacts, then any other layer."""
+    purged = purge_artifacts(brain, redacted)
+    purged.blobs += purge_stray_layers(brain, redacted)
+    return purged
+
+
 def honour_tombstones(brain: Brain) -> Purged:
     """After a pull moved the head to a verified snapshot: destroy the local bytes of the members it
     tombstones and of every digest `tombstones.json` lists, and drop the artifacts that hold them. Never
@@ -128,13 +175,76 @@ def honour_tombstones(brain: Brain) -> Purged:
     return purged
 
 
-def remote_tags_holding(brain: Brain, reference: Reference, client: RegistryClient | None = None) -> list[str]:
-    """Tags of `reference`'s repository whose artifact (as far as the local store can tell from its config and
-    compositions) still packs bytes this brain redacted. A registry is not ours to erase: we only say so."""
+def redacted_here(brain: Brain) -> frozenset[BlockId]:
+    """Every block the head tombstones and every digest `tombstones.json` lists (as block ids)."""
     head = brain.snapshot_digest()
-    if head is None:
+    tombstoned = frozenset() if head is None else frozenset().union(*(m.tombstones for m in brain.modules(head).values()))
+    return tombstoned | {BlockId(h) for h in brain.blobs.destroyed()}
+
+
+class _Holding:
+    """Whether a snapshot's modules pack a redacted block they do not tombstone (compositions read once)."""
+
+    def __init__(self, brain: Brain, redacted: frozenset[BlockId]) -> None:
+        self.brain, self.redacted = brain, redacted
+        self._compositions: dict[OciDigest, frozenset[BlockId]] = {}
+
+    def __call__(self, snapshot: OciDigest) -> bool:
+        try:
+            modules = self.brain.modules(snapshot)
+        except BrainError:
+            return False  # not held here: nothing says it holds them
+        for module in modules.values():
+            ref = module.ref
+            if ref.composition not in self._compositions:
+                try:
+                    self._compositions[ref.composition] = frozenset(self.brain.composition(ref).block_ids) & self.redacted
+                except BrainError:
+                    self._compositions[ref.composition] = frozenset()
+            if self._compositions[ref.composition] - set(ref.tombstones or ()):
+                return True
+        return False
+
+
+def _delete_command(repository: str, digest: OciDigest | None, plain_http: bool) -> str:
+    tls = "--tls-verify=false " if plain_http else ""
+    if digest is None:
+        return f"skopeo delete {tls}docker://{repository}:TAG  (its tags: brain tags {repository})"
+    return f"skopeo delete {tls}docker://{repository}@{digest}"
+
+
+def remote_copies(brain: Brain, redacted: frozenset[BlockId] | None = None) -> list[RemoteCopy]:
+    """Each pushed manifest (`boltzmann/pushes.json`) and each repository pulled signed (`remotes.json`) whose
+    snapshot still packs redacted bytes, with the command that deletes it. A registry is not ours to erase."""
+    from brain.store.authn_files import read_remotes
+    from oci.push_log import read_pushes
+    from oci.reference import is_loopback_host, normalized_key
+
+    redacted = redacted_here(brain) if redacted is None else redacted
+    if not redacted:
         return []
-    redacted = frozenset().union(*(m.tombstones for m in brain.modules(head).values()))
+    holds = _Holding(brain, redacted)
+    copies: dict[tuple[str, OciDigest | None], RemoteCopy] = {}
+    for entry in read_pushes(brain):
+        if (entry.repository, entry.digest) not in copies and holds(entry.snapshot):
+            copies[(entry.repository, entry.digest)] = RemoteCopy(
+                repository=entry.repository, tag=entry.tag, digest=entry.digest, snapshot=entry.snapshot,
+                known_from="push log", delete=_delete_command(entry.repository, entry.digest, entry.plain_http))
+    pushed = {repository for repository, _ in copies}
+    for key, snapshot in read_remotes(brain.path).seen_signed.items():
+        repository = normalized_key(key)
+        if repository not in pushed and holds(snapshot):
+            loopback = is_loopback_host(repository.partition("/")[0].rsplit(":", 1)[0])
+            copies[(repository, None)] = RemoteCopy(
+                repository=repository, tag=None, digest=None, snapshot=snapshot, known_from="pulled signed",
+                delete=_delete_command(repository, None, loopback))
+    return list(copies.values())
+
+
+def remote_tags_holding(brain: Brain, reference: Reference, client: RegistryClient | None = None) -> list[RemoteCopy]:
+    """Tags of `reference`'s repository whose artifact (as far as the local store can tell from its config and
+    compositions) still packs bytes this brain redacted, with their manifest digests."""
+    redacted = redacted_here(brain)
     if not redacted:
         return []
     client = client or RegistryClient(reference, resolve_credentials(reference.registry))
@@ -149,7 +259,34 @@ def remote_tags_holding(brain: Brain, reference: Reference, client: RegistryClie
             fetched = client.get_manifest(tag)
             manifest = Manifest.decode(fetched.data, what=f"manifest of tag {tag}")
             if brain.blobs.has(manifest.config.digest) and holding_layers(brain, manifest, redacted):
-                holding.append(tag)
+                holding.append(RemoteCopy(
+                    repository=reference.repository_key, tag=tag, digest=fetched.digest, snapshot=manifest.config.digest,
+                    known_from="registry tag", delete=_delete_command(reference.repository_key, fetched.digest,
+                                                                      reference.plain_http)))
         except BrainError:
             continue
     return holding
+
+
+def copies_after_push(brain: Brain, reference: Reference, replaced: OciDigest | None,
+                      client: RegistryClient | None = None) -> list[RemoteCopy]:
+    """After a push: every remote copy of redacted bytes known here — `remote_copies`, the registry's tags of
+    `reference` that hold them, and the manifest the push replaced (its tag moved; it stays pullable by digest)."""
+    redacted = redacted_here(brain)
+    if not redacted:
+        return []
+    client = client or RegistryClient(reference, resolve_credentials(reference.registry))
+    found = {(c.repository, c.digest): c for c in remote_copies(brain, redacted)}
+    for copy in remote_tags_holding(brain, reference, client):
+        found.setdefault((copy.repository, copy.digest), copy)
+    if replaced is not None and (reference.repository_key, replaced) not in found:
+        try:
+            manifest = Manifest.decode(client.get_manifest(str(replaced)).data, what=f"manifest {replaced}")
+            if brain.blobs.has(manifest.config.digest) and holding_layers(brain, manifest, redacted):
+                found[(reference.repository_key, replaced)] = RemoteCopy(
+                    repository=reference.repository_key, tag=None, digest=replaced, snapshot=manifest.config.digest,
+                    known_from="replaced by this push", delete=_delete_command(reference.repository_key, replaced,
+                                                                               reference.plain_http))
+        except BrainError:
+            pass
+    return list(found.values())

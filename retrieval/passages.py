@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from brain.errors import InvalidInputError
+from brain.identity.names import shown
 
 PAGE_BREAK = "\f"
 PAGED_MEDIA_TYPES = frozenset({"application/pdf"})
@@ -52,16 +53,16 @@ def parse_locator(text: str) -> Locator:
     match = _LOCATOR.match(text)
     if match is None or not text.strip():
         raise InvalidInputError(
-            f"invalid locator {text!r}", hint="use L5, L5-L9, p.3 or p.3 L2-L4 (lines are 1-based)"
+            f"invalid locator {shown(text)}", hint="use L5, L5-L9, p.3 or p.3 L2-L4 (lines are 1-based)"
         )
     values = {k: int(v) if v is not None else None for k, v in match.groupdict().items()}
     locator = Locator(**values)
     if any(v == 0 for v in values.values()):
-        raise InvalidInputError(f"invalid locator {text!r}: pages and lines start at 1")
+        raise InvalidInputError(f"invalid locator {shown(text)}: pages and lines start at 1")
     if locator.first is not None and locator.last is not None and locator.last < locator.first:
-        raise InvalidInputError(f"invalid locator {text!r}: the range ends before it starts")
+        raise InvalidInputError(f"invalid locator {shown(text)}: the range ends before it starts")
     if locator.page is not None and locator.page_end is not None and locator.page_end < locator.page:
-        raise InvalidInputError(f"invalid locator {text!r}: the page range ends before it starts")
+        raise InvalidInputError(f"invalid locator {shown(text)}: the page range ends before it starts")
     return locator
 
 

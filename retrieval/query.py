@@ -15,11 +15,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from brain.blocks.base import Block
 from brain.brain import Brain
 from brain.errors import BrainError, ConflictError, NotFoundError, UsageError
 from brain.identity import BlockId, OciDigest
+from brain.identity.names import shown
 from brain.snapshot import Snapshot
 from retrieval import DEFAULT_LIMIT
 from retrieval.documents import SEARCHABLE, is_change_log, name_key, title_of
@@ -76,13 +78,13 @@ class SearchRequest:
             if name not in SEARCHABLE:
                 extra = " (provenance records are not indexed: see `brain log` and `brain show`)" if name == "provenance" else ""
                 raise UsageError(
-                    f"unknown or unsearchable type {name!r}{extra}", hint=f"use one of {', '.join(SEARCHABLE)}"
+                    f"unknown or unsearchable type {shown(name)}{extra}", hint=f"use one of {', '.join(SEARCHABLE)}"
                 )
         if not 1 <= self.limit <= MAX_LIMIT:
             raise UsageError(f"--limit must be between 1 and {MAX_LIMIT}, got {self.limit}")
         for label, value in (("--since", self.since), ("--until", self.until)):
-            if value is not None and not _DATE.match(value):
-                raise UsageError(f"{label} {value!r} is not a date", hint="use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ")
+            if value is not None and not _is_date(value):
+                raise UsageError(f"{label} {shown(value)} is not a date", hint="use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ")
         terms = query_terms(self.query)
         if not terms:
             raise UsageError(f"the query {_short(self.query)!r} has no words to search for",
@@ -524,6 +526,17 @@ def _filters(request: SearchRequest) -> tuple[str, list[object]]:
         clauses.append("b.at <= ?")
         params.append(_end_of(request.until))
     return "".join(f" AND {c}" for c in clauses), params
+
+
+def _is_date(value: str) -> bool:
+    """`YYYY-MM-DD` or `YYYY-MM-DDTHH:MM:SSZ` naming a real day and time (not 2026-13-45)."""
+    if not _DATE.fullmatch(value):
+        return False
+    try:
+        datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ" if "T" in value else "%Y-%m-%d")
+    except ValueError:
+        return False
+    return True
 
 
 def _end_of(value: str) -> str:

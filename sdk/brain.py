@@ -299,13 +299,17 @@ class Brain:
 
         return pack(self.core, tag, modules, lock_timeout=self.lock_timeout)
 
-    def push(self, ref: str, *, force: bool = False, immutable: bool = False, plain_http: bool = False) -> PushResult:
-        """Publish the head to a registry (`brain push`), packing or re-packing its tag first if needed."""
+    def push(
+        self, ref: str, *, force: bool = False, immutable: bool = False, plain_http: bool = False,
+        allow_narrowing: bool = False,
+    ) -> PushResult:
+        """Publish the head to a registry (`brain push`; no tag: the current branch's), packing or re-packing
+        its tag first if needed."""
         from oci.push import push
         from oci.reference import parse_reference
 
         return push(self.core, parse_reference(ref, plain_http=plain_http), force=force, immutable=immutable,
-                    lock_timeout=self.lock_timeout)
+                    lock_timeout=self.lock_timeout, allow_narrowing=allow_narrowing)
 
 
 def _signer(signer: Signer | None) -> Signer:

@@ -4,9 +4,14 @@ Routes (GET only; every other method is 405, so no write route exists):
 `/healthz`, `/v1/status`, `/v1/search?q=…&limit=K&type=T&include_superseded=1` (also `subject`, `since`,
 `until`, `expand=0`), `/v1/blocks/{id}`, `/v1/blocks/{id}/proof`, `/v1/sources/{id}/view?locator=L`.
 Bodies are the JSON of the CLI's `--json`; errors are `{"error": message, "hint": hint}` with 400 (bad
-input), 401 (token), 404, 405, 409 or 503 (brain unreadable). With `--token-file`, every route needs
-`Authorization: Bearer <token>`; a non-loopback bind is refused without one. Each request brings the index
-to the head before it reads, inside one read transaction: a request sees one snapshot, never a mix.
+input), 401 (token), 404, 405, 409, 414 and 431 (request line or headers too long), 421 (a foreign Host
+on the tokenless server), 503 (brain unreadable, or too many connections). With `--token-file`, every route
+needs `Authorization: Bearer <token>`; a non-loopback bind is refused without one. Each request brings the
+index to the head before it reads, inside one read transaction: a request sees one snapshot, never a mix.
+
+The request-handling framework (`make_handler`, `BrainHTTPServer`) checks every request before any route
+sees it: time and connection limits, the Host header, the token (`serve.http_limits`); every error, even
+one the standard library raises while parsing, is the same JSON.
 """
 
 from __future__ import annotations
@@ -20,13 +25,15 @@ import re
 import signal
 import socket
 import sys
+import threading
 from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
+from brain.brain import Brain
 from brain.errors import (
     BrainError,
     BrainUnreadableError,
@@ -36,6 +43,16 @@ from brain.errors import (
 )
 from brain.store.user_files import read_user_file
 from serve.face import BrainFace
+from serve.http_limits import (
+    MAX_CONNECTIONS,
+    MAX_QUERY_FIELDS,
+    TimedReader,
+    bearer_token,
+    host_allowed,
+    parse_query,
+    public_text,
+    turn_away,
+)
 
 MAX_TOKEN_BYTES = 4096
 _ID = re.compile(r"^(?:sha256:)?[0-9a-f]{4,64}$")
@@ -120,13 +137,17 @@ class Routes:
     def get(self, target: str) -> Any:
         """The JSON answer for a GET of `target` (path and query); raises `HttpError` or `BrainError`."""
         parts = urlsplit(target)
-        values = parse_qs(parts.query, keep_blank_values=True, max_num_fields=64)
+        try:
+            values = parse_query(parts.query)
+        except ValueError:
+            raise HttpError(HTTPStatus.BAD_REQUEST, f"more than {MAX_QUERY_FIELDS} query fields",
+                            "send only the documented fields (q, limit, type, subject, since, until, ...)") from None
         segments = parts.path.split("/")[1:]
         if ".." in segments or any("/" in unquote(s) or "\\" in unquote(s) for s in segments):
             raise HttpError(HTTPStatus.BAD_REQUEST, "path traversal is not allowed")
         match segments:
             case ["healthz"]:
-                return {"status": "ok"}
+                return _health(self.face)
             case ["v1", "status"]:
                 return self.face.status()
             case ["v1", "search"]:
@@ -158,6 +179,15 @@ class Routes:
         )
 
 
+def _health(face: BrainFace) -> dict[str, str]:
+    """`/healthz`: ok only while the brain opens and its head snapshot reads (503 otherwise)."""
+    try:
+        Brain.open(face.brain_path).snapshot()
+    except BrainError as e:
+        raise HttpError(HTTPStatus.SERVICE_UNAVAILABLE, f"unhealthy: {e.message}", e.hint) from None
+    return {"status": "ok"}
+
+
 def _status_of(error: BrainError) -> HTTPStatus:
     if isinstance(error, UsageError):
         return HTTPStatus.BAD_REQUEST
@@ -170,59 +200,146 @@ def _status_of(error: BrainError) -> HTTPStatus:
     return HTTPStatus.UNPROCESSABLE_ENTITY
 
 
+_ERROR_HINTS = {
+    HTTPStatus.REQUEST_URI_TOO_LONG: "the request line is limited to 64 KiB: shorten the query",
+    HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE: "at most 100 headers of at most 64 KiB each",
+    HTTPStatus.HTTP_VERSION_NOT_SUPPORTED: "speak HTTP/1.0 or HTTP/1.1",
+    HTTPStatus.BAD_REQUEST: "send an HTTP/1.1 request, e.g. GET /v1/search?q=words HTTP/1.1",
+}
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+
+class BrainRequestHandler(BaseHTTPRequestHandler):
+    """The framework every route runs in: limits, admission (Host, token), JSON errors; `make_handler` binds it."""
+
+    routes: Routes
+    token: str | None = None
+    server_version = "brain-serve"
+    sys_version = ""
+    protocol_version = "HTTP/1.1"
+    default_request_version = "HTTP/1.0"  # an error found before the version is read still gets a status line
+    # Headers and body leave in separate writes: without TCP_NODELAY, Nagle's algorithm holds the body
+    # until the client's delayed ACK (40 ms on Linux) on every keep-alive request.
+    disable_nagle_algorithm = True
+    rfile: Any  # a TimedReader over the socket's buffered reader (see setup)
+    raw_requestline: bytes
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: an agent's requests are not worth a line each on stderr."""
+
+    def setup(self) -> None:
+        """Every read of this connection is time-bounded (`serve.http_limits.TimedReader`)."""
+        super().setup()
+        self.rfile = TimedReader(self.rfile, self.connection)
+
+    def handle_one_request(self) -> None:
+        """One request; the wait for it is bounded by the idle time."""
+        self.rfile.next_request()
+        self.request_version = self.command = ""
+        super().handle_one_request()
+
+    def parse_request(self) -> bool:
+        """Parse the request line and headers, then admit the request (Host, token) or answer why not."""
+        if len(self.raw_requestline.split()) == 2:  # HTTP/0.9: no version, and no headers will ever follow
+            self.request_version, self.close_connection = "HTTP/0.9", True
+            self.send_error(HTTPStatus.HTTP_VERSION_NOT_SUPPORTED, "HTTP/0.9 is not supported")
+            return False
+        if not super().parse_request():
+            return False
+        self.rfile.head_read()
+        return self._admit()
+
+    def is_open(self) -> bool:
+        """No token of any kind is configured: the server is loopback-only and answers to its own names only."""
+        return self.token is None
+
+    def _admit(self) -> bool:
+        try:
+            parse_query(urlsplit(self.path).query)
+        except ValueError:
+            self._error(HTTPStatus.BAD_REQUEST, f"more than {MAX_QUERY_FIELDS} query fields",
+                        "send only the documented fields (q, limit, type, subject, since, until, ...)")
+            return False
+        token = self.token
+        if self.is_open():
+            address: Any = self.server.server_address
+            host, port = str(address[0]), int(address[1])
+            hosts = self.headers.get_all("Host") or []
+            if len(hosts) > 1 or not host_allowed(hosts[0] if hosts else None, port, host):
+                self._error(HTTPStatus.MISDIRECTED_REQUEST, "this server answers only to its own names "
+                            "(localhost, 127.0.0.1, [::1])", f"connect to http://127.0.0.1:{port}/; a page of "
+                            "another site cannot use it (DNS rebinding)", close=True)
+                return False
+        elif token is not None and not hmac.compare_digest((bearer_token(self.headers.get("Authorization")) or "").encode(),
+                                     token.encode()):
+            self._error(HTTPStatus.UNAUTHORIZED, "missing or wrong bearer token",
+                        "send Authorization: Bearer <the token in --token-file>",
+                        headers={"WWW-Authenticate": 'Bearer realm="brain"'})
+            return False
+        return True
+
+    def do_GET(self) -> None:
+        """Route and answer JSON (the request was admitted by `parse_request`)."""
+        try:
+            body = self.routes.get(self.path)
+            self._send(HTTPStatus.OK, body)
+        except HttpError as e:
+            self._error(e.status, e.message, e.hint)
+        except BrainError as e:
+            self._error(_status_of(e), e.message, e.hint)
+        except Exception as e:  # noqa: BLE001 - a bug: answer it, keep serving, and say so on stderr
+            print(f"brain serve: internal error on {self.path[:200]!r}: {type(e).__name__}: {e}", file=sys.stderr)
+            self._error(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error (a bug)", "see the server's log")
+
+    def _refuse(self) -> None:
+        allowed = self._allowed()
+        why = "this server is read-only" if allowed == "GET" else "not here"
+        self._error(HTTPStatus.METHOD_NOT_ALLOWED, f"{self.command[:20]} is not allowed: {why}",
+                    f"this server answers {allowed}", headers={"Allow": allowed})
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_TRACE = do_CONNECT = _refuse
+
+    def _allowed(self) -> str:
+        """The methods this handler answers (those with a `do_` method of their own)."""
+        return ", ".join(m for m in _METHODS if getattr(type(self), f"do_{m}", BrainRequestHandler._refuse) is not BrainRequestHandler._refuse)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Errors the standard library raises while parsing (400, 414, 431, 501, 505) as our JSON."""
+        status = HTTPStatus(code)
+        if status == HTTPStatus.NOT_IMPLEMENTED:  # a method no `do_` handles
+            self._refuse()
+            return
+        self._error(status, (message or status.phrase)[:200], _ERROR_HINTS.get(status), close=True)
+
+    def _error(self, status: HTTPStatus, message: str, hint: str | None, *, close: bool = False,
+               headers: dict[str, str] | None = None) -> None:
+        body = {"error": message, "hint": hint}
+        extra = dict(headers or {})
+        if close:
+            extra["Connection"] = "close"
+        self._send(status, body, extra)
+
+    def _send(self, status: HTTPStatus, body: Any, headers: dict[str, str] | None = None) -> None:
+        if status >= 400 and isinstance(body, dict):  # every route's errors: never the brain's absolute path
+            brain_path = self.routes.face.brain_path
+            body = {k: public_text(v, brain_path) if isinstance(v, str) else v for k, v in body.items()}
+            body.setdefault("hint", None)
+        data = json.dumps(body, ensure_ascii=False).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+
 def make_handler(routes: Routes, token: str | None) -> type[BaseHTTPRequestHandler]:
     """The request handler class for one server."""
-    expected = None if token is None else f"Bearer {token}".encode()
-
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "brain-serve"
-        sys_version = ""
-        protocol_version = "HTTP/1.1"
-        # Headers and body leave in separate writes: without TCP_NODELAY, Nagle's algorithm holds the body
-        # until the client's delayed ACK (40 ms on Linux) on every keep-alive request.
-        disable_nagle_algorithm = True
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet: an agent's requests are not worth a line each on stderr."""
-
-        def do_GET(self) -> None:
-            """Authenticate, route, answer JSON."""
-            if expected is not None:
-                given = (self.headers.get("Authorization") or "").encode()
-                if not hmac.compare_digest(given, expected):
-                    self._send(HTTPStatus.UNAUTHORIZED, {"error": "missing or wrong bearer token"},
-                               {"WWW-Authenticate": 'Bearer realm="brain"'})
-                    return
-            try:
-                body = routes.get(self.path)
-                self._send(HTTPStatus.OK, body)
-            except HttpError as e:
-                self._send(e.status, {"error": e.message, "hint": e.hint})
-            except BrainError as e:
-                self._send(_status_of(e), {"error": e.message, "hint": e.hint})
-            except Exception as e:  # noqa: BLE001 - a bug: answer it, keep serving, and say so on stderr
-                print(f"brain serve: internal error on {self.path[:200]!r}: {type(e).__name__}: {e}", file=sys.stderr)
-                self._send(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": "internal error (a bug); see the server's log"})
-
-        def _refuse(self) -> None:
-            self._send(HTTPStatus.METHOD_NOT_ALLOWED, {"error": f"{self.command} is not allowed: this server is "
-                                                      "read-only"}, {"Allow": "GET"})
-
-        do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _refuse
-
-        def _send(self, status: HTTPStatus, body: Any, headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(body, ensure_ascii=False).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("Cache-Control", "no-store")
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(data)
-
-    return Handler
+    return type("Handler", (BrainRequestHandler,), {"routes": routes, "token": token})
 
 
 class BrainHTTPServer(ThreadingHTTPServer):
@@ -232,6 +349,45 @@ class BrainHTTPServer(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 128
     parent_pid: int | None = None  # set in a forked worker: it stops when its parent is gone
+    max_connections = MAX_CONNECTIONS
+    _open = 0
+    _count = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Serve the connection in a thread, or answer 503 and close it when `max_connections` are open."""
+        with self._count:
+            full = self._open >= self.max_connections
+            if not full:
+                self._open += 1
+        if full:
+            turn_away(request, json.dumps({"error": "too many open connections",
+                                           "hint": "retry in a second; reuse one keep-alive connection"}).encode())
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        """The thread of one connection; it frees its place when done."""
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        with self._count:
+            self._open -= 1
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A connection failed: a client that went away is not news; anything else is one line, no traceback."""
+        error = sys.exc_info()[1]
+        if isinstance(error, (ConnectionError, TimeoutError)):
+            return
+        print(f"brain serve: connection from {client_address[0]} failed: {type(error).__name__}: {error}"[:300],
+              file=sys.stderr)
 
     def service_actions(self) -> None:
         """Between requests: a worker whose parent died (even by SIGKILL) exits instead of serving on."""

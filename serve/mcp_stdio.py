@@ -3,19 +3,28 @@
 Tools: `search`, `show`, `cat`, `prove`, `status`, `ls`; each returns the JSON of the matching CLI command's
 `--json` as structured content (and as text for clients that read only text). A `BrainError` becomes a
 tool error whose message is the CLI's one-line error and hint; stdout carries nothing but protocol.
+
+The SDK's own stdio transport carries the protocol; its stdin is `serve.jsonrpc_lines.CheckedLines`, so a
+line that is no JSON-RPC message gets the error JSON-RPC requires instead of silence.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp_types import JSONRPCError
 
 from brain.errors import BrainError
 from serve.face import BrainFace
+from serve.jsonrpc_lines import CheckedLines
 from serve.proposals import ProposalDesk
 from serve.proposals_mcp import PROPOSE_INSTRUCTIONS, add_proposal_tools
 
@@ -77,4 +86,17 @@ def build_server(face: BrainFace, desk: ProposalDesk | None = None, agent: tuple
 
 def run_stdio(face: BrainFace, desk: ProposalDesk | None = None, agent: tuple[str, str] | None = None) -> None:
     """Serve MCP on stdin/stdout until the client closes the stream."""
-    build_server(face, desk, agent).run("stdio")
+    anyio.run(_serve_stdio, build_server(face, desk, agent))
+
+
+async def _serve_stdio(server: MCPServer) -> None:
+    """`MCPServer.run("stdio")`, with stdin read through `CheckedLines` (malformed lines answered)."""
+    lines = CheckedLines(sys.stdin.buffer)
+    async with stdio_server(stdin=cast("anyio.AsyncFile[str]", lines)) as (read_stream, write_stream):
+
+        async def answer(error: JSONRPCError) -> None:
+            await write_stream.send(SessionMessage(error))
+
+        lines.answer_with(answer)
+        lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs; the SDK has no public name for it
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())

@@ -38,22 +38,27 @@ from brain.blocks.provenance import (
     ValidationRecord,
 )
 from brain.brain import Brain
-from brain.errors import InvalidInputError, RefusedError
+from brain.errors import InvalidInputError, LockTimeoutError, RefusedError
 from brain.frozen import FrozenModel
 from brain.gate import SPEC_CHECKS, GateContext, RejectedCandidate, ValidatedCandidate, validate_candidates
 from brain.identity import BlockId, OciDigest, utc_timestamp
 from brain.snapshot import TrustScope
 from brain.store.authn_files import store_record
 from brain.writer import Writer
-from serve.proposals_context import StatementCache
+from serve.proposals_context import LazyMembers, ServingBrain, StatementCache
 from serve.tokens import Principal
 
 MAX_CANDIDATES = 256
+BUSY_WAIT = 5.0  # seconds a proposal waits to start (this process's queue, then the writer lock) before 429
 PROPOSABLE = (MemoryType.EPISODIC, MemoryType.PROCEDURAL, MemoryType.SEMANTIC)
 BRANCH_PREFIX = "proposals/"
 _Text = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=65536)]
 _Short = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=256)]
 _Evidence = Annotated[tuple[_Short, ...], Field(min_length=1, max_length=64)]
+
+
+class ProposalsBusy(LockTimeoutError):
+    """Too many proposals, or another writer, held the brain past `BUSY_WAIT`: retry later (HTTP 429)."""
 
 
 class ProposedCandidate(FrozenModel):
@@ -153,6 +158,7 @@ class ProposalDesk:
         self.signer = signer
         self.lock_timeout = lock_timeout
         self._statements = StatementCache()
+        self._brain = ServingBrain(self.brain_path)
         self._lock = threading.Lock()  # one proposal at a time per process; the writer lock does the rest
 
     @classmethod
@@ -194,26 +200,45 @@ class ProposalDesk:
             raise InvalidInputError(f"{len(candidates)} candidates in one call: at most {MAX_CANDIDATES}",
                                     hint="split the proposal")
         branch = BRANCH_PREFIX + agent
-        brain = Brain(self.brain_path)  # a fresh handle: compositions of the last proposal are not kept alive
-        with self._lock, brain.writer(actor, lock_timeout=self.lock_timeout, branch=branch) as writer:
-            base = None if writer.head is None else writer.head.snapshot
-            judged = validate_candidates(list(candidates), _AgentTask(), self._context(brain, writer))
-            validated = [j for j in judged if isinstance(j, ValidatedCandidate)]
-            _stage(writer, validated, actor, task_id)
-            snapshot = writer.commit() if validated else None
-            signed = self._sign(brain, snapshot) if snapshot is not None else None
+        brain = self._brain
+        # Backpressure: a proposal that cannot start within the wait is refused as busy (HTTP 429), not queued
+        # without bound behind the writer lock.
+        if not self._lock.acquire(timeout=BUSY_WAIT):
+            raise ProposalsBusy("the brain is busy with other proposals", hint="retry in a few seconds")
+        try:
+            return self._submit(brain, branch, actor, candidates, task_id)
+        finally:
+            self._lock.release()
+
+    def _submit(self, brain: ServingBrain, branch: str, actor: str, candidates: Sequence[ProposedCandidate],
+                task_id: str | None) -> ProposalResult:
+        try:
+            wait = min(self.lock_timeout or BUSY_WAIT, BUSY_WAIT)
+            with brain.writer(actor, lock_timeout=wait, branch=branch) as writer:
+                return self._judge_and_commit(brain, writer, branch, actor, candidates, task_id)
+        except LockTimeoutError as e:
+            raise ProposalsBusy(f"the brain is busy: {e.message}", hint="retry in a few seconds") from None
+
+    def _judge_and_commit(self, brain: ServingBrain, writer: Writer, branch: str, actor: str,
+                          candidates: Sequence[ProposedCandidate], task_id: str | None) -> ProposalResult:
+        base = None if writer.head is None else writer.head.snapshot
+        judged = validate_candidates(list(candidates), _AgentTask(), self._context(brain, writer))
+        validated = [j for j in judged if isinstance(j, ValidatedCandidate)]
+        before = writer.refs
+        _stage(writer, validated, actor, task_id)
+        snapshot = writer.commit() if validated else None
+        if snapshot is not None:
+            brain.wrote(ref for t, ref in writer.refs.items() if before.get(t) != ref)
+        signed = self._sign(brain, snapshot) if snapshot is not None else None
         return ProposalResult(
             branch=branch, actor=actor, snapshot=snapshot, base=base, committed=len(validated) if snapshot else 0,
             signed=signed, results=[_verdict(j, snapshot is not None) for j in judged],
         )
 
-    def _context(self, brain: Brain, writer: Writer) -> GateContext:
+    def _context(self, brain: ServingBrain, writer: Writer) -> GateContext:
         """The gate's view of the branch head: members (a redacted source cannot be cited) and statements."""
         refs = writer.refs
-        members: dict[MemoryType, frozenset[BlockId]] = {t: writer.members(t) for t in refs}
-        canonical = refs.get(MemoryType.CANONICAL)
-        if canonical is not None and canonical.tombstones:
-            members[MemoryType.CANONICAL] = members[MemoryType.CANONICAL] - frozenset(canonical.tombstones)
+        members = LazyMembers(brain, refs)
         semantic = refs.get(MemoryType.SEMANTIC)
         statements = self._statements.at(brain, semantic, members.get(MemoryType.SEMANTIC, frozenset()))
         return GateContext(members=members, statements=statements, blob_size=_blob_size(brain))

@@ -9,9 +9,12 @@ states nothing anyone can read, so it contributes nothing.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 
 from brain.brain import Brain
-from brain.composition import ModuleRef
+from brain.blocks import MemoryType
+from brain.composition import Composition, ModuleRef
 from brain.errors import BrainError
 from brain.gate import ContradictionKey, statement_key
 from brain.identity import BlockId, OciDigest
@@ -70,3 +73,77 @@ class StatementCache:
                 self._by_key.pop(key, None)
         # A new dict when anything changed: a gate still judging with the old one sees a consistent view.
         self._statements = statements
+
+
+class ServingBrain(Brain):
+    """A long-lived `Brain` for a server: its verified compositions are kept, the `limit` most recently used.
+
+    A proposal reads every module of its branch; the modules it did not touch are the same compositions as
+    last time, so they are neither decoded nor re-hashed again, while the ones each proposal rewrites are
+    let go instead of accumulating for the life of the server.
+    """
+
+    def __init__(self, path: Path, limit: int = 12) -> None:
+        super().__init__(path)
+        self.limit = limit
+        self._members: dict[OciDigest, frozenset[BlockId]] = {}
+        self._written: set[OciDigest] = set()
+
+    def wrote(self, refs: Iterable[ModuleRef]) -> None:
+        """`refs` name compositions this process just built (root computed from the very ids): reading one
+        back re-hashes its bytes against its digest but does not recompute the root a second time."""
+        self._written.update(ref.composition for ref in refs)
+
+    def composition(self, ref: ModuleRef) -> Composition:
+        """`Brain.composition`, with least-recently-used eviction."""
+        cached = self._compositions.pop(ref.composition, None)
+        if cached is not None:
+            self._compositions[ref.composition] = cached
+            return cached
+        if ref.composition in self._written:
+            self._written.discard(ref.composition)
+            # `get` re-hashes the bytes: they are exactly the composition whose root the writer computed.
+            composition = Composition.decode(self.blobs.get(ref.composition), ref.composition)
+            self._compositions[ref.composition] = composition
+        else:
+            composition = super().composition(ref)
+        while len(self._compositions) > self.limit:
+            del self._compositions[next(iter(self._compositions))]
+        return composition
+
+    def member_set(self, ref: ModuleRef) -> frozenset[BlockId]:
+        """The members of the composition `ref` names, as a set (kept beside the composition)."""
+        found = self._members.pop(ref.composition, None)
+        if found is None:
+            found = frozenset(self.composition(ref).block_ids)
+            while len(self._members) >= self.limit:
+                del self._members[next(iter(self._members))]
+        self._members[ref.composition] = found
+        return found
+
+
+class LazyMembers(Mapping[MemoryType, frozenset[BlockId]]):
+    """The gate's member sets of a snapshot's modules, each built when the gate first asks for it (it needs the
+    canonical module and the candidates' own; every module only when a relation names a target). A redacted
+    canonical member is left out: a destroyed source cannot be cited as evidence."""
+
+    def __init__(self, brain: ServingBrain, refs: Mapping[MemoryType, ModuleRef]) -> None:
+        self._brain = brain
+        self._refs = dict(refs)
+        self._sets: dict[MemoryType, frozenset[BlockId]] = {}
+
+    def __getitem__(self, memory_type: MemoryType) -> frozenset[BlockId]:
+        found = self._sets.get(memory_type)
+        if found is None:
+            ref = self._refs[memory_type]
+            found = self._brain.member_set(ref)
+            if memory_type is MemoryType.CANONICAL and ref.tombstones:
+                found = found - frozenset(ref.tombstones)
+            self._sets[memory_type] = found
+        return found
+
+    def __iter__(self) -> Iterator[MemoryType]:
+        return iter(self._refs)
+
+    def __len__(self) -> int:
+        return len(self._refs)

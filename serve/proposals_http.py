@@ -10,7 +10,7 @@ A thin adapter: it authenticates, bounds and parses the request, then calls `ser
 | 411 / 413 | a POST without `Content-Length` (or chunked) / a body over 1 MiB |
 | 415 | a POST whose `Content-Type` is not `application/json` |
 | 400 | a body that is not strict JSON (§1.4) or not the documented shape: the reason is in `error` |
-| 429 | the token's bucket is empty; `Retry-After` says when to come back |
+| 429 | the token's bucket is empty, or the brain is busy (a proposal could not start within 5 s); `Retry-After` says when to come back |
 """
 
 from __future__ import annotations
@@ -24,9 +24,17 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
-from brain.errors import BrainError, CanonicalFormError, ConflictError, NotFoundError, UsageError
+from brain.errors import (
+    BrainError,
+    CanonicalFormError,
+    ConflictError,
+    LockTimeoutError,
+    NotFoundError,
+    UsageError,
+)
 from brain.identity import parse_strict
 from serve.http_api import HttpError, Routes, is_loopback, make_handler
+from serve.http_limits import bearer_token
 from serve.tokens import Principal, RateLimiter, Scope, TokenTable
 
 MAX_BODY_BYTES = 1 << 20
@@ -56,8 +64,8 @@ class Access:
             if found is not None:
                 return found
         if self.legacy_token is not None:
-            given = authorization or (f"Bearer {query_token}" if query_token is not None else "")
-            if hmac.compare_digest(given.encode(), f"Bearer {self.legacy_token}".encode()):
+            given = bearer_token(authorization) or query_token or ""
+            if hmac.compare_digest(given.encode(), self.legacy_token.encode()):
                 return Principal(name=LEGACY_TOKEN, actor="brain/token-file", scopes=frozenset({Scope.READ}))
         return None
 
@@ -101,6 +109,14 @@ class _WriteHandler:
     send_response: Callable[..., None]
     send_header: Callable[[str, str], None]
     end_headers: Callable[[], None]
+
+    def is_open(self) -> bool:
+        """No token of any kind (`serve.http_api` then answers only to the server's own host names)."""
+        return self.access.open
+
+    def _allowed(self) -> str:
+        """POST only where proposals are accepted (the `Allow` of a 405)."""
+        return "GET, POST" if self.desk is not None else "GET"
 
     def do_GET(self) -> None:
         """Authenticate (`read`), then the UI or the read routes."""
@@ -148,6 +164,10 @@ class _WriteHandler:
         except HttpError as e:
             self._send(e.status, {"error": e.message, "hint": e.hint})
             return
+        except LockTimeoutError as e:  # saturated: back off like a rate limit (nothing was written)
+            self._send(HTTPStatus.TOO_MANY_REQUESTS, {"error": e.message, "hint": e.hint},
+                       {"Retry-After": RateLimiter.retry_after(2.0)})
+            return
         except BrainError as e:
             self._send(_status(e), {"error": e.message, "hint": e.hint})
             return
@@ -172,7 +192,8 @@ class _WriteHandler:
             return None
         principal = access.principal(self.headers.get("Authorization"), query_token)
         if principal is None:
-            self._send(HTTPStatus.UNAUTHORIZED, {"error": "missing or wrong bearer token"},
+            self._send(HTTPStatus.UNAUTHORIZED, {"error": "missing or wrong bearer token",
+                                                 "hint": "send Authorization: Bearer <a token of --tokens or --token-file>"},
                        {"WWW-Authenticate": 'Bearer realm="brain"'})
             raise _Answered
         if not principal.may(scope):
@@ -236,7 +257,8 @@ def make_write_handler(
     """`serve.http_api.make_handler`'s class (without its own token check) under `_WriteHandler`."""
     base = make_handler(routes, None)  # authentication is done here, before the read routes run
     handler: type[BaseHTTPRequestHandler] = type(
-        "WriteHandler", (_WriteHandler, base), {"access": access, "desk": desk, "ui": ui}
+        "WriteHandler", (_WriteHandler, base),
+        {"access": access, "desk": desk, "ui": None if ui is None else staticmethod(ui)}
     )
     return handler
 

@@ -33,6 +33,7 @@ from pydantic import Field, StringConstraints, ValidationError, field_validator
 from brain.errors import UsageError
 from brain.frozen import FrozenModel
 from brain.identity import actor_id_problem
+from brain.store.user_files import read_user_file
 
 MAX_TOKENS_FILE_BYTES = 256 * 1024
 MAX_SECRET_BYTES = 4096
@@ -98,12 +99,9 @@ class Principal(FrozenModel):
 def load_tokens(path: Path) -> TokensFile:
     """Read and check a tokens file (bounded read); raises `UsageError` naming the file and the fix."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_TOKENS_FILE_BYTES + 1)
-    except OSError as e:
-        raise UsageError(f"cannot read --tokens {path}: {e.strerror or e}") from None
-    if len(data) > MAX_TOKENS_FILE_BYTES:
-        raise UsageError(f"--tokens {path} is over {MAX_TOKENS_FILE_BYTES} bytes", hint="it holds digests only")
+        data = read_user_file(path, "--tokens", MAX_TOKENS_FILE_BYTES)
+    except FileNotFoundError:
+        raise UsageError(f"cannot read --tokens {path}: it does not exist", hint="see docs/agents.md for the format") from None
     try:
         document: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:

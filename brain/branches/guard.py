@@ -7,13 +7,15 @@ another genesis than the head's (a merge never unions two key lists, and neither
 
 from __future__ import annotations
 
-from brain.authn.chain import first_parent_walk
-from brain.authn.outcomes import State
-from brain.authenticity import chain_of, judge
+from typing import TYPE_CHECKING
+
 from brain.brain import Brain
 from brain.errors import UntrustedArtifactError
 from brain.identity import OciDigest
 from brain.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from brain.authn.outcomes import State
 
 
 def governed(*snapshots: Snapshot | None) -> bool:
@@ -31,6 +33,10 @@ def authenticate_move(brain: Brain, target: OciDigest, what: str) -> State | Non
     snapshot = brain.snapshot(target)
     if snapshot is None or not governed(head, snapshot):
         return None
+    # Only a governed brain pays for the §9.7 machinery (a checkout is otherwise a few pointer writes).
+    from brain.authn.outcomes import State
+    from brain.authenticity import judge
+
     if head is not None and head_digest is not None and head_digest != target:
         ours, theirs = _genesis(brain, head_digest, head), _genesis(brain, target, snapshot)
         if ours != theirs:
@@ -44,12 +50,15 @@ def authenticate_move(brain: Brain, target: OciDigest, what: str) -> State | Non
         codes = ", ".join(f.code for f in auth.blocking) or "no valid signature"
         raise UntrustedArtifactError(
             f"{what}: snapshot {target.short} is {auth.state} as a head ({codes}); nothing moved",
-            hint=f"sign it with a key the trust root authorizes (`brain sign {target.short}`), then retry",
+            hint=f"sign it with a key the trust root authorizes (`brain sign {target.short} --sign-with KEY`), then retry",
         )
     return auth.state
 
 
 def _genesis(brain: Brain, digest: OciDigest, snapshot: Snapshot) -> OciDigest | None:
+    from brain.authn.chain import first_parent_walk
+    from brain.authenticity import chain_of
+
     walk, truncated = first_parent_walk(chain_of(brain), digest, snapshot)
     return None if truncated else walk[-1][0]
 

@@ -18,7 +18,6 @@ from brain.brain import Brain
 from brain.errors import BrainError, BrainUnreadableError, ConflictError, NotFoundError, RefusedError
 from brain.frozen import FrozenModel
 from brain.identity import OciDigest
-from brain.queries import local_history
 from brain.snapshot import Snapshot
 from brain.store.head import Head
 
@@ -101,6 +100,12 @@ def branches(brain: Brain) -> Refs | None:
     return refs if head is None else refs.brought_up(head.snapshot, head.origin)
 
 
+def branch_heads(brain: Brain) -> list[OciDigest]:
+    """Every branch's head snapshot (the current one's from head.json), for reachability (prune)."""
+    refs = branches(brain)
+    return [] if refs is None else refs.heads()
+
+
 def current_branch(brain: Brain) -> str:
     """The name of the current branch (`main` for a brain without `refs.json`)."""
     refs = branches(brain)
@@ -121,6 +126,8 @@ def list_branches(brain: Brain, *, counts: bool = True) -> list[BranchInfo]:
     refs = branches(brain)
     if refs is None:
         return []
+    from brain.queries import local_history
+
     ours = refs.branches[refs.current].snapshot
     history = local_history(brain, ours) if counts else set()
     infos = []
@@ -157,15 +164,16 @@ def create_branch(
     A governed brain's new branch head is authenticated first (§9.7; exit 6, nothing written, if it is not).
     """
     validate_branch_name(name)
-    with brain.writer(actor, lock_timeout=lock_timeout, on_wait=on_wait) as writer:
+    with brain.writer(actor, lock_timeout=lock_timeout, on_wait=on_wait, pointers_only=True) as writer:
         head = writer.head
         if head is None:
             raise RefusedError(
                 f"the brain at {brain.path} is empty: there is no snapshot to branch from",
                 hint="commit something first (e.g. `brain ingest`)",
             )
-        refs = refs_or_implicit(load_refs(brain), head)
-        assert refs is not None
+        found = refs_or_implicit(load_refs(brain), head)
+        assert found is not None
+        refs = found.brought_up(head.snapshot, head.origin)  # the new entry takes the current one's reference
         if name in refs.branches:
             raise ConflictError(
                 f"branch {name} already exists (at {refs.branches[name].snapshot.short})",
@@ -245,7 +253,7 @@ def delete_branch(
     history nor in the history of the snapshot its `origin` records (unmerged and unpublished).
     """
     validate_branch_name(name)
-    with brain.writer(actor, lock_timeout=lock_timeout, on_wait=on_wait) as writer:
+    with brain.writer(actor, lock_timeout=lock_timeout, on_wait=on_wait, pointers_only=True) as writer:
         head = writer.head
         refs = refs_or_implicit(load_refs(brain), head)
         if refs is None or name not in refs.branches:
@@ -268,6 +276,8 @@ def delete_branch(
 
 
 def _contained(brain: Brain, refs: Refs, name: str, entry: BranchEntry) -> bool:
+    from brain.queries import local_history
+
     places = [e.snapshot for n, e in refs.branches.items() if n != name]
     if entry.origin is not None:
         places.append(entry.origin.snapshot)
@@ -287,7 +297,7 @@ def checkout(
     On a governed brain the branch's head is authenticated first (§9.7; exit 6, nothing moved, if not).
     """
     validate_branch_name(name)
-    with brain.writer(actor, lock_timeout=lock_timeout, on_wait=on_wait) as writer:
+    with brain.writer(actor, lock_timeout=lock_timeout, on_wait=on_wait, pointers_only=True) as writer:
         head = writer.head
         refs = refs_or_implicit(load_refs(brain), head)
         if refs is None or name not in refs.branches:
@@ -315,6 +325,7 @@ __all__ = [
     "BranchInfo",
     "BranchList",
     "CheckoutResult",
+    "branch_heads",
     "branch_list",
     "branches",
     "checkout",

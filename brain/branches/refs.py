@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import ValidationError, model_validator
 from typing_extensions import Self
 
-from brain.branches.names import DEFAULT_MAIN_TAG, MAIN, is_branch_name, is_tag
+from brain.branches.names import DEFAULT_MAIN_TAG, MAIN, TAG_PREFIX, branch_tag, is_branch_name, is_tag
 from brain.errors import BrainUnreadableError, CanonicalFormError
 from brain.frozen import FrozenModel
 from brain.identity import OciDigest, canonicalize, parse_strict
@@ -56,9 +56,12 @@ class Refs(FrozenModel):
 
     @model_validator(mode="after")
     def _names(self) -> Self:
-        for name in self.branches:
+        for name, entry in self.branches.items():
             if not is_branch_name(name):
                 raise ValueError(f"branch name {name[:40]!r} is outside the grammar of §10.1")
+            # A br.* tag is a branch's own (§10.1): publishing another branch under it would overwrite that one.
+            if entry.tag.startswith(TAG_PREFIX) and entry.tag != branch_tag(name, entry.tag):
+                raise ValueError(f"branch {name[:40]!r} has tag {entry.tag[:40]!r}, which names another branch or none")
         if self.current not in self.branches:
             raise ValueError(f"current branch {self.current[:40]!r} is not one of its branches")
         if self.switching is not None and self.switching not in self.branches:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from brain.blocks.memory_type import MemoryType
 from brain.errors import BrainError
-from brain.identity import BlockId
+from brain.identity import BlockId, OciDigest
 from brain.blocks.provenance import Record
 from brain.ledger import record_of
 from brain.lifecycle.diff import apply_records, module_changes, summary_line
@@ -60,3 +60,46 @@ def snapshot_summary(brain: Brain, snapshot: Snapshot, parent: Snapshot | None) 
 
         apply_records(changes, records, module_of)
     return summary_line(changes)
+
+
+def history_graph(brain: Brain, start: OciDigest) -> list[tuple[OciDigest, Snapshot, str]]:
+    """Every stored snapshot reachable from `start` through all parents, children before parents (newest
+    first among those ready), each with a `git log --graph`-style prefix: `*` in its column, `|` for the
+    other lines of history; a merge opens one column per further parent."""
+    from brain.lifecycle.reachability import snapshot_chain
+
+    chain = snapshot_chain(brain, [start])
+    children: dict[OciDigest, int] = {d: 0 for d in chain}
+    for snapshot in chain.values():
+        for parent in snapshot.parent_digests:
+            if parent in children:
+                children[parent] += 1
+    ready = [d for d, n in children.items() if n == 0]
+    ordered: list[OciDigest] = []
+    while ready:
+        ready.sort(key=lambda d: (chain[d].created_at, d.hex))
+        digest = ready.pop()
+        ordered.append(digest)
+        for parent in chain[digest].parent_digests:
+            if parent in children:
+                children[parent] -= 1
+                if children[parent] == 0:
+                    ready.append(parent)
+    columns: list[OciDigest] = []
+    rows: list[tuple[OciDigest, Snapshot, str]] = []
+    for digest in ordered:
+        if digest not in columns:
+            columns.append(digest)
+        at = columns.index(digest)
+        prefix = " ".join("*" if i == at else "|" for i in range(len(columns)))
+        rows.append((digest, chain[digest], prefix))
+        parents = [p for p in chain[digest].parent_digests if p in chain]
+        rest = [p for p in parents[1:] if p not in columns]
+        if parents and parents[0] not in columns:
+            columns[at] = parents[0]
+        else:
+            columns.pop(at)
+            at -= 1
+        for offset, parent in enumerate(rest, 1):
+            columns.insert(at + offset, parent)
+    return rows

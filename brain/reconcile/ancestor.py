@@ -146,3 +146,15 @@ def _first_in(history: History, theirs: OciDigest, ours: Iterable[OciDigest]) ->
             continue
         frontier.extend(p for p in history.parents(digest) if p not in seen)
     return sorted(set(found))
+
+
+def merge_base(brain: Brain, a: OciDigest, b: OciDigest) -> OciDigest | None:
+    """The one merge base of `a` and `b` (`a` itself when it is in b's history, and vice versa); None when
+    they share no stored snapshot; several bases are refused (criss-cross history)."""
+    history = History(brain)
+    if a in history.closure(b):
+        return a
+    if b in history.closure(a):
+        return b
+    found = ancestry(history, a, b, allow_unrelated=True)
+    return found.ancestor

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from brain.blocks.memory_type import MODULE_ORDER, MemoryType
 from brain.blocks.provenance import ProvenanceBlock
 from brain.composition import Composition, ModuleRef
-from brain.identity import BlockId, OciDigest
+from brain.identity import OciDigest
 from brain.reconcile.arithmetic import ModuleMerge
 from brain.reconcile.judge import Judgement
 from brain.reconcile.plan import MergePlan
@@ -34,7 +34,7 @@ def fast_forward(writer: Writer, theirs: OciDigest) -> OciDigest:
 def stage_result(
     writer: Writer,
     merges: Iterable[ModuleMerge],
-    result: Mapping[MemoryType, frozenset[BlockId]],
+    result: Mapping[MemoryType, frozenset[str]],
     records: Iterable[ProvenanceBlock],
     sides: Iterable[Snapshot],
 ) -> None:
@@ -47,20 +47,26 @@ def stage_result(
     for memory_type in MODULE_ORDER:
         if memory_type not in by_type:
             continue
-        ids = set(result.get(memory_type, frozenset()))
+        hexes = set(result.get(memory_type, frozenset()))
         if memory_type is MemoryType.PROVENANCE:
-            ids |= {b.block_id for b in new}
-        writer.adopt(memory_type, _ref_for(writer, memory_type, ids, snapshots))
+            hexes |= {b.block_id.hex for b in new}
+        merge = by_type[memory_type]
+        mine = snapshots[0].modules.get(memory_type.value)
+        if merge.ours is not None and hexes == merge.ours and writer.refs.get(memory_type) == mine:
+            continue  # unchanged from our head (and not changed by an earlier rebase step): its reference stands
+        writer.adopt(memory_type, _ref_for(writer, memory_type, hexes, snapshots))
 
 
-def _ref_for(writer: Writer, memory_type: MemoryType, ids: set[BlockId], sides: list[Snapshot]) -> ModuleRef:
+def _ref_for(writer: Writer, memory_type: MemoryType, hexes: set[str], sides: list[Snapshot]) -> ModuleRef:
     refs = [s.modules[memory_type.value] for s in sides if memory_type.value in s.modules]
-    composition = Composition.of(memory_type, sorted(ids, key=lambda b: b.hex))
+    composition = Composition.of_hexes(memory_type, sorted(hexes))
     for ref in refs:
         if ref.composition == composition.digest:
-            return ref  # verbatim: unchanged from that side
+            if sides[0].modules.get(memory_type.value) != ref:
+                writer.brain.composition(ref)  # adopted from them verbatim: its root is checked first
+            return ref
     writer.put_blob(composition.to_bytes())
-    tombstones = sorted({t for ref in refs for t in ref.tombstones or () if t in ids}, key=lambda b: b.hex)
+    tombstones = sorted({t for ref in refs for t in ref.tombstones or () if t.hex in hexes}, key=lambda b: b.hex)
     return composition.module_ref(tombstones=tuple(tombstones) or None)
 
 
@@ -83,7 +89,7 @@ def commit_merge(
 
 def commit_rebase(
     writer: Writer,
-    steps: list[tuple[list[ModuleMerge], Mapping[MemoryType, frozenset[BlockId]], list[ProvenanceBlock]]],
+    steps: list[tuple[list[ModuleMerge], Mapping[MemoryType, frozenset[str]], list[ProvenanceBlock]]],
     sides: list[Snapshot],
     journal: Callable[[OciDigest], None],
 ) -> tuple[OciDigest, ...]:

@@ -76,12 +76,19 @@ class Judgement:
 
     verdicts: dict[BlockId, IncomingVerdict]
     judged: int
-    result: dict[MemoryType, frozenset[BlockId]]
+    result: dict[MemoryType, frozenset[str]]
+    """Per module, the member hex digests of M after judging and the cascade."""
     cascade: dict[MemoryType, tuple[BlockId, ...]]
     withdrawn: dict[MemoryType, tuple[BlockId, ...]]
     withdrawn_by_cascade: dict[MemoryType, tuple[BlockId, ...]]
     prefer: dict[BlockId, tuple[BlockId, tuple[BlockId, ...]]]
     """Resolved competing supersessions: contested block → (winner, the other contenders)."""
+    read: dict[BlockId, Block] = field(default_factory=dict)
+    """The incoming blocks that were read (for the lineage log of what enters)."""
+
+    def entering(self) -> list[Block]:
+        """The incoming blocks that are members of the result."""
+        return [b for i, b in self.read.items() if any(i.hex in ids for ids in self.result.values())]
 
     @property
     def open_questions(self) -> list[IncomingVerdict]:
@@ -90,6 +97,20 @@ class Judgement:
 
 def _ascending(ids: Iterable[BlockId]) -> tuple[BlockId, ...]:
     return tuple(sorted(set(ids), key=lambda b: b.hex))
+
+
+def _ids(hexes: Iterable[str]) -> tuple[BlockId, ...]:
+    return tuple(BlockId(h) for h in sorted(set(hexes)))
+
+
+class _Hexes:
+    """A hex-digest set answering `block_id in` (the gate's checks ask with block ids)."""
+
+    def __init__(self, hexes: set[str]) -> None:
+        self.hexes = hexes
+
+    def __contains__(self, block: object) -> bool:
+        return isinstance(block, BlockId) and block.hex in self.hexes
 
 
 class _Incoming:
@@ -107,7 +128,7 @@ class _Incoming:
         self.removed: set[BlockId] = set()
         shown = ", ".join(d.short for d in theirs)
         for merge in merges:
-            for block_id in sorted(merge.incoming, key=lambda b: b.hex):
+            for block_id in _ids(merge.incoming):
                 self.module[block_id] = merge.memory_type
                 if block_id in tombstoned:
                     continue  # redacted on their side: a member whose bytes are destroyed (§7.5)
@@ -156,7 +177,7 @@ def judge(  # noqa: C901 - §10.5's steps in their fixed order, each a short loo
     answers = dict(resolutions or {})
     incoming = _Incoming(read, merges, tombstoned, theirs)
     our_members = {m.memory_type: m.ours or frozenset() for m in merges}
-    view: dict[MemoryType, set[BlockId]] = {m.memory_type: set(m.result) for m in merges}
+    view: dict[MemoryType, set[str]] = {m.memory_type: set(m.result) for m in merges}
     verdicts: dict[BlockId, IncomingVerdict] = {}
 
     def refuse(verdict: IncomingVerdict) -> None:
@@ -165,7 +186,7 @@ def judge(  # noqa: C901 - §10.5's steps in their fixed order, each a short loo
             verdict.resolution = answer.kind
         verdicts[verdict.block] = verdict
         if not verdict.enters:
-            view[verdict.memory_type].discard(verdict.block)
+            view[verdict.memory_type].discard(verdict.block.hex)
 
     # 1. Canonical and provenance blocks: readable and of the right type.
     for memory_type in (MemoryType.CANONICAL, MemoryType.PROVENANCE):
@@ -192,7 +213,7 @@ def judge(  # noqa: C901 - §10.5's steps in their fixed order, each a short loo
     prefer: dict[BlockId, tuple[BlockId, tuple[BlockId, ...]]] = {}
     for loser, claims in sorted(incoming.winners.items(), key=lambda item: item[0].hex):
         for winner, record in claims:
-            if record not in view[MemoryType.PROVENANCE]:
+            if record.hex not in view[MemoryType.PROVENANCE]:
                 continue
             standing = _standing(loser, ours, incoming, view)
             if len(standing) < 2 or winner not in standing:
@@ -209,12 +230,12 @@ def judge(  # noqa: C901 - §10.5's steps in their fixed order, each a short loo
                 prefer[loser] = (answer.prefer, tuple(s for s in standing if s != answer.prefer))
 
     # The cascade (§7.4) over M from the exclusions; withdrawn = our members leaving M.
-    excluded = {b for m in merges for b in m.excluded}
+    excluded = {BlockId(h) for m in merges for h in m.excluded}
     reached = reach(excluded, lambda b: (*ours.evidence_dependents(b), *ours.structural_dependents(b),
                                          *incoming.dependents.get(b, ()), *incoming.structural.get(b, ())))
     cascade: dict[MemoryType, set[BlockId]] = {}
     for block_id in sorted(reached, key=lambda b: b.hex):
-        held_in = next((t for t in view if t is not MemoryType.PROVENANCE and block_id in view[t]), None)
+        held_in = next((t for t in view if t is not MemoryType.PROVENANCE and block_id.hex in view[t]), None)
         if held_in is None:
             continue
         if held_in is MemoryType.EPISODIC:
@@ -228,22 +249,22 @@ def judge(  # noqa: C901 - §10.5's steps in their fixed order, each a short loo
             )
         cascade.setdefault(held_in, set()).add(block_id)
     for memory_type, ids in cascade.items():
-        view[memory_type] -= ids
+        view[memory_type] -= {b.hex for b in ids}
     withdrawn: dict[MemoryType, tuple[BlockId, ...]] = {}
     by_cascade: dict[MemoryType, tuple[BlockId, ...]] = {}
     for merge in merges:
         mine = our_members[merge.memory_type]
-        gone = (mine & merge.excluded) | (mine & cascade.get(merge.memory_type, set()))
+        cascaded = mine & {b.hex for b in cascade.get(merge.memory_type, set())}
+        gone = (mine & merge.excluded) | cascaded
         if gone:
-            withdrawn[merge.memory_type] = _ascending(gone)
-        cascaded = mine & cascade.get(merge.memory_type, set())
+            withdrawn[merge.memory_type] = _ids(gone)
         if cascaded:
-            by_cascade[merge.memory_type] = _ascending(cascaded)
+            by_cascade[merge.memory_type] = _ids(cascaded)
 
     # Ours: incoming removal records name only non-members; supersessions and demotions name members.
-    known = {b for ids in view.values() for b in ids} | set(incoming.module)
+    known = _Hexes({h for ids in view.values() for h in ids} | {b.hex for b in incoming.module})
     for block_id in _of(incoming, MemoryType.PROVENANCE):
-        if block_id not in view[MemoryType.PROVENANCE] or block_id in verdicts:
+        if block_id.hex not in view[MemoryType.PROVENANCE] or block_id in verdicts:
             continue
         wrong = _record_issue(incoming.blocks[block_id], view, known)
         if wrong is not None:
@@ -257,6 +278,7 @@ def judge(  # noqa: C901 - §10.5's steps in their fixed order, each a short loo
         withdrawn=withdrawn,
         withdrawn_by_cascade=by_cascade,
         prefer=prefer,
+        read=incoming.blocks,
     )
 
 
@@ -291,7 +313,7 @@ def _readability(incoming: _Incoming, block_id: BlockId, memory_type: MemoryType
 class _Statements:
     """Semantic statements of M as judging goes: ours (from the index) and incoming, still in the view."""
 
-    def __init__(self, ours: OurIndex, view: Mapping[MemoryType, set[BlockId]], incoming: _Incoming) -> None:
+    def __init__(self, ours: OurIndex, view: Mapping[MemoryType, set[str]], incoming: _Incoming) -> None:
         self.ours, self.view = ours, view
         self.incoming: dict[ContradictionKey, list[tuple[str, BlockId]]] = {}
         for block_id, block in incoming.blocks.items():
@@ -302,14 +324,14 @@ class _Statements:
 
     def held(self, key: ContradictionKey) -> list[tuple[str, BlockId]]:
         members = self.view.get(MemoryType.SEMANTIC, set())
-        found = [(s, b) for s, b in (*self.ours.statements(key), *self.incoming.get(key, ())) if b in members]
+        found = [(s, b) for s, b in (*self.ours.statements(key), *self.incoming.get(key, ())) if b.hex in members]
         return list(dict.fromkeys(found))
 
 
 def _checks(  # noqa: C901 - the §7.6 checks, in their order, against M
     block: Block,
     memory_type: MemoryType,
-    view: Mapping[MemoryType, set[BlockId]],
+    view: Mapping[MemoryType, set[str]],
     incoming: _Incoming,
     ours: OurIndex,
     statements: _Statements,
@@ -333,9 +355,9 @@ def _checks(  # noqa: C901 - the §7.6 checks, in their order, against M
     if not cited:
         issues.append(Issue("evidence-not-found", f"block {block.block_id} cites no evidence"))
     else:
-        canonical = view.get(MemoryType.CANONICAL)
-        found = evidence_issues(cited, canonical)
-        issues.extend(found)
+        held = view.get(MemoryType.CANONICAL)
+        canonical = None if held is None else _Hexes(held)
+        issues.extend(evidence_issues(cited, canonical))
         for cited_id in cited:
             if is_digest_string(cited_id) and (canonical is None or BlockId.parse(cited_id) not in canonical):
                 gone = BlockId.parse(cited_id)
@@ -343,7 +365,7 @@ def _checks(  # noqa: C901 - the §7.6 checks, in their order, against M
                 missing[gone] = "dropped_deliberately" if deliberate else "never_held"
     if memory_type is MemoryType.SEMANTIC:
         def anywhere(target: BlockId) -> bool:
-            return any(target in ids for ids in view.values())
+            return any(target.hex in ids for ids in view.values())
         issues.extend(relation_issues(payload, anywhere))
     issues.extend(content_issues(payload.get("content"), blob_size))
     if memory_type is MemoryType.SEMANTIC:
@@ -353,17 +375,17 @@ def _checks(  # noqa: C901 - the §7.6 checks, in their order, against M
 
 
 def _standing(loser: BlockId, ours: OurIndex, incoming: _Incoming,
-              view: Mapping[MemoryType, set[BlockId]]) -> tuple[BlockId, ...]:
+              view: Mapping[MemoryType, set[str]]) -> tuple[BlockId, ...]:
     """The successors of `loser` that are members of M."""
     claims = {*ours.winners(loser), *(w for w, _ in incoming.winners.get(loser, ()))}
-    members = {b for t, ids in view.items() if t is not MemoryType.PROVENANCE for b in ids}
-    return _ascending(w for w in claims if w in members)
+    return _ascending(w for w in claims
+                      if any(w.hex in ids for t, ids in view.items() if t is not MemoryType.PROVENANCE))
 
 
-def _record_issue(block: Block, view: Mapping[MemoryType, set[BlockId]], known: set[BlockId]) -> Issue | None:
+def _record_issue(block: Block, view: Mapping[MemoryType, set[str]], known: _Hexes) -> Issue | None:
     record = record_of(block)
     if isinstance(record, RemovalRecord) and record.mechanism in (RemovalMechanism.DROP, RemovalMechanism.PRUNE):
-        still = [b for b in record.blocks if b in view.get(record.memory_type, set())]
+        still = [b for b in record.blocks if b.hex in view.get(record.memory_type, set())]
         if still:
             return Issue("removal-names-member", f"removal record names {still[0]}, a {record.memory_type} member of the result")
     elif isinstance(record, SupersessionRecord):

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from brain.blocks import Block
 from brain.blocks.memory_type import MemoryType
 from brain.blocks.provenance import ProvenanceBlock
 from brain.errors import ConflictError, InvalidInputError, NotFoundError, RefusedError, UsageError
@@ -39,6 +40,9 @@ if TYPE_CHECKING:
     from brain.writer import Writer
 
 IndexOf = Callable[[OciDigest], OurIndex]
+AfterCommit = Callable[[OciDigest, OciDigest, list[Block]], None]
+"""Told, under the writer lock, (our head, the new head, the blocks that entered): the CLI keeps the lineage
+log current with it."""
 FastForward = Literal["auto", "only", "never"]
 Kind = Literal["up_to_date", "fast_forward", "merged", "halted", "planned"]
 
@@ -72,6 +76,7 @@ def merge(
     lock_timeout: float | None = None,
     on_wait: Callable[[str], None] | None = None,
     authorize: Callable[[OciDigest], None] | None = None,
+    after_commit: AfterCommit | None = None,
 ) -> Outcome:
     """Join `theirs` into the head (§10.2-§10.6); `plan_only` writes nothing."""
     if not reason.strip():
@@ -79,6 +84,8 @@ def merge(
     if plan_only:
         ours = _head_or_refuse(brain.snapshot_digest())
         plan = _plan(brain, ours, theirs, index_of, allow_unrelated, fast_forward_mode)
+        if plan.join != "reconcile":
+            return Outcome(plan.join, plan, strategy)  # reported as such; nothing to review
         return Outcome("planned", plan, strategy)
     with brain.writer(actor, lock_timeout=lock_timeout, on_wait=on_wait) as writer:
         ours = _head_or_refuse(None if writer.head is None else writer.head.snapshot)
@@ -86,7 +93,7 @@ def merge(
         if plan.join == "up_to_date":
             return Outcome("up_to_date", plan, strategy)
         for digest in plan.theirs if plan.join != "up_to_date" else ():
-            _authenticate(brain, ours, digest)
+            _authenticate(brain, digest)
             if authorize is not None:
                 authorize(digest)
         if plan.join == "fast_forward":
@@ -99,24 +106,16 @@ def merge(
             state = _halt_state(plan, strategy, writer.actor, reason)
             write_state(brain.path, state)
             return Outcome("halted", plan, strategy, state=state)
-        snapshots = _commit(writer, plan, plan.judgement, strategy, reason, None, index_of)
+        snapshots = _commit(writer, plan, plan.judgement, strategy, reason, None, index_of, after_commit)
         return Outcome("merged", plan, strategy, snapshots)
 
 
-def _authenticate(brain: Brain, ours: OciDigest, theirs: OciDigest) -> None:
-    """§9.7 for the head a governed brain would move to or merge in (§10.8 item 6): refuse unless authorized."""
-    snapshot = brain.snapshot(ours)
-    if snapshot is None or snapshot.trust_root is None:
-        return
-    from brain.authenticity import judge as authenticate
+def _authenticate(brain: Brain, theirs: OciDigest) -> None:
+    """§9.7 for the head a governed brain would move to or merge in (§10.8 item 6): exit 6 unless authorized
+    (the trust roots were compared first, so both sides are governed alike)."""
+    from brain.branches.guard import authenticate_move
 
-    decision = authenticate(brain, theirs)
-    if str(decision.state) != "authorized":
-        raise RefusedError(
-            f"{theirs.short} is {decision.state} under this brain's trust root: a governed brain moves its head "
-            "only to, or merges in, authorized snapshots (§9.7)",
-            hint=f"see `brain verify --authenticity` on {theirs.short}; sign it with a key the trust root grants",
-        )
+    authenticate_move(brain, theirs, f"merge {theirs.short}")
 
 
 def _head_or_refuse(head: OciDigest | None) -> OciDigest:
@@ -225,9 +224,10 @@ def _match(text: str, ids: Sequence[BlockId], what: str) -> BlockId:
     return found[0]
 
 
-def accept_removals(brain: Brain, actor: str, reason: str, index_of: IndexOf, *,
+def accept_removals(brain: Brain, actor: str, reason: str, index_of: IndexOf, *, allow_canonical: bool = False,
                     lock_timeout: float | None = None) -> AcceptedRemovals:
-    """Accept the plan's withdrawn blocks, exactly, in one statement."""
+    """Accept the plan's withdrawn blocks, exactly, in one statement. The retention policy holds here as for a
+    drop (§7.4, §10.8 item 4): withdrawing canonical blocks of ours needs `allow_canonical`."""
     if not reason.strip():
         raise UsageError("accepting removals needs --reason TEXT (it is recorded in the removal records)")
     with brain.writer(actor, lock_timeout=lock_timeout, reconciling=True) as writer:
@@ -236,6 +236,11 @@ def accept_removals(brain: Brain, actor: str, reason: str, index_of: IndexOf, *,
         assert plan.judgement is not None
         if not plan.judgement.withdrawn:
             raise RefusedError("this reconciliation withdraws none of our blocks: there is nothing to accept")
+        sources = plan.judgement.withdrawn.get(MemoryType.CANONICAL, ())
+        if sources and not allow_canonical:
+            raise RefusedError(
+                f"accepting would withdraw {len(sources)} canonical blocks of ours (first {sources[0].short}): the "
+                "retention policy keeps sources", hint="pass --allow-canonical to accept their removal too")
         accepted = AcceptedRemovals(blocks=dict(plan.judgement.withdrawn), actor=actor_of(writer.actor),
                                     reason=reason, at=utc_timestamp())
         write_state(brain.path, state.model_copy(update={"accepted_removals": accepted}))
@@ -254,8 +259,8 @@ def abort(brain: Brain, actor: str, *, lock_timeout: float | None = None) -> Rec
         return state
 
 
-def continue_reconcile(brain: Brain, actor: str, index_of: IndexOf, *,
-                       lock_timeout: float | None = None) -> Outcome:
+def continue_reconcile(brain: Brain, actor: str, index_of: IndexOf, *, lock_timeout: float | None = None,
+                       after_commit: AfterCommit | None = None) -> Outcome:
     """Recompute the plan with the answers and commit it; refuses while anything is open or the head moved."""
     with brain.writer(actor, lock_timeout=lock_timeout, reconciling=True) as writer:
         state = _open_state(brain)
@@ -275,7 +280,7 @@ def continue_reconcile(brain: Brain, actor: str, index_of: IndexOf, *,
             if accepted is None or {t: tuple(v) for t, v in accepted.blocks.items()} != judgement.withdrawn:
                 raise RefusedError("the withdrawn blocks are not accepted (or the plan changed since)",
                                    hint="`brain reconcile accept-removals --reason TEXT`")
-        snapshots = _commit(writer, plan, judgement, state.strategy, state.reason, state, index_of)
+        snapshots = _commit(writer, plan, judgement, state.strategy, state.reason, state, index_of, after_commit)
         clear_state(brain.path)
         return Outcome("merged", plan, state.strategy, snapshots, state)
 
@@ -284,7 +289,18 @@ def continue_reconcile(brain: Brain, actor: str, index_of: IndexOf, *,
 
 
 def _commit(writer: Writer, plan: MergePlan, judgement: Judgement, strategy: Strategy, reason: str,
-            state: ReconcileState | None, index_of: IndexOf) -> tuple[OciDigest, ...]:
+            state: ReconcileState | None, index_of: IndexOf, after_commit: AfterCommit | None = None,
+            ) -> tuple[OciDigest, ...]:
+    records: list[ProvenanceBlock] = []
+    written = _write(writer, plan, judgement, strategy, reason, state, index_of, records)
+    if after_commit is not None and written:
+        after_commit(plan.ours, written[-1], [*judgement.entering(), *records])
+    return written
+
+
+def _write(writer: Writer, plan: MergePlan, judgement: Judgement, strategy: Strategy, reason: str,
+           state: ReconcileState | None, index_of: IndexOf, added: list[ProvenanceBlock]) -> tuple[OciDigest, ...]:
+    """Commit with the strategy; the records written are appended to `added`."""
     brain = writer.brain
     theirs = plan.theirs[0]
     accepted = state.accepted_removals if state is not None else None
@@ -302,16 +318,25 @@ def _commit(writer: Writer, plan: MergePlan, judgement: Judgement, strategy: Str
     def records_for(j: Judgement, already: set[BlockId]) -> list[ProvenanceBlock]:
         cascaded = {t: tuple(b for b in ids if b not in already) for t, ids in j.withdrawn_by_cascade.items()}
         found = cascade_records(cascaded, theirs, accepted) if accepted is not None else []
-        return found + prefer_records(j.prefer, resolutions, theirs)
+        found += prefer_records(j.prefer, resolutions, theirs)
+        added.extend(found)
+        return found
 
     if strategy != "rebase" or not plan.replay:
         records = records_for(judgement, set())
         return (commit_merge(writer, plan, judgement, records, sides, squash=strategy != "merge", journal=journal),)
-    refused = {b for v in judgement.verdicts.values() if not v.enters for b in (v.block,)}
-    steps: list[tuple[list[ModuleMerge], Mapping[MemoryType, frozenset[BlockId]], list[ProvenanceBlock]]] = []
+    refused = {v.block.hex for v in judgement.verdicts.values() if not v.enters}
+    steps: list[tuple[list[ModuleMerge], Mapping[MemoryType, frozenset[str]], list[ProvenanceBlock]]] = []
     recorded: set[BlockId] = set()
+    ours_index: list[OurIndex] = []
+
+    def index() -> OurIndex:  # one index of our head for every step
+        if not ours_index:
+            ours_index.append(index_of(plan.ours))
+        return ours_index[0]
+
     for step in plan.replay:
-        step_plan = plan_merge(brain, plan.ours, [step], lambda: index_of(plan.ours), resolutions=resolutions,
+        step_plan = plan_merge(brain, plan.ours, [step], index, resolutions=resolutions,
                                ancestor=plan.ancestor, pinned_ancestor=True)
         step_j = step_plan.judgement
         if step_plan.join != "reconcile" or step_j is None:
@@ -321,13 +346,15 @@ def _commit(writer: Writer, plan: MergePlan, judgement: Judgement, strategy: Str
         records = records_for(step_j, recorded) if step == plan.theirs[0] else \
             (cascade_records({t: tuple(b for b in ids if b not in recorded) for t, ids in step_j.withdrawn_by_cascade.items()},
                              theirs, accepted) if accepted is not None else [])
+        if step != plan.theirs[0]:
+            added.extend(records)
         recorded |= {b for ids in step_j.withdrawn_by_cascade.values() for b in ids}
         steps.append((step_plan.merges, step_j.result, records))
     return commit_rebase(writer, steps, sides + [s for d in plan.replay if (s := history.snapshot(d)) is not None],
                          journal)
 
 
-def _with_result(j: Judgement, result: Mapping[MemoryType, frozenset[BlockId]]) -> Judgement:
+def _with_result(j: Judgement, result: Mapping[MemoryType, frozenset[str]]) -> Judgement:
     return Judgement(j.verdicts, j.judged, dict(result), j.cascade, j.withdrawn, j.withdrawn_by_cascade, j.prefer)
 
 

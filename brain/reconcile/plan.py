@@ -115,8 +115,9 @@ def plan_merge(
         sides.append(Side(digest, snapshot, "their" if len(pending) == 1 else f"their #{i + 1}"))
     merges = module_merges(brain, base_snapshot, base, sides)
     tombstoned = frozenset(b for side in sides[1:] for ref in side.snapshot.modules.values() for b in ref.tombstones or ())
-    has_incoming = any(m.incoming for m in merges) or any(m.excluded for m in merges)
     from brain.reconcile.index import EmptyIndex
+
+    has_incoming = any(m.incoming for m in merges) or any(m.excluded for m in merges)
 
     judgement = judge(
         merges,
@@ -145,8 +146,8 @@ def module_report(plan: MergePlan) -> list[dict[str, object]]:
         rows.append({
             "module": merge.memory_type.value,
             "ancestor": len(merge.base),
-            "added": [sorted(str(b) for b in ids) for ids in merge.added],
-            "removed": [sorted(str(b) for b in ids) for ids in merge.removed],
+            "added": [sorted(f"sha256:{h}" for h in ids) for ids in merge.added],
+            "removed": [sorted(f"sha256:{h}" for h in ids) for ids in merge.removed],
             "result": len(result),
         })
     return rows

@@ -16,6 +16,7 @@ from typing import Annotated, Literal
 from pydantic import Field, ValidationError, model_validator
 from typing_extensions import Self
 
+from brain.blocks.fields import Timestamp
 from brain.blocks.memory_type import MemoryType
 from brain.blocks.provenance import Actor
 from brain.errors import BrainUnreadableError, CanonicalFormError
@@ -37,7 +38,7 @@ class Resolution(FrozenModel):
     prefer: BlockId | None = None
     actor: Actor
     reason: Annotated[str, Field(min_length=1)] | None = None
-    at: str
+    at: Timestamp
 
     @model_validator(mode="after")
     def _prefer_names_a_winner(self) -> Self:
@@ -52,7 +53,7 @@ class AcceptedRemovals(FrozenModel):
     blocks: dict[MemoryType, tuple[BlockId, ...]]
     actor: Actor
     reason: Annotated[str, Field(min_length=1)] | None = None
-    at: str
+    at: Timestamp
 
 
 class ReconcileState(FrozenModel):
@@ -71,9 +72,7 @@ class ReconcileState(FrozenModel):
     def to_bytes(self) -> bytes:
         """JCS bytes, no trailing newline (`resolutions` always present, absent optionals omitted)."""
         document = self.model_dump(mode="json", exclude_none=True)
-        document["resolutions"] = {
-            key: value for key, value in document.get("resolutions", {}).items()
-        }
+        document.setdefault("resolutions", {})  # always present, `{}` when empty (§10.6)
         return canonicalize(document)
 
 

@@ -223,17 +223,16 @@ class BlobStore:
                 return False
             try:
                 fd = os.open(".", os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o666, dir_fd=directory)
-            except FileNotFoundError:
-                self._close_directory()  # the directory was removed (or never made): open it afresh once
-                if attempt == 1:
-                    continue
-                return False
             except OSError as e:
                 if e.errno in _NO_UNNAMED:
                     self._unnamed = False
                     return False
-                e.filename = e.filename or str(self.directory)
-                raise
+                # The directory was removed (EPERM/ENOENT on the old one) or made again: open it afresh once;
+                # after that the named-temp path tries, and reports a real problem in its own words.
+                self._close_directory()
+                if attempt == 1:
+                    continue
+                return False
             break
         try:
             view = memoryview(data)

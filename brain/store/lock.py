@@ -3,7 +3,8 @@
 The kernel releases an `flock` when its holder dies, so a crashed writer can never leave a stale lock;
 the host/pid/time stored in the file only serve to tell a waiting writer who it is waiting for. Having
 taken the lock, a writer removes the temp files that killed writers left in `blobs/sha256` and
-`boltzmann/` (only unlocked ones: see `brain.store.atomic.sweep_temps`).
+`boltzmann/` (only unlocked ones: see `brain.store.atomic.sweep_temps`) and repairs a checkout a crash
+interrupted (`brain.branches.pointers.repair_switching`), so no write of any kind lands under the wrong branch.
 """
 
 from __future__ import annotations
@@ -47,10 +48,14 @@ class WriterLock:
         on_wait: Callable[[str], None] | None = None,
         *,
         reconciling: bool = False,
+        sweep_blobs: bool = True,
     ) -> None:
         self.path = Path(brain_path).joinpath(*LOCK_FILE)
         self.timeout = timeout
         self.on_wait = on_wait
+        # A holder that writes only pointers (a checkout) leaves blobs/sha256 to the next blob writer: listing
+        # a 100,000-blob directory would be most of its cost.
+        self.sweep_blobs = sweep_blobs
         self.reconciling = reconciling
         self._fd: int | None = None
 
@@ -97,8 +102,10 @@ class WriterLock:
         self._fd = fd
         acquired = time.time()
         try:
-            for directory in (self.path.parent.parent.joinpath(*BLOB_DIR), self.path.parent):
+            blobs = [self.path.parent.parent.joinpath(*BLOB_DIR)] if self.sweep_blobs else []
+            for directory in (*blobs, self.path.parent):
                 sweep_temps(directory, acquired)
+            _repair_checkout(self.path.parent.parent)
             if not self.reconciling:
                 refuse_while_reconciling(self.path.parent.parent)
         except BaseException:
@@ -125,6 +132,18 @@ class WriterLock:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         self.release()
+
+
+def _repair_checkout(root: Path) -> None:
+    """Finish or undo a checkout a crash interrupted, before the new holder writes anything (§10.2).
+
+    A `refs.json` that cannot be read is left for the commands that need it to report (a commit refuses it).
+    """
+    from brain.branches.pointers import repair_switching
+    from brain.errors import BrainError
+
+    with contextlib.suppress(BrainError):
+        repair_switching(root)
 
 
 def refuse_while_reconciling(root: Path, doing: str = "write") -> None:

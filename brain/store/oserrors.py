@@ -3,7 +3,7 @@
 Writes are ordered so that a failure at any point leaves the brain at its previous snapshot (blobs, then
 the snapshot, then `head.json`); what was missing was the message. This turns the failures a user can
 meet and fix (a full disk, no inodes left, a quota, a read-only filesystem, a permission, a directory
-where a file belongs) into one line naming the file and the fix; anything else stays a bug.
+where a file belongs, a name too long for the filesystem) into one line naming the file and the fix; anything else stays a bug.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import os
 
-from brain.errors import BrainError, BrainUnreadableError, LocalStorageError
+from brain.errors import BrainError, BrainUnreadableError, LocalStorageError, UsageError
 
 _FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 _SAFE = "the brain stays at its last committed snapshot"
@@ -36,6 +36,10 @@ def translate_os_error(error: OSError) -> BrainError | None:
         return BrainUnreadableError(
             f"{where} is a directory where a file belongs", hint="move the directory away, then run `brain verify`"
         )
+    if error.errno == errno.ENAMETOOLONG:  # a name the user gave (ids are bounded before any lookup)
+        shown = os.fsdecode(where) if isinstance(where, (str, bytes)) else str(where)
+        return UsageError(f"file name too long: {shown[:60]!r}… ({len(shown):,} characters)",
+                          hint="a file name is at most 255 bytes, a path at most 4,096")
     if isinstance(error, NotADirectoryError):
         return BrainUnreadableError(
             f"{where}: a file stands where a directory belongs", hint="move the file away, then run `brain verify`"

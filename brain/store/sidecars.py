@@ -89,6 +89,17 @@ TOMBSTONES = Sidecar(
     deletable=False,
     why="verify would report the redacted blobs as missing, and a later ingest or pull could store them again",
 )
+REDACTION = Sidecar(
+    ("boltzmann", "redaction.json"),
+    owner="brain.store.redaction (redact; read by every writer, verify, pack, push)",
+    format="JSON: an unfinished redaction's parent head, tombstones, and digests to destroy (hex -> reason)",
+    write="atomic replace, fsynced, before the redaction's snapshot moves the head, under the writer lock; "
+    "removed once every byte is destroyed",
+    trust="local intent: while present the redaction is unfinished (verify reports it, writers, pack and push "
+    "refuse; `brain redact --resume` completes it)",
+    deletable=False,
+    why="an interrupted redaction would then leave the redacted bytes in blobs, packed layers and caches",
+)
 FINGERPRINTS = Sidecar(
     ("boltzmann", "fingerprints.json"),
     owner="ingest.fingerprints",
@@ -144,6 +155,15 @@ SEARCH = Sidecar(
     deletable=True,
     why="the next search rebuilds it (a redaction deletes it: it may quote redacted text)",
     directory=True,
+)
+PUSHES = Sidecar(
+    ("boltzmann", "pushes.json"),
+    owner="oci.push_log (push)",
+    format='JSON `{"format": "brain.pushes/1", "pushes": [{repository, tag, digest, snapshot, at}]}`',
+    write="atomic replace, fsynced, after each successful push, under the writer lock",
+    trust="a record of what this brain published: read to name remote copies of redacted bytes, never to decide",
+    deletable=True,
+    why="only the list of remote copies a redaction names gets shorter (tags still found through the registry)",
 )
 SIGNATURES = Sidecar(
     ("boltzmann", "signatures.json"),
@@ -206,12 +226,14 @@ SIDECARS: tuple[Sidecar, ...] = (
     REFS,
     LOCK,
     TOMBSTONES,
+    REDACTION,
     FINGERPRINTS,
     CACHE,
     PROPOSALS,
     LINEAGE,
     LAYERS,
     SEARCH,
+    PUSHES,
     SIGNATURES,
     TRUST,
     REMOTES,
@@ -251,7 +273,9 @@ __all__ = [
     "LINEAGE",
     "LOCK",
     "PROPOSALS",
+    "PUSHES",
     "RECONCILE",
+    "REDACTION",
     "REFS",
     "REMOTES",
     "SEARCH",

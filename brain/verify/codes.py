@@ -72,6 +72,11 @@ PROBLEM_CODES: dict[str, CodeInfo] = {
     "tombstone-not-member": CodeInfo(
         _E, "a module reference lists a tombstone that is not a member of its composition", _RESTORE
     ),
+    "redaction-unfinished": CodeInfo(
+        _E,
+        "a redaction was interrupted before its bytes were destroyed (boltzmann/redaction.json): copies may remain",
+        "run `brain redact --resume`",
+    ),
     # Member blocks (§1.5).
     "block-missing": CodeInfo(_E, "a member block is not stored and is not a tombstone", _RESTORE),
     "block-corrupt": CodeInfo(_E, "a stored block does not hash to its block id", _RESTORE),

@@ -16,6 +16,7 @@ from brain.identity import OciDigest
 from brain.installed import left_out_modules
 from brain.store.blobs import BlobStore
 from brain.store.head import read_head
+from brain.store.redaction import intent_path, unfinished
 from brain.verify.deep import Renormalizer, deep_problems
 from brain.verify.facts import MISSING, OK, BlockFacts, NamedBlob, from_wire, to_wire
 from brain.verify.history import HistoryWalker, ModuleState
@@ -90,6 +91,8 @@ def _verify(run: _Run, snapshot: OciDigest | None, renormalizer: Renormalizer | 
     head = read_head(run.root)
     target = snapshot if snapshot is not None else (None if head is None else head.snapshot)
     report = VerifyReport(snapshot=None if target is None else str(target))
+    if unfinished(run.root):
+        report.extend([Problem.of("redaction-unfinished", f"{intent_path(run.root)} lists bytes still to destroy")])
     if target is None:
         return report
     history = HistoryWalker(run.blobs, run.jobs).walk(head, target)

@@ -7,7 +7,7 @@ with the strategy or halted in `boltzmann/reconcile.json` (exit 5) for `brain re
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -22,7 +22,9 @@ from cli.output import Output, Result
 from cli.signing import SigningPlan, SignWithOption, with_signature
 
 if TYPE_CHECKING:
+    from brain.blocks import Block
     from brain.brain import Brain
+    from ingest.lineage_graph import LineageGraph
     from brain.gate import ContradictionKey
     from brain.reconcile.index import OurIndex
     from brain.reconcile.operations import Outcome
@@ -110,6 +112,7 @@ def merge(
         brain, context.actor(), theirs, index_of(brain, persist=not plan), strategy=strategy.value,
         reason=reason or "plan", plan_only=plan, fast_forward_mode="only" if ff_only else "never" if no_ff else "auto",
         allow_unrelated=allow_unrelated, lock_timeout=context.lock_timeout, on_wait=context.wait_note(),
+        after_commit=lineage_hook(brain),
     )
     result = merge_result(outcome)
     if outcome.kind == "halted":
@@ -120,7 +123,8 @@ def merge(
     if outcome.kind == "up_to_date":
         output.message("already up to date: nothing was written")
     elif outcome.kind == "fast_forward":
-        output.message(f"fast-forward: the head moved to {theirs[0].short}; no snapshot was written")
+        moved = "would move" if plan else "moved"
+        output.message(f"fast-forward: the head {moved} to {theirs[0].short}; no snapshot is written")
     elif outcome.kind == "merged":
         shown = ", ".join(d.short for d in outcome.snapshots)
         output.message(f"merged ({outcome.strategy}) in snapshot {shown}")
@@ -174,10 +178,17 @@ class LineageIndex:
     """`brain.reconcile.index.OurIndex` over the lineage log (no decode of every provenance block)."""
 
     def __init__(self, brain: Brain, snapshot: OciDigest, persist: bool) -> None:
-        from ingest.lineage_graph import graph_of
+        self.brain, self.snapshot, self.persist = brain, snapshot, persist
+        self._graph: LineageGraph | None = None
 
-        self.brain = brain
-        self.graph = graph_of(brain, snapshot, persist=persist)
+    @property
+    def graph(self) -> LineageGraph:
+        """Loaded on the first question: a merge that only adds sources never reads the lineage log."""
+        if self._graph is None:
+            from ingest.lineage_graph import graph_of
+
+            self._graph = graph_of(self.brain, self.snapshot, persist=self.persist)
+        return self._graph
 
     def evidence_dependents(self, block: BlockId) -> Iterable[BlockId]:
         return self.graph.evidence_dependents(block)
@@ -206,6 +217,15 @@ class LineageIndex:
             if isinstance(record, RemovalRecord) and block in record.blocks:
                 return True
         return False
+
+
+def lineage_hook(brain: Brain) -> Callable[[OciDigest, OciDigest, list[Block]], None]:
+    """What keeps the lineage log current after a reconciliation commits (called under the writer lock)."""
+    def after(parent: OciDigest, snapshot: OciDigest, added: list[Block]) -> None:
+        from ingest.lineage_graph import log_commit
+
+        log_commit(brain, parent, snapshot, added)
+    return after
 
 
 def index_of(brain: Brain, *, persist: bool) -> Any:
@@ -242,9 +262,11 @@ def render(result: MergeResult, output: Output) -> list[RenderableType]:
     head = f"{result.outcome.replace('_', ' ')}: {', '.join(t.short for t in result.theirs)} into {result.ours.short}"
     shown: list[RenderableType] = [f"## brain merge — {head}" if output.markdown else head]
     if result.ancestor is not None and result.outcome not in ("up_to_date", "fast_forward"):
-        shown.append(f"ancestor {result.ancestor.short}; {result.judged} incoming blocks judged")
+        refused = sum(1 for v in result.verdicts if v.verdict != "validated")
+        shown.append(f"ancestor {result.ancestor.short}; {result.judged} incoming blocks judged: "
+                     f"{result.judged - refused} validated (the +theirs columns), {refused} listed below")
     if result.modules:
-        sides = ["ours", *(f"theirs {i + 1}" for i in range(len(result.theirs)))]
+        sides = ["ours", *(["theirs"] if len(result.theirs) == 1 else [f"theirs {i + 1}" for i in range(len(result.theirs))])]
         table = output.table("module", "ancestor", *(f"+{s}" for s in sides), *(f"-{s}" for s in sides), "result")
         for row in result.modules:
             table.add_row(row["module"], str(row["ancestor"]), *(str(len(a)) for a in row["added"]),

@@ -1,6 +1,6 @@
 """`brain prune [--dry-run] [--keep N]`: delete blobs no retained snapshot or packed artifact reaches.
 
-Retained: the snapshots in `head.json`'s `retained` (the newest N with `--keep N`), every manifest in
+Retained: the snapshots in `head.json`'s `retained` (the newest N with `--keep N`), every branch head, every manifest in
 `index.json` (with its config, layers and snapshot), and the whole parent chain of each snapshot, so no
 history another reader needs to verify is cut. Stale temporary files of killed writers go too. The use
 case is `brain.lifecycle.prune.prune` (deleting through the writer, under its lock).

@@ -64,10 +64,9 @@ def push(
         f"({result.bytes_uploaded} bytes), {result.blobs_present} already there"
     )
     if brain.blobs.destroyed():
-        from oci.redaction import remote_tags_holding
+        from oci.redaction import copies_after_push
 
-        stale = remote_tags_holding(brain, ref)
-        if stale:
-            output.warning(f"remote tags still holding bytes redacted here: {', '.join(stale)} "
-                           "(the registry is not ours to erase: delete or overwrite them there)")
+        for copy in copies_after_push(brain, ref, result.replaced):
+            output.warning(copy.line())
     output.result(result, lambda r: str(r.digest))
+

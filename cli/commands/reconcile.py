@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from cli.commands.merge import MergeResult, index_of, merge_result, render
+from cli.commands.merge import MergeResult, index_of, lineage_hook, merge_result, render
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Result
@@ -86,6 +86,7 @@ def resolve(
 def accept_removals(
     ctx: typer.Context,
     reason: Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why (recorded in the removal records).")] = "",
+    allow_canonical: Annotated[bool, typer.Option("--allow-canonical", help="Accept withdrawn canonical blocks too.")] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Accept every withdrawn block of ours, in one statement."""
@@ -94,7 +95,7 @@ def accept_removals(
     context = cli_context(ctx)
     brain = context.open_brain()
     accepted = run_accept(brain, context.actor(), reason, index_of(brain, persist=False),
-                          lock_timeout=context.lock_timeout)
+                          allow_canonical=allow_canonical, lock_timeout=context.lock_timeout)
     output = context.output(as_json)
     blocks = {t.value: [str(b) for b in ids] for t, ids in accepted.blocks.items()}
     output.result(Answered(block=",".join(blocks), kind="accept-removals", prefer=None),
@@ -112,7 +113,7 @@ def continue_(ctx: typer.Context, sign_with: SignWithOption = None, as_json: Jso
     signing = SigningPlan.load(brain, sign_with)
     signing.require({TrustScope.COMMIT}, "this merge")
     outcome = continue_reconcile(brain, context.actor(), index_of(brain, persist=True),
-                                 lock_timeout=context.lock_timeout)
+                                 lock_timeout=context.lock_timeout, after_commit=lineage_hook(brain))
     signed = signing.sign_new_head(context)
     output = context.output(as_json)
     output.result(with_signature(merge_result(outcome), signed), lambda r: render(r, output))

@@ -1,11 +1,10 @@
 """`brain redact ID... --reason TEXT`: destroy blocks' bytes, keep them as members (§7.5).
 
 The blocks whose evidence reaches the named ones are redacted too (shown first, like a drop's cascade;
-`--only` limits it to the named blocks). One snapshot lists them in their module references' `tombstones`
-and adds `removal` records (mechanism `tombstone`); then the bytes leave the whole brain directory: blobs
-(recorded in `boltzmann/tombstones.json` first, so nothing writes them back), the packed artifacts in
-`index.json` that hold them (their tags are reported, to re-pack), and the caches that quote block text.
-Re-running completes an interrupted redaction.
+`--only` limits it to the named blocks); a block that is no longer a member (dropped) but still stored is
+destroyed as well. The order (intent, snapshot, destruction, packed copies) is `brain.lifecycle.redact_run`;
+an interrupted redaction is finished by `--resume` (or by the next `brain redact`), and until then every
+other command refuses. Remote copies are named with the command that deletes them (`oci.redaction`).
 """
 
 from __future__ import annotations
@@ -16,8 +15,6 @@ import typer
 
 from brain.errors import LifecycleRefusedError, NotFoundError, UsageError
 from brain.identity import BlockId, OciDigest, utc_timestamp
-from brain.lifecycle.apply import commit_records
-from brain.lifecycle.destroy import destroy
 from brain.lifecycle.records import actor_of
 from brain.lifecycle.redact import RedactPlan, plan_redaction
 from brain.snapshot import TrustScope
@@ -31,7 +28,8 @@ from cli.lifecycle_view import (
 )
 from cli.options import JsonFlag
 from cli.output import Result
-from cli.signing import SigningPlan, SignWithOption, with_signature
+from oci.remote_copy import RemoteCopy
+from cli.signing import SignedHead, SigningPlan, SignWithOption, with_signature
 
 
 class RedactResult(Result):
@@ -40,33 +38,46 @@ class RedactResult(Result):
     dry_run: bool
     snapshot: OciDigest | None
     tombstoned: dict[str, list[BlockId]]
+    destroyed_only: list[BlockId] = []
     destroyed_blobs: int
     destroyed_bytes: int
     purged_caches: list[str]
     affected_tags: list[str]
+    resumed: bool = False
+    discarded: bool = False
+    # Registry manifests known (push log, remotes.json) to still hold the bytes, with the command deleting each.
+    remote_copies: list[RemoteCopy] = []
     refused: Refusal | None
 
 
 def redact(
     ctx: typer.Context,
-    blocks: Annotated[list[str], typer.Argument(metavar="ID|ORIGIN...", help="Block ids, unambiguous prefixes or source origins.",
-                                                show_default=False)],
+    blocks: Annotated[list[str] | None, typer.Argument(metavar="ID|ORIGIN...", show_default=False,
+                                                       help="Block ids, unambiguous prefixes or source origins.")] = None,
     reason: Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why (recorded, and in tombstones.json).")] = "",
     only: Annotated[bool, typer.Option("--only", help="Only the named blocks, not what quotes them.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be destroyed; write nothing.")] = False,
+    resume_flag: Annotated[bool, typer.Option("--resume", help="Finish an interrupted redaction (nothing else).")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before redacting a cascade.")] = False,
     sign_with: SignWithOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Destroy blocks' bytes everywhere in the brain directory; they stay members, listed as tombstones."""
+    from brain.lifecycle import redact_run
+    from brain.store.redaction import unfinished
     from ingest.lineage_graph import graph_of  # the lineage log (and the gate's key) load when the command runs
+    from oci.redaction import purge_copies
 
     context = cli_context(ctx)
-    if not reason.strip():
-        raise UsageError("a redaction needs --reason TEXT (it is recorded in every removal record)")
-    brain = context.open_brain()
+    _check_arguments(resume_flag, blocks, reason)
+    brain = context.open_brain(unfinished_redaction=True)
     output = context.output(as_json)
-    named = resolve_all(brain, blocks)
+    if resume_flag or (unfinished(brain.path) and not dry_run):
+        resumed = redact_run.resume(brain, purge_copies, lock_timeout=context.lock_timeout, on_wait=context.wait_note())
+        if resume_flag:
+            output.result(_done(resumed), _render_resumed)
+            return
+    named = resolve_all(brain, blocks or [])
 
     def plan_on(snapshot: OciDigest, *, persist: bool) -> RedactPlan:
         modules = brain.modules(snapshot)
@@ -74,7 +85,8 @@ def redact(
         tombstoned = frozenset().union(*(m.tombstones for m in modules.values()))
         graph = graph_of(brain, snapshot, persist=persist)
         try:
-            plan = plan_redaction(named, members, tombstoned.__contains__, graph, only=only)
+            plan = plan_redaction(named, members, tombstoned.__contains__, graph, only=only,
+                                  stored=lambda b: redact_run.stored_block_type(brain, b))
         except LifecycleRefusedError as e:
             if as_json:
                 output.result(_result(dry_run, None, {}, refused=Refusal.of(e)), lambda r: [])
@@ -90,47 +102,81 @@ def redact(
         if head is None:
             raise NotFoundError(f"the brain at {brain.path} is empty: nothing to redact")
         plan = plan_on(head, persist=False)
-        note = f"dry run: would redact {len(plan.blocks)} blocks; nothing was written"
-        output.result(_result(True, None, plan.tombstones), lambda r: [note])
+        note = f"dry run: would redact {len(plan.destroyed)} blocks; nothing was written"
+        output.result(_result(True, None, plan.tombstones, destroyed_only=plan.destroy_only), lambda r: [note])
         return
-    from oci.redaction import purge_artifacts
-
     signing = SigningPlan.prepare(brain, sign_with, {TrustScope.REDACT, TrustScope.COMMIT}, "this redaction")
     with context.writer(brain) as writer:
         if writer.head is None:
             raise NotFoundError(f"the brain at {brain.path} is empty: nothing to redact")
         plan = plan_on(writer.head.snapshot, persist=True)
         confirm_cascade(output, len(plan.cascade), yes, "redact")
-        digest = None
-        if plan.tombstones:
-            for memory_type, ids in plan.tombstones.items():
-                writer.tombstone(memory_type, ids)
-            records = plan.records(actor=actor_of(writer.actor), at=utc_timestamp(), reason=reason)
-            digest = commit_records(writer, records)
-        head = writer.head.snapshot
-        # Under the lock, after the head names the tombstones: an interrupted run is completed by the next one.
-        destroyed = destroy(brain, head, reason)
-        redacted = frozenset().union(*(m.tombstones for m in brain.modules(head).values()))
-        purged = purge_artifacts(brain, redacted)
-    result = _result(False, digest, plan.tombstones, destroyed.blobs + purged.blobs, destroyed.bytes,
-                     destroyed.caches, purged.tags)
+        done = redact_run.redact(writer, plan, reason=reason, actor=actor_of(writer.actor), at=utc_timestamp(),
+                                 purge=purge_copies)
+    result = _result(False, done.snapshot, plan.tombstones, done.destroyed.blobs + done.purged_blobs,
+                     done.destroyed.bytes, done.destroyed.caches, done.tags, destroyed_only=plan.destroy_only)
+    result = result.model_copy(update={"remote_copies": _remote_copies(brain)})
     signed = signing.sign_new_head(context)
     result = with_signature(result, signed)
 
-    def render(r: RedactResult) -> list[str]:
-        lines = [f"redacted {len(plan.blocks)} blocks in snapshot {digest.short}" if digest
-                 else "already redacted: completed the destruction"]
-        lines.append(f"destroyed {r.destroyed_blobs} blobs ({r.destroyed_bytes} bytes); caches purged: "
-                     f"{', '.join(r.purged_caches) or 'none'}")
-        if r.affected_tags:
-            lines.append(f"tags that held the bytes were removed: {', '.join(r.affected_tags)} "
-                         "(re-pack them with `brain pack --tag TAG`)")
-        lines.append("remote copies are not ours to erase: delete pushed tags that predate this redaction")
-        if signed is not None:
-            lines.append(f"signed by {signed.key} (record {signed.record.short})")
-        return lines
+    output.result(result, lambda r: _render(r, len(plan.blocks), signed))
 
-    output.result(result, render)
+
+def _check_arguments(resume: bool, blocks: list[str] | None, reason: str) -> None:
+    if resume and blocks:
+        raise UsageError("--resume finishes the interrupted redaction only; run it without block ids")
+    if not resume and not blocks:
+        raise UsageError("name the blocks to redact (ids, prefixes or origins), or pass --resume")
+    if not resume and not reason.strip():
+        raise UsageError("a redaction needs --reason TEXT (it is recorded in every removal record)")
+
+
+def _render(r: RedactResult, count: int, signed: SignedHead | None) -> list[str]:
+    lines = [f"redacted {count} blocks in snapshot {r.snapshot.short}" if r.snapshot
+             else "" if r.destroyed_only else "already redacted: completed the destruction"]
+    if r.destroyed_only:
+        lines.append(f"destroyed the stored bytes of {len(r.destroyed_only)} block(s) that are no longer members")
+    lines.append(f"destroyed {r.destroyed_blobs} blobs ({r.destroyed_bytes} bytes); caches purged: "
+                 f"{', '.join(r.purged_caches) or 'none'}")
+    if r.affected_tags:
+        lines.append(f"tags that held the bytes were removed: {', '.join(r.affected_tags)} "
+                     "(re-pack them with `brain pack --tag TAG`)")
+    if r.remote_copies:
+        lines.append(f"{len(r.remote_copies)} remote copies still hold the bytes (a registry is not ours to erase):")
+        lines += [f"  {c.line()}" for c in r.remote_copies]
+    else:
+        lines.append("no remote copy is known to hold the bytes (none pushed or pulled signed from here holds them)")
+    if signed is not None:
+        lines.append(f"signed by {signed.key} (record {signed.record.short})")
+    return [line for line in lines if line]
+
+
+def _remote_copies(brain: object) -> list[RemoteCopy]:
+    from brain.brain import Brain
+    from oci.redaction import remote_copies
+
+    assert isinstance(brain, Brain)
+    return remote_copies(brain)
+
+
+def _done(done: object) -> RedactResult:
+    from brain.lifecycle.redact_run import RedactionDone
+
+    if done is None:
+        return _result(False, None, {})
+    assert isinstance(done, RedactionDone)
+    result = _result(False, None, {}, done.destroyed.blobs + done.purged_blobs, done.destroyed.bytes,
+                     done.destroyed.caches, done.tags)
+    return result.model_copy(update={"resumed": done.resumed, "discarded": done.discarded})
+
+
+def _render_resumed(r: RedactResult) -> list[str]:
+    if r.discarded:
+        return ["the interrupted redaction had not committed its snapshot: nothing was redacted (run it again)"]
+    if not r.resumed:
+        return ["no interrupted redaction: nothing to resume"]
+    return [f"finished the interrupted redaction: destroyed {r.destroyed_blobs} blobs ({r.destroyed_bytes} bytes); "
+            f"caches purged: {', '.join(r.purged_caches) or 'none'}"]
 
 
 def _result(
@@ -142,10 +188,11 @@ def _result(
     caches: list[str] | None = None,
     tags: list[str] | None = None,
     *,
+    destroyed_only: tuple[BlockId, ...] = (),
     refused: Refusal | None = None,
 ) -> RedactResult:
     return RedactResult(
         dry_run=dry_run, snapshot=snapshot, tombstoned={str(t): list(ids) for t, ids in tombstones.items()},
-        destroyed_blobs=blobs, destroyed_bytes=size, purged_caches=caches or [], affected_tags=tags or [],
-        refused=refused,
+        destroyed_only=list(destroyed_only), destroyed_blobs=blobs, destroyed_bytes=size, purged_caches=caches or [],
+        affected_tags=tags or [], refused=refused,
     )

@@ -142,7 +142,8 @@ def _http_app(
 
     table = None if tokens is None else TokenTable(load_tokens(tokens))
     desk = _desk(context, face.brain, sign_with) if allow_propose else None
-    return WriteApp(table, desk, ReviewUI(face, cli_json), rate_limiter(table, rate_limit))
+    return WriteApp(table, desk, ReviewUI(face, cli_json, show=ServedShow(face.brain_path)),
+                    rate_limiter(table, rate_limit))
 
 
 def _cli_json(brain_path: Path, cli: Callable[..., Any]) -> Callable[[Sequence[str]], Any]:
@@ -162,3 +163,36 @@ def _cli_json(brain_path: Path, cli: Callable[..., Any]) -> Callable[[Sequence[s
         return json.loads(out.getvalue())
 
     return run
+
+
+class ServedShow:
+    """`brain show --json` for a long-running server's review UI: the ledger reader (the lineage log, read
+    whole once) is kept per served snapshot, so a block page costs the records about that block only."""
+
+    def __init__(self, brain_path: Path) -> None:
+        from serve.proposals_context import ServingBrain
+
+        self.brain = ServingBrain(brain_path)
+        self._lock = threading.Lock()
+        self._reader: Any = None
+
+    def __call__(self, block: str) -> Any:
+        """The JSON `brain show BLOCK --json` prints (the same models build it)."""
+        from cli.commands.show import ShowResult, ledger_of
+        from ingest.block_ledger import LedgerReader
+        from ingest.targets import resolve_target
+
+        with self._lock:
+            digest = self.brain.snapshot_digest()
+            if self._reader is None or self._reader.snapshot != digest:
+                self._reader = LedgerReader(self.brain, digest)
+            reader = self._reader
+            block_id = resolve_target(self.brain, reader, block)
+            ledger = reader.about([block_id])
+            found = self.brain.resolve(block_id)
+            result = ShowResult(
+                block_id=block_id, memory_type=found.memory_type, schema_version=found.schema_version,
+                member_of=[t for t, module in reader.modules.items() if block_id in module],
+                payload=found.payload(), ledger=ledger_of(block_id, ledger),
+            )
+        return result.model_dump(mode="json")

@@ -48,7 +48,7 @@ def verify(
     from cli.verify_report import VerifyResult, authenticity_of, check_artifact, render
 
     context = cli_context(ctx)
-    brain = context.open_brain()
+    brain = context.open_brain(unfinished_redaction=True)
     target = None if snapshot is None else brain.resolve_snapshot_prefix(snapshot)
     artifact_problems: list[Problem] = []
     manifest = None

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -30,9 +31,10 @@ from brain.module import read_block
 from retrieval.passages import is_paged, pages_of, parse_locator
 from retrieval.tokenize import highlight_spans, query_terms
 from serve.face import BrainFace, CliJson
-from serve.proposals_context import StatementCache
+from serve.proposals_context import ServingBrain, StatementCache
 from serve.tokens import Principal
 from serve.ui.graph import provenance_graph
+from serve.ui.diff import resolve, snapshot_diff
 from serve.ui.review import incoming_blocks
 
 HTML = "text/html; charset=utf-8"
@@ -41,16 +43,21 @@ TYPES = ("canonical", "semantic", "procedural", "episodic")
 MAX_LINES = 2000
 CONTEXT_LINES = 3
 _ID = re.compile(r"^(?:sha256:)?[0-9a-f]{4,64}$")
-_REVISION = re.compile(r"^(?:sha256:)?[0-9a-f]{4,64}$|^HEAD(?:~\d{1,4})?$|^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
+_REVISION = re.compile(r"^(?:sha256:)?[0-9a-f]{4,64}$|^HEAD(?:~\d{1,4})?$|^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$"
+                       r"|^[A-Za-z0-9][A-Za-z0-9_-]*(?:/[A-Za-z0-9][A-Za-z0-9_-]*){1,8}$")
 
 
 class ReviewUI:
     """`serve.proposals_http.Page` for `/ui/`: path, query and caller → (status, content type, body)."""
 
-    def __init__(self, face: BrainFace, cli_json: CliJson) -> None:
+    def __init__(self, face: BrainFace, cli_json: CliJson, show: Callable[[str], Any] | None = None) -> None:
         self.face = face
         self._cli = cli_json
+        self._show_json = show if show is not None else face.show  # `brain show --json` of one block
         self._statements = StatementCache()
+        self._brain = ServingBrain(face.brain_path)  # bounded: a reviewer may look at many snapshots
+        self._shown: dict[tuple[Any, str], Any] = {}
+        self._lock = threading.Lock()
         self.env = Environment(
             loader=PackageLoader("serve.ui", "templates"),
             autoescape=select_autoescape(["html", "svg"], default=True, default_for_string=True),
@@ -112,9 +119,22 @@ class ReviewUI:
         return self._render("search.html", links, caller, q=text, types=types, all_types=TYPES, answer=answer,
                             title="Search")
 
+    def _show(self, block: str) -> Any:
+        """`brain show --json` of a block, kept for the served snapshot (the block page's graph asks again)."""
+        key = (self.face.brain.snapshot_digest(), block)
+        with self._lock:  # request threads share the cache
+            found = self._shown.pop(key, None)
+        if found is None:
+            found = self._show_json(block)
+        with self._lock:
+            self._shown[key] = found
+            while len(self._shown) > 64:
+                del self._shown[next(iter(self._shown))]
+        return found
+
     def _block(self, block: str, links: Links, caller: Principal | None) -> str:
         try:
-            shown = self.face.show(block)
+            shown = self._show(block)
         except NotFoundError:
             return self._stored_block(block, links, caller)
         ledger = shown.get("ledger") or {}
@@ -152,7 +172,7 @@ class ReviewUI:
                 "anchor": _anchor(page, first), "problem": None}
 
     def _graph(self, block: str, links: Links) -> str:
-        shown = self.face.show(block)
+        shown = self._show(block)
         graph = provenance_graph(shown, lambda b: links.url(f"/ui/blocks/{b}"))
         return self.env.get_template("graph.svg").render(graph=graph)
 
@@ -181,7 +201,7 @@ class ReviewUI:
         return self._render("branches.html", links, caller, branches=branches, title="Branches")
 
     def _branch(self, name: str, links: Links, caller: Principal | None) -> str:
-        brain = self.face.brain
+        brain = self._brain
         head = resolve_branch(brain, name)
         served = brain.snapshot_digest()
         assert served is not None
@@ -197,17 +217,26 @@ class ReviewUI:
 
     def _diff(self, query: dict[str, list[str]], links: Links, caller: Principal | None) -> str:
         a, b = _revision(_one(query, "a") or "HEAD~1"), _revision(_one(query, "b") or "HEAD")
-        log = self._cli_run(["log"])
-        snapshots = log[:30] if isinstance(log, list) else []
+        brain = self._brain
+        # The served history, first parents only (snapshot documents are small: no module is read).
+        snapshots = [{"snapshot": str(d), "created_at": s.created_at,
+                      "parent": None if s.first_parent is None else str(s.first_parent)}
+                     for d, s in brain.history()[:30]]
         try:
-            diff = self._cli_run(["diff", a, b])
+            first, second = resolve(brain, a), resolve(brain, b)
+            if first is not None and second is not None:
+                diff = snapshot_diff(brain, first, second)
+            elif "/" not in a + b:  # a local tag: `brain diff` reads its manifest (never a registry REF)
+                diff = self._cli_run(["diff", a, b])
+            else:
+                raise NotFoundError(f"no branch, snapshot or local tag {a if first is None else b!r}")
         except NotFoundError as e:
             diff = {"error": e.message}
         return self._render("diff.html", links, caller, a=a, b=b, diff=diff, snapshots=snapshots, title="Diff")
 
     def _cli_run(self, args: Sequence[str]) -> Any:
-        """A read-only CLI command's JSON: only `merge NAME --plan`, `diff A B` and `log` are asked for here."""
-        if args[0] not in ("merge", "diff", "log") or (args[0] == "merge" and "--plan" not in args):
+        """A read-only CLI command's JSON: only `merge NAME --plan` and `diff A B` are asked for here."""
+        if args[0] not in ("merge", "diff") or (args[0] == "merge" and "--plan" not in args):
             raise InvalidInputError(f"{args[0]!r} is not a review command")
         return self._cli(list(args))
 

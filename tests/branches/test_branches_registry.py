@@ -75,13 +75,17 @@ def test_push_pull_and_list_branches(brain: BrainRunner, registry: RegistryServe
     infos = {b["name"]: b for b in run(brain, clone, "branch", "--json").json()["branches"]}
     assert infos["feature/x"]["current"] and infos["main"]["behind"] == 1
     assert run(brain, clone, "verify").code == 0
+    # A new branch's entry takes the current branch's reference, and no origin (§10.2).
+    assert run(brain, clone, "branch", "create", "topic").code == 0
+    topic = json.loads((clone / "boltzmann" / "refs.json").read_bytes())["branches"]["topic"]
+    assert topic == {"snapshot": entry["snapshot"], "tag": "br.topic", "reference": f"{repo}:br.feature.x"}
 
     # --branch installs a remote tag as a local branch of any name.
     release = run(brain, clone, "pull", f"{repo}:v1", "--branch", "release", "--json")
     assert release.code == 0, release.stderr
     refs = json.loads((clone / "boltzmann" / "refs.json").read_bytes())
     assert refs["current"] == "release" and refs["branches"]["release"]["tag"] == "v1"
-    assert set(refs["branches"]) == {"feature/x", "main", "release"}
+    assert set(refs["branches"]) == {"feature/x", "main", "release", "topic"}
 
     # Into an empty brain, a branch tag leaves refs.json holding only that branch.
     lone = tmp_path / "lone"
@@ -113,3 +117,6 @@ def test_push_refuses_to_narrow_a_tag(brain: BrainRunner, registry: RegistryServ
 def test_remote_listing_errors(brain: BrainRunner, registry: RegistryServer, tmp_path: Path) -> None:
     missing = run(brain, tmp_path / "x", "branch", "--remote", f"{registry.host}/branches/none")
     assert_one_line_error(missing, 4)
+    bad = run(brain, tmp_path / "y", "pull", f"{registry.host}/branches/none:latest", "--branch", "a.b")
+    assert_one_line_error(bad, 3)  # refused before any request: the registry has no such repository
+    assert not (tmp_path / "y").exists()

@@ -152,3 +152,18 @@ def test_interrupted_checkout_is_repaired_on_open(two_commits: Brain) -> None:
     Brain.open(brain.path)
     refs = read_refs(brain.path)
     assert refs is not None and refs.switching is None and refs.current == "side"
+
+
+def test_prune_keeps_a_branch_committed_onto_without_checkout(two_commits: Brain, brain) -> None:  # type: ignore[no-untyped-def]
+    store = two_commits
+    proposal = commit(store, 20, branch="proposals/agent")
+    for n in range(30, 42):  # more commits on main than head.json's bound of 10
+        commit(store, n)
+    # The bound, then every branch head in name order: main's stale entry (it lags, §10.2), then the proposal.
+    stale = read_refs(store.path).branches["main"].snapshot  # type: ignore[union-attr]
+    assert head_json(store)["retained"][10:] == [str(stale), str(proposal)]
+    done = brain("--brain", str(store.path), "--actor", ACTOR, "prune", "--keep", "1")
+    assert done.code == 0, done.stderr
+    assert head_json(store)["retained"] == [str(store.snapshot_digest()), str(stale), str(proposal)]
+    assert episode(20).block_id in Brain.open(store.path).module(episode(20).memory_type, proposal)
+    assert checkout(store, "proposals/agent", ACTOR).moved

@@ -80,7 +80,9 @@ def _killed_runs(base: Path, tmp_path: Path, args: tuple[str, ...], check) -> No
         brain = Brain.open(path)
         history = [d for d, _ in brain.history()]
         assert history[0] == before or history[1] == before, trial
-        assert verify_brain(brain, jobs=1).ok, trial
+        report = verify_brain(brain, jobs=1)
+        # A redaction killed after its head moved is reported unfinished until it is resumed (issue 24).
+        assert report.ok or {p.code for p in report.problems if p.is_error} == {"redaction-unfinished"}, trial
         rerun = _brain("--brain", str(path), *args)
         assert rerun.returncode in (0, 5), rerun.stderr  # 5: the drop finished before the kill (not a member)
         assert verify_brain(Brain.open(path), jobs=1).ok, trial

@@ -23,6 +23,8 @@ LOADED_ON_DEMAND = (
     "ingest.run",
     "ingest.lineage",
     "ingest.validate",
+    "brain.gate",
+    "brain.reconcile",
     "ingest.proposers",
     "ingest.report",
     "click",

@@ -75,3 +75,17 @@ def hostile_files(tmp_path: Path) -> dict[str, Path]:
     with open(big, "wb") as handle:
         handle.truncate(20 << 20)
     return {"fifo": fifo, "zero": Path("/dev/zero"), "directory": directory, "big": big}
+
+
+@pytest.fixture(scope="module")
+def shared_brain(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One writable copy of the reference brain per module, for tests whose commands are refused before writing."""
+    import shutil
+
+    from tests.shared_paths import REFERENCE_BRAIN
+
+    target = tmp_path_factory.mktemp("shared") / "reference-brain"
+    shutil.copytree(REFERENCE_BRAIN, target)
+    for path in [target, *target.rglob("*")]:
+        path.chmod(path.stat().st_mode | 0o200)
+    return target

@@ -22,22 +22,22 @@ def _refused(done, path: Path) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_config_option(guarded: BrainRunner, hostile_files: dict[str, Path], reference_brain: Path, kind: str) -> None:
+def test_config_option(guarded: BrainRunner, hostile_files: dict[str, Path], shared_brain: Path, kind: str) -> None:
     path = hostile_files[kind]
-    _refused(guarded("--config", str(path), "--brain", str(reference_brain), "status"), path)
+    _refused(guarded("--config", str(path), "--brain", str(shared_brain), "status"), path)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_config_from_the_environment(
-    guarded: BrainRunner, hostile_files: dict[str, Path], reference_brain: Path, kind: str
+    guarded: BrainRunner, hostile_files: dict[str, Path], shared_brain: Path, kind: str
 ) -> None:
     path = hostile_files[kind]
-    _refused(guarded("--brain", str(reference_brain), "status", env={"BRAIN_CONFIG": str(path)}), path)
+    _refused(guarded("--brain", str(shared_brain), "status", env={"BRAIN_CONFIG": str(path)}), path)
 
 
 @pytest.mark.parametrize("kind", ["fifo", "directory"])
 def test_a_discovered_brain_toml_that_is_not_a_file_is_an_error(
-    guarded: BrainRunner, tmp_path: Path, reference_brain: Path, kind: str
+    guarded: BrainRunner, tmp_path: Path, shared_brain: Path, kind: str
 ) -> None:
     project = tmp_path / "project"
     (project / "sub").mkdir(parents=True)
@@ -48,14 +48,20 @@ def test_a_discovered_brain_toml_that_is_not_a_file_is_an_error(
         os.mkfifo(target)
     else:
         target.mkdir()
-    done = guarded("--brain", str(reference_brain), "status", cwd=project / "sub")
+    done = guarded("--brain", str(shared_brain), "status", cwd=project / "sub")
     _refused(done, target)
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_serve_token_file(guarded: BrainRunner, hostile_files: dict[str, Path], reference_brain: Path, kind: str) -> None:
+def test_serve_token_file(guarded: BrainRunner, hostile_files: dict[str, Path], shared_brain: Path, kind: str) -> None:
     path = hostile_files[kind]
-    _refused(guarded("--brain", str(reference_brain), "serve", "--http", "127.0.0.1:0", "--token-file", str(path)), path)
+    _refused(guarded("--brain", str(shared_brain), "serve", "--http", "127.0.0.1:0", "--token-file", str(path)), path)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_serve_tokens_file(guarded: BrainRunner, hostile_files: dict[str, Path], shared_brain: Path, kind: str) -> None:
+    path = hostile_files[kind]
+    _refused(guarded("--brain", str(shared_brain), "serve", "--http", "127.0.0.1:0", "--tokens", str(path)), path)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -74,24 +80,24 @@ def test_init_trust_key_file(guarded: BrainRunner, hostile_files: dict[str, Path
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_signing_key(guarded: BrainRunner, hostile_files: dict[str, Path], reference_brain: Path, kind: str) -> None:
+def test_signing_key(guarded: BrainRunner, hostile_files: dict[str, Path], shared_brain: Path, kind: str) -> None:
     path = hostile_files[kind]
-    _refused(guarded("--brain", str(reference_brain), "sign", "--sign-with", str(path)), path)
+    _refused(guarded("--brain", str(shared_brain), "sign", "--sign-with", str(path)), path)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_signed_document_and_plan(
-    guarded: BrainRunner, hostile_files: dict[str, Path], reference_brain: Path, kind: str
+    guarded: BrainRunner, hostile_files: dict[str, Path], shared_brain: Path, kind: str
 ) -> None:
     path = hostile_files[kind]
     key = Path(__file__).parent / "no-such-key"
-    _refused(guarded("--brain", str(reference_brain), "sign", "--document", str(path), "--sign-with", str(key)), path)
-    _refused(guarded("--brain", str(reference_brain), "trust", "rotate", "--apply", str(path)), path)
+    _refused(guarded("--brain", str(shared_brain), "sign", "--document", str(path), "--sign-with", str(key)), path)
+    _refused(guarded("--brain", str(shared_brain), "trust", "rotate", "--apply", str(path)), path)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_docker_config(
-    guarded: BrainRunner, hostile_files: dict[str, Path], reference_brain: Path, tmp_path: Path, kind: str
+    guarded: BrainRunner, hostile_files: dict[str, Path], shared_brain: Path, tmp_path: Path, kind: str
 ) -> None:
     path = hostile_files[kind]
     home = tmp_path / "docker-home"
@@ -105,7 +111,7 @@ def test_docker_config(
     else:
         shutil.move(str(path), config)
         path = config
-    done = guarded("--brain", str(reference_brain), "logout", "127.0.0.1:5999", env={"DOCKER_CONFIG": str(home)})
+    done = guarded("--brain", str(shared_brain), "logout", "127.0.0.1:5999", env={"DOCKER_CONFIG": str(home)})
     _refused(done, config if kind == "zero" else path)
 
 

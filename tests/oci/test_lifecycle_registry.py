@@ -88,7 +88,8 @@ def test_after_a_redaction_push_names_remote_tags_holding_the_bytes_and_pull_nev
     new = registry.ref("lifecycle/secret:new")
     pushed = run(tmp_path, "--brain", "brain", "push", new)
     assert pushed.returncode == 0, pushed.stderr
-    assert "remote tags still holding bytes redacted here: old" in pushed.stderr
+    assert "lifecycle/secret:old@sha256:" in pushed.stderr and "still holds redacted bytes" in pushed.stderr
+    assert "skopeo delete --tls-verify=false docker://" in pushed.stderr  # the command that deletes it (issue 24)
     envelope = tmp_path / "brain" / "blobs" / "sha256" / block.removeprefix("sha256:")
     # Pulling the old artifact (which still holds the bytes) never writes them back.
     head = (tmp_path / "brain" / "boltzmann" / "head.json").read_bytes()

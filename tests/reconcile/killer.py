@@ -1,7 +1,7 @@
 """Run `brain ARGS...` and SIGKILL the process at its N-th filesystem step (N=0: count the steps, print them).
 
 A step is a call that changes the disk: os.replace/rename/link/unlink/fsync, or an os.open that creates.
-Used by test_crash.py to kill merge, continue and abort at every stage, deterministically.
+Used by test_reconcile_crash.py to kill merge, continue and abort at every stage, deterministically.
 """
 
 from __future__ import annotations

@@ -68,6 +68,18 @@ def test_merge_of_real_ingests_lands_the_union_and_verifies(diverged: tuple[Path
         assert set(b.module(name).block_ids) == union
     verify = brain("--brain", str(ours), "verify", "--json")
     assert verify.code == 0, verify.stdout[-2000:]
+    # The lineage log describes the merge (appended under the lock), exactly as a rebuild would.
+    from ingest.lineage import LineageLog
+    from ingest.lineage_graph import lineage_of
+
+    log_file = LineageLog(ours)
+    assert log_file.last_snapshot() == str(b.snapshot_digest())
+    logged = log_file.load(b.snapshot_digest())
+    assert logged is not None
+    (ours / "boltzmann" / "cache" / "lineage.log").unlink()
+    rebuilt = lineage_of(b, b.snapshot_digest(), persist=False)
+    assert (logged.evidence, logged.statements, logged.dependents, logged.origins) == \
+        (rebuilt.evidence, rebuilt.statements, rebuilt.dependents, rebuilt.origins)
     log = brain("--brain", str(ours), "log", "--json")
     assert log.code == 0 and log.json()[0]["parents"] == [str(head_digest) for head_digest in head.parents]
     again = brain("--brain", str(ours), "--actor", ACTOR, "merge", their_head, "--reason", "again", "--json")
@@ -217,3 +229,29 @@ def test_push_is_refused_while_open(tmp_path: Path, brain: BrainRunner) -> None:
     run = brain("--brain", str(b.path), "push", "127.0.0.1:1/nowhere:latest", "--plain-http")
     assert_one_line_error(run, 5)
     assert "brain reconcile status" in run.stderr
+
+
+def test_state_round_trips_byte_for_byte_with_answers(tmp_path: Path) -> None:
+    from brain.blocks.provenance import Actor, ActorKind
+    from brain.identity import BlockId
+    from brain.reconcile.state import AcceptedRemovals, ReconcileState, Resolution, read_state, write_state
+
+    who = Actor(id=ACTOR, kind=ActorKind.HUMAN)
+    block = BlockId("cd" * 32)
+    state = ReconcileState(
+        theirs=OciDigest("ab" * 32), ancestor=OciDigest("ef" * 32), strategy="rebase", actor=who, reason="r",
+        head=OciDigest("01" * 32),
+        resolutions={block: Resolution(kind="prefer", prefer=BlockId("aa" * 32), actor=who, at="2026-12-01T18:39:57Z")},
+        accepted_removals=AcceptedRemovals(blocks={"semantic": (block,)}, actor=who, reason="fine",
+                                           at="2026-12-01T18:39:57Z"),
+    )
+    (tmp_path / "boltzmann").mkdir()
+    write_state(tmp_path, state)
+    data = (tmp_path / "boltzmann" / "reconcile.json").read_bytes()
+    assert data == canonicalize(json.loads(data)) and read_state(tmp_path) == state
+    assert data.startswith(b'{"accepted_removals":{"actor":{"id":"tester@example.org","kind":"human"},"at":')
+    assert b'"resolutions":{"sha256:' + b"cd" * 32 + b'":{"actor":' in data and b'"kind":"prefer","prefer":"sha256:' in data
+    bad = data.replace(b'"at":"2026-12-01T18:39:57Z"', b'"at":"yesterday"', 1)
+    (tmp_path / "boltzmann" / "reconcile.json").write_bytes(bad)
+    with pytest.raises(Exception, match="not a reconciliation state"):
+        read_state(tmp_path)

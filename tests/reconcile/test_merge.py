@@ -93,7 +93,10 @@ def test_their_drop_withdraws_ours_halts_then_accepts(tmp_path: Path) -> None:
         add(brain, source("blocked"))
     with pytest.raises(RefusedError):
         continue_reconcile(brain, ACTOR, index_of(brain))
-    accept_removals(brain, ACTOR, "fine", index_of(brain))
+    with pytest.raises(RefusedError, match="retention policy keeps sources"):
+        accept_removals(brain, ACTOR, "fine", index_of(brain))  # our source A would leave (§10.8 item 4)
+    assert read_state(brain.path).accepted_removals is None
+    accept_removals(brain, ACTOR, "fine", index_of(brain), allow_canonical=True)
     done = continue_reconcile(brain, ACTOR, index_of(brain))
     assert done.kind == "merged" and not state_path(brain.path).exists()
     head = brain.snapshot()
@@ -255,3 +258,42 @@ def test_competing_supersession_is_pending_review(tmp_path: Path) -> None:
     added = [record_of(brain.resolve(b)) for b in members(brain)["provenance"]]
     assert any(isinstance(r, SupersessionRecord) and r.block == mine[0].block_id
                and r.supersedes == theirs_fact[0].block_id for r in added)
+
+
+def test_rebase_replays_only_snapshots_above_the_ancestor(tmp_path: Path) -> None:
+    """§10.8 item 2: with the ancestor reachable only through a second parent, the first-parent walk must stop
+    where the history no longer contains it."""
+    from brain.branches.operations import checkout
+
+    brain, _, _ = base(tmp_path / "b")
+    m1 = add(brain, source("main 1"))
+    checkout(brain, "x", ACTOR)
+    x1 = add(brain, source("x 1"))
+    assert merge(brain, ACTOR, [m1], index_of(brain), reason="pick up main").kind == "merged"
+    x2 = brain.snapshot_digest()
+    x3 = add(brain, source("x 3"))
+    checkout(brain, "main", ACTOR)
+    ours = add(brain, source("main 2"))
+    outcome = _merge(brain, x3, strategy="rebase")
+    assert outcome.plan.ancestor == m1
+    assert outcome.plan.replay == (x2, x3)  # not x1: its history does not contain the ancestor
+    assert len(outcome.snapshots) == 2
+    assert brain.snapshot(outcome.snapshots[0]).parent == ours
+    assert members(brain)["canonical"] >= members(brain, x3)["canonical"] | members(brain, ours)["canonical"]
+    assert x1 in brain.snapshot(x2).parent_digests  # x1 stays in their history, untouched
+
+
+def test_continue_refuses_when_the_head_moved(tmp_path: Path) -> None:
+    from brain.errors import ConflictError
+    from brain.store.head import head_path
+
+    brain, a, _ = base(tmp_path / "b")
+    add(brain, fact("Beta", "red", a))
+    theirs = add(brain, fact("Beta", "blue", a), branch="x")
+    _merge(brain, theirs)
+    elsewhere = brain.snapshot().parent
+    # Another implementation (which does not know our guard) moved the head meanwhile.
+    head_path(brain.path).write_bytes(b'{"boltzmann":1,"retained":["%s"],"snapshot":"%s"}' % (str(elsewhere).encode(),
+                                                                                                 str(elsewhere).encode()))
+    with pytest.raises(ConflictError, match="head moved"):
+        continue_reconcile(brain, ACTOR, index_of(brain))

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from brain.branches.refs import read_refs
 from brain.brain import Brain
 from tests.retrieval.conftest import run_cli
@@ -33,14 +35,26 @@ while True:
 """
 
 
+@pytest.mark.slow
 def test_sigkill_mid_proposal_leaves_the_branch_at_a_previous_head(corpus_brain: Path) -> None:
     source = canonical_ids(corpus_brain)[0]
     served = Brain.open(corpus_brain).snapshot_digest()
     heads: list[str] = []
-    for attempt, delay in enumerate((0.9, 1.3, 1.7, 2.2)):
-        child = subprocess.Popen([sys.executable, "-c", WORKER, str(corpus_brain), source, str(attempt)],
-                                 cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(delay)
+    # A probe: the time until the first proposal is committed (killed then, inside its second one); the
+    # later kills land before, around and after that point, whatever the machine's load.
+    probe = subprocess.Popen([sys.executable, "-c", WORKER, str(corpus_brain), source, "probe"],
+                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    started = time.monotonic()
+    assert probe.stdout is not None and probe.stdout.readline().strip() == "1", probe.stderr
+    first = time.monotonic() - started
+    delays = [0.0, first * 0.6, first * 0.9, first * 1.2, first * 1.6]
+    for attempt, delay in enumerate(delays):
+        if attempt == 0:
+            child = probe
+        else:
+            child = subprocess.Popen([sys.executable, "-c", WORKER, str(corpus_brain), source, str(attempt)],
+                                     cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(delay)
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
         refs = read_refs(corpus_brain)

@@ -83,6 +83,17 @@ def test_a_proposal_lands_on_the_agents_branch_through_the_gate(served: Any, cor
     assert again["results"][0]["codes"] == ["duplicate"] and again["results"][0]["verdict"] == "rejected"
     assert branch_head(corpus_brain) == episodic["snapshot"]
 
+    # Not served until a person merges it; then the running server answers from the new head.
+    found = served.raw("GET", "/v1/search?q=replication+factor&type=semantic", bearer("reader"))[1]
+    assert result["block_id"] not in [m["block"] for m in found["matches"]]
+    done = run_cli("--brain", str(corpus_brain), "--actor", "owner@example.org", "merge", "proposals/claude",
+                   "--reason", "reviewed in /ui/")
+    assert done.code == 0, done
+    assert str(Brain.open(corpus_brain).snapshot_digest()) == episodic["snapshot"]  # a fast-forward
+    found = served.raw("GET", "/v1/search?q=replication+factor&type=semantic", bearer("reader"))[1]
+    assert found["snapshot"] == episodic["snapshot"]
+    assert result["block_id"] in [m["block"] for m in found["matches"]]
+
 
 def test_each_token_proposes_onto_its_own_branch_and_needs_the_scope(
     corpus_brain: Path, tokens_file: Path, start_server: Any

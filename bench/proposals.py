@@ -1,0 +1,309 @@
+"""Proposal and review-UI benchmarks (issue 22), against a real `brain serve --http --allow-propose` process.
+
+Usage: python bench/proposals.py [--blocks 100000] [--rounds 30] [--clients 20] [--seconds 30] [--skip-load]
+
+The brain is bench/search.py's generated brain (9 blocks per source), copied once to its own directory
+(proposals write branches into it). Every figure is a median unless it says p95; the machine is shared, so
+the server's CPU time per request is printed beside the wall time.
+
+Targets: a proposal of 10 candidates answered ≤ 150 ms p50 over HTTP at 100,000 blocks; 20 concurrent
+proposing clients for 30 s: no error other than 429, no lost proposal, reads p95 ≤ 60 ms meanwhile; every UI
+page ≤ 100 ms server time at 100,000 blocks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import http.client
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+# bench/ingest.py would shadow the ingest package: the repository comes first, bench/ only for search.py.
+sys.path[:] = [str(REPO), *(p for p in sys.path if Path(p or ".").resolve() != REPO / "bench"), str(REPO / "bench")]
+
+from search import cached_brain, line, percentile  # noqa: E402 - bench/search.py's generator
+
+from brain.blocks import MemoryType  # noqa: E402
+from brain.branches.refs import read_refs  # noqa: E402
+from brain.brain import Brain  # noqa: E402
+from brain.identity import BlockId  # noqa: E402
+
+BRAIN_EXE = REPO / ".venv" / "bin" / "brain"
+
+
+def own_copy(blocks: int) -> Path:
+    """A private copy of the generated brain (its branches are reset on every run)."""
+    source = cached_brain(blocks)
+    target = Path(tempfile.gettempdir()) / f"brain-bench-proposals-{source.name.rsplit('-', 1)[-1]}"
+    marker = target / "boltzmann" / "bench-head"
+    if not (marker.exists() and marker.read_bytes() == (source / "boltzmann" / "bench-head").read_bytes()):
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(source, target)
+    (target / "boltzmann" / "refs.json").unlink(missing_ok=True)
+    (target / "boltzmann" / "head.json").write_bytes(marker.read_bytes())
+    # What any ingest or lifecycle command leaves behind: the lineage log `brain show` reads (bench/show.py).
+    from ingest.lineage_graph import lineage_of
+
+    brain = Brain.open(target)
+    digest = brain.snapshot_digest()
+    assert digest is not None
+    lineage_of(brain, digest, persist=True)
+    return target
+
+
+def tokens_file(directory: Path, names: list[str]) -> dict[str, str]:
+    """Write a tokens file with one read+propose token per name; name → secret."""
+    secrets = {name: f"secret-{name}-{os.getpid()}" for name in names}
+    lines = []
+    for name, secret in secrets.items():
+        lines += [f"[tokens.{name}]", f'secret_sha256 = "{hashlib.sha256(secret.encode()).hexdigest()}"',
+                  'scopes = ["read", "propose"]', f'actor = "bench/{name}"', ""]
+    (directory / "tokens.toml").write_text("\n".join(lines))
+    return secrets
+
+
+class Server:
+    def __init__(self, brain: Path, tokens: Path, *extra: str) -> None:
+        self.process = subprocess.Popen(
+            [str(BRAIN_EXE), "--brain", str(brain), "serve", "--http", "127.0.0.1:0", "--allow-propose",
+             "--tokens", str(tokens), *extra],
+            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env={**os.environ, "NO_COLOR": "1"})
+        assert self.process.stderr is not None
+        banner = self.process.stderr.readline()
+        match = re.search(r":(\d+) ", banner) or re.search(r":(\d+)", banner)
+        assert match, banner
+        self.port = int(match.group(1))
+
+    def cpu(self) -> float:
+        """User+system seconds the server process tree has used so far (Linux /proc)."""
+        total = 0.0
+        for pid in [self.process.pid, *_children(self.process.pid)]:
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            except (OSError, IndexError, ValueError):
+                pass
+        return total
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+class Client:
+    """One keep-alive connection with a bearer token."""
+
+    def __init__(self, port: int, secret: str) -> None:
+        self.port, self.secret = port, secret
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+
+    def request(self, method: str, path: str, body: Any = None) -> tuple[int, Any, float]:
+        headers = {"Authorization": f"Bearer {self.secret}"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        start = time.perf_counter()
+        try:
+            self.connection.request(method, path, body=data, headers=headers)
+            response = self.connection.getresponse()
+            payload = response.read()
+        except (OSError, http.client.HTTPException):
+            self.connection.close()
+            self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+            raise
+        elapsed = time.perf_counter() - start
+        if response.getheader("Connection", "").lower() == "close":
+            self.connection.close()
+            self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        parsed = json.loads(payload) if payload[:1] == b"{" else payload
+        return response.status, parsed, elapsed
+
+
+def candidates(sources: list[str], tag: str, n: int = 10) -> dict[str, Any]:
+    """`n` fresh semantic facts citing generated sources."""
+    return {"candidates": [
+        {"memory_type": "semantic", "evidence": [sources[(hash(tag) + i) % len(sources)]], "locator": "L3",
+         "payload": {"kind": "fact", "label": f"bench {tag} {i}", "statement": f"Proposal {tag} item {i}."}}
+        for i in range(n)]}
+
+
+def bench_latency(server: Server, secret: str, sources: list[str], rounds: int) -> None:
+    client = Client(server.port, secret)
+    status, answer, _ = client.request("POST", "/v1/proposals", candidates(sources, "warm"))
+    assert status == 200 and answer["committed"] == 10, answer
+    walls, cpus = [], []
+    for r in range(rounds):
+        cpu = server.cpu()
+        status, answer, elapsed = client.request("POST", "/v1/proposals", candidates(sources, f"r{r}"))
+        assert status == 200 and answer["committed"] == 10, answer
+        walls.append(elapsed)
+        cpus.append(server.cpu() - cpu)
+    p50 = statistics.median(walls)
+    line("proposal of 10 candidates over HTTP (p50)", f"{p50 * 1000:.0f} ms (server CPU {statistics.median(cpus) * 1000:.0f} ms)",
+         "<= 150 ms", p50 <= 0.150)
+
+
+def bench_load(server: Server, brain: Path, secrets: dict[str, str], sources: list[str], clients: int,
+               seconds: float) -> None:
+    names = sorted(secrets)[:clients]
+    stop = time.monotonic() + seconds
+    statuses: dict[int, int] = {}
+    committed: dict[str, set[str]] = {name: set() for name in names}
+    reads: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+
+    def proposer(name: str) -> None:
+        client = Client(server.port, secrets[name])
+        n = 0
+        while time.monotonic() < stop:
+            n += 1
+            try:
+                status, answer, _ = client.request("POST", "/v1/proposals", candidates(sources, f"{name}-{n}", 3))
+            except (OSError, http.client.HTTPException) as e:
+                with lock:
+                    errors.append(f"{name}: {type(e).__name__}: {e}")
+                continue
+            with lock:
+                statuses[status] = statuses.get(status, 0) + 1
+            if status == 200:
+                committed[name].update(r["block_id"] for r in answer["results"] if r["committed"])
+            elif status == 429:
+                time.sleep(0.2)  # a polite client backs off (Retry-After is whole seconds)
+
+    def reader() -> None:
+        client = Client(server.port, secrets["reader"])
+        words = ["kalo", "mine", "ruti", "topic", "sabe", "dofa"]
+        i = 0
+        while time.monotonic() < stop:
+            i += 1
+            status, _, elapsed = client.request("GET", f"/v1/search?q={words[i % len(words)]}&limit=5")
+            if status == 200:
+                reads.append(elapsed)
+            else:
+                with lock:
+                    statuses[-status] = statuses.get(-status, 0) + 1
+            time.sleep(0.05)
+
+    threads = [threading.Thread(target=proposer, args=(n,)) for n in names] + [threading.Thread(target=reader)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    refs = read_refs(brain)
+    opened = Brain.open(brain)
+    lost = 0
+    for name in names:
+        entry = None if refs is None else refs.branches.get(f"proposals/{name}")
+        if not committed[name]:
+            continue
+        held = frozenset() if entry is None else opened.module(MemoryType.SEMANTIC, entry.snapshot).members
+        lost += sum(1 for b in committed[name] if BlockId.parse(b) not in held)
+    bad = {s: c for s, c in statuses.items() if s not in (200, 429)}
+    total = sum(len(c) for c in committed.values())
+    line(f"{clients} proposing clients for {seconds:.0f} s: statuses", json.dumps(dict(sorted(statuses.items()))),
+         "200/429 only", not bad and not errors)
+    if errors:
+        print("   first errors:", errors[:3])
+    line("  committed blocks found on their branches", f"{total - lost:,} of {total:,}", "none lost", lost == 0)
+    p95 = percentile(reads, 0.95) if reads else float("inf")
+    line("  reads meanwhile (GET /v1/search, p95)", f"{p95 * 1000:.0f} ms over {len(reads)} reads "
+         f"(p50 {statistics.median(reads) * 1000 if reads else 0:.0f} ms)", "<= 60 ms", p95 <= 0.060)
+
+
+def bench_ui(server: Server, brain: Path, secret: str) -> None:
+    opened = Brain.open(brain)
+    semantic = opened.module(MemoryType.SEMANTIC).block_ids[len(opened.module(MemoryType.SEMANTIC).block_ids) // 2]
+    canonical = opened.module(MemoryType.CANONICAL).block_ids[7]
+    refs = read_refs(brain)
+    branch = next(n for n in (refs.branches if refs else {}) if n.startswith("proposals/"))
+    head = opened.snapshot_digest()
+    tip = refs.branches[branch].snapshot if refs else head
+    pages = {
+        "search": "/ui/?q=kalo+mine&type=semantic",
+        "block (seen before)": f"/ui/blocks/{semantic}",
+        "graph": f"/ui/blocks/{semantic}/graph.svg",
+        "source": f"/ui/sources/{canonical}?locator=L3-L5",
+        "branches": "/ui/branches",
+        "branch": f"/ui/branches/{branch}",
+        "diff": f"/ui/diff?a={head}&b={tip}",
+    }
+    client = Client(server.port, secret)
+    ids = opened.module(MemoryType.SEMANTIC).block_ids
+    walls, cpus = [], []
+    for k in range(7):  # a block page the server has not shown before (its graph is then answered from cache)
+        cpu = server.cpu()
+        status, _, elapsed = client.request("GET", f"/ui/blocks/{ids[(k + 1) * len(ids) // 9]}")
+        assert status == 200, status
+        walls.append(elapsed)
+        cpus.append(server.cpu() - cpu)
+    median = statistics.median(walls)
+    line("UI page block, first view", f"{median * 1000:.0f} ms (server CPU {statistics.median(cpus) * 1000:.0f} ms)",
+         "<= 100 ms", median <= 0.100)
+    for name, path in pages.items():
+        status, _, _ = client.request("GET", path)  # warm (index, caches)
+        assert status == 200, (name, status)
+        walls, cpus = [], []
+        for _ in range(7):
+            cpu = server.cpu()
+            status, _, elapsed = client.request("GET", path)
+            walls.append(elapsed)
+            cpus.append(server.cpu() - cpu)
+        median = statistics.median(walls)
+        line(f"UI page {name}", f"{median * 1000:.0f} ms (server CPU {statistics.median(cpus) * 1000:.0f} ms)",
+             "<= 100 ms", median <= 0.100)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--blocks", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--skip-load", action="store_true")
+    args = parser.parse_args(argv)
+    brain = own_copy(args.blocks)
+    total = sum(m.ref.block_count for m in Brain.open(brain).modules().values())
+    print(f"brain: {brain} ({total:,} blocks); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    sources = [str(b) for b in Brain.open(brain).module(MemoryType.CANONICAL).block_ids[:5000]]
+    names = ["reader", *(f"agent{i:02d}" for i in range(max(args.clients, 1)))]
+    directory = Path(tempfile.mkdtemp(prefix="bench-proposals-"))
+    secrets = tokens_file(directory, names)
+    tokens = directory / "tokens.toml"
+    server = Server(brain, tokens, "--rate-limit", "1000")
+    try:
+        bench_latency(server, secrets["agent00"], sources, args.rounds)
+        bench_ui(server, brain, secrets["reader"])
+    finally:
+        server.stop()
+    if not args.skip_load:
+        server = Server(brain, tokens)  # the default rate limit: 5 proposals/s per token, burst 10
+        try:
+            bench_load(server, brain, secrets, sources, args.clients, args.seconds)
+        finally:
+            server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
