@@ -15,19 +15,17 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import BinaryIO, Self, cast
 
-import requests
-
 from brain.errors import RemoteError, UntrustedArtifactError, UsageError
 from brain.frozen import FrozenModel
 from brain.identity import OciDigest
 from oci.manifest import Descriptor, Manifest
+from oci.network import NETWORK_ERRORS
 from oci.reference import Reference
 from oci.referrers import Referrers, collect_referrers, merge_fallback_index
 from oci.remote_tags import refuse_moving
 from oci.transport import Progress, RegistryClient
 
 _READ = 1 << 20
-_NETWORK_ERRORS = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)
 
 
 class _SourceBlob:
@@ -60,7 +58,7 @@ class _SourceBlob:
             chunk = next(self._chunks)
         except StopIteration:
             return False
-        except _NETWORK_ERRORS as e:
+        except NETWORK_ERRORS as e:
             raise RemoteError(f"reading blob {self._digest.short} from {self._client.reference.registry} failed: {type(e).__name__}") from e
         self._received += len(chunk)
         if self._received > self._size:

@@ -1,9 +1,10 @@
-"""What a failed connection to a registry means for the user: one message, the fix, and whether to retry.
+"""What a failed exchange with a registry means for the user: one message, the fix, and whether to retry.
 
 `requests` wraps the real cause several layers deep (ConnectionError → MaxRetryError → NewConnectionError
 → ConnectionRefusedError). A refused connection, an unknown host or a failed TLS handshake will not heal
 in the next few seconds, so they are reported at once instead of after the whole backoff schedule;
-timeouts and dropped connections are worth another try.
+timeouts and dropped connections are worth another try. An answer nobody expected (`unexpected`) names
+the registry's error codes.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import requests
 
 from brain.errors import RemoteError
 
+# What `requests` raises when a connection fails, stalls or is cut short mid-body.
+NETWORK_ERRORS = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)
 _PLAIN_HTTP_HINT = "check the address, the network, or use --plain-http for a plain-HTTP registry"
 _AGAIN_HINT = "run the same command again: what was transferred and verified is kept"
 
@@ -95,3 +98,21 @@ def _innermost(chain: list[BaseException]) -> str:
         if isinstance(cause, OSError) or type(cause).__name__ in ("IncompleteRead", "ProtocolError"):
             return type(cause).__name__
     return type(chain[-1]).__name__ if chain else "unknown"
+
+
+def error_codes(response: requests.Response) -> list[str]:
+    """The `errors[].code` values of a distribution-API error body (none when it is not one)."""
+    try:
+        errors = response.json().get("errors", [])
+        return [str(e.get("code")) for e in errors if isinstance(e, dict)]
+    except (ValueError, AttributeError):
+        return []
+
+
+def unexpected(registry: str, what: str, response: requests.Response) -> RemoteError:
+    """The error for an answer `what` did not expect from `registry`: its status and error codes."""
+    codes = ",".join(error_codes(response)) or response.reason
+    message = f"{what} on {registry}: unexpected HTTP {response.status_code} ({codes})"
+    if response.status_code == 405:
+        return RemoteError(message, hint="the registry refuses it here: read-only, or a pull-through cache?")
+    return RemoteError(message)

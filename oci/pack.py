@@ -228,7 +228,7 @@ def pack(
         brain.blobs.sync()
         record_manifest(brain, digest, len(data), tag)
         # §9.4: the signatures travel as untagged referrers of the brain manifest.
-        from oci.referrers import record_signatures
+        from oci.signature_manifests import record_signatures
 
         record_signatures(brain, snapshot_digest, digest, len(data))
     chosen = [t for t in MODULE_ORDER if any(layer.memory_type is t for layer in layers)]

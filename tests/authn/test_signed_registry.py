@@ -18,7 +18,7 @@ from brain.errors import UntrustedArtifactError
 from brain.identity import OciDigest, canonicalize
 from oci.pull import pull
 from oci.reference import parse_reference
-from oci.referrers import fallback_tag
+from oci.signature_manifests import fallback_tag
 from oci.retry import RetryPolicy
 from oci.transport import RegistryClient
 from signers import open_signer
