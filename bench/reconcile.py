@@ -25,6 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
+# Run as a script, bench/ is sys.path[0], and bench/ingest.py would shadow the `ingest` package.
+sys.path[:0] = [str(Path(__file__).resolve().parents[1])]
+
 from brain.blocks import Block, CanonicalBlock
 from brain.blocks.provenance import (
     Actor,
