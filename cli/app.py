@@ -7,9 +7,10 @@ Adding a command
    docstring's first line is the help text. It takes `ctx: typer.Context` plus its own options
    (including `as_json: JsonFlag = False` from `cli.options`), gets the global options with
    `cli_context(ctx)`, calls ONE library function, and hands a pydantic result model to
-   `cli_context(ctx).output(as_json).result(model, render)`. A command that writes opens
-   `cli_context(ctx).writer(brain)` (validated --actor, --lock-timeout, waiting notes on stderr) and
-   reports progress with `output.progress(...)`. It never catches `Exception` and never exits: raise a
+   `cli_context(ctx).output(as_json).result(model, render)`. A command that writes hands the
+   library use case `context.actor()`, `lock_timeout=context.lock_timeout` and `on_wait=context.wait_note()`
+   (the use case takes the writer lock; no command locks, writes or deletes a file) and reports progress
+   with `output.progress(...)`. It never catches `Exception` and never exits: raise a
    `brain.errors` error and `cli.main` maps it to an exit code.
    For a command group (`brain tags list`), export a `typer.Typer(name="tags")` instead.
 2. Add it to `COMMANDS` in `cli/commands/__init__.py` (the list order is the `--help` order).

@@ -22,7 +22,6 @@ from cli.output import Output
 from sdk.actor import resolve_actor as resolve_actor
 
 if TYPE_CHECKING:
-    from brain.writer import Writer
     from cli.config import BoundConfig
 
 DEFAULT_BRAIN_DIR = Path("brain")
@@ -114,12 +113,8 @@ class CliContext:
             refuse_if_unfinished(brain.path, "this command")
         return brain
 
-    def writer(self, brain: Brain) -> Writer:
-        """The brain's writer as the validated actor, waiting `--lock-timeout` and saying so on stderr."""
-        return brain.writer(self.actor(), lock_timeout=self.lock_timeout, on_wait=self.wait_note())
-
     def wait_note(self) -> Callable[[str], None]:
-        """What a command waiting for the writer lock calls to say who it waits for (stderr, unless --quiet)."""
+        """What a library use case waiting for the writer lock (commands hand it `lock_timeout` and this) calls to say who it waits for (stderr, unless --quiet)."""
         return Output(quiet=self.quiet).message
 
     def output(self, as_json: bool) -> Output:

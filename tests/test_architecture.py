@@ -265,17 +265,6 @@ WRITING_CALLS = frozenset({
 })  # fmt: skip
 _WRITE_MODES = ("w", "a", "x", "+")
 
-# Commands whose use case is still being moved into the library by their owners (each entry names who).
-NOT_YET_THIN = {
-    # engineer "defects-sec" moves redaction's ordering of destroy and purge into brain/lifecycle.
-    "cli/commands/redact.py": {"writer"},
-    # `brain export -o FILE` writes the export through a temporary file; to move into export/.
-    "cli/commands/export.py": {"open", "unlink", "replace"},
-    # `CliContext.writer()` hands redact its writer (see above); nothing else calls it.
-    "cli/context.py": {"writer"},
-}
-
-
 def writing_calls(source: str) -> set[str]:
     """Names of the calls in `source` that write, delete or lock (`open(...)` only when its mode writes)."""
     found: set[str] = set()
@@ -311,7 +300,7 @@ def test_commands_neither_write_nor_delete_nor_lock() -> None:
     found = []
     for path in _sources("cli"):
         relative = path.relative_to(ROOT).as_posix()
-        calls = writing_calls(path.read_text(encoding="utf-8")) - NOT_YET_THIN.get(relative, set())
+        calls = writing_calls(path.read_text(encoding="utf-8"))
         found += [f"{relative}: calls {name}" for name in sorted(calls)]
     assert found == []
 

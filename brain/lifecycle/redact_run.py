@@ -18,22 +18,28 @@ still stored) has no step 2: its destruction is the whole of it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from brain.blocks.memory_type import MemoryType
-from brain.errors import BrainError
-from brain.identity import BlockId, OciDigest
+from brain.errors import BrainError, NotFoundError, UsageError
+from brain.head_signing import HeadSigning, SignedHead
+from brain.identity import BlockId, OciDigest, utc_timestamp
 from brain.lifecycle.apply import commit_records
 from brain.lifecycle.destroy import Destroyed, destroy, installed_contents, record_destroyed
-from brain.lifecycle.redact import RedactPlan, content_digests
+from brain.lifecycle.graph import DependencyGraph
+from brain.lifecycle.records import actor_of
+from brain.lifecycle.redact import RedactPlan, content_digests, plan_redaction
+from brain.lifecycle.usecases import LEDGER_LINEAGE, Lineage
 from brain.module import read_block
+from brain.snapshot import TrustScope
 from brain.store.head import read_head
 from brain.store.lock import WriterLock
-from brain.store.redaction import RedactionIntent, clear_intent, read_intent, write_intent
+from brain.store.redaction import RedactionIntent, clear_intent, read_intent, unfinished, write_intent
 
 if TYPE_CHECKING:
+    from brain.authn.signer import Signer
     from brain.blocks.provenance import Actor
     from brain.brain import Brain
     from brain.writer import Writer
@@ -139,3 +145,83 @@ def resume(brain: Brain, purge: Purge, *, lock_timeout: float | None = None,
         done = _complete(brain, head.snapshot, intent, purge)
         done.resumed = True
         return done
+
+
+# --- the use case `brain redact` and `sdk.Brain.redact` run ------------------------------------------------------
+
+@dataclass(frozen=True)
+class RedactOutcome:
+    """A redaction's plan and, unless it was a dry run, what it did; `resumed`: the interrupted redaction it
+    finished first (None when there was none)."""
+
+    plan: RedactPlan
+    graph: DependencyGraph
+    dry_run: bool
+    done: RedactionDone | None = None
+    resumed: RedactionDone | None = None
+    signed: SignedHead | None = None
+
+    @property
+    def snapshot(self) -> OciDigest | None:
+        """The snapshot that tombstones the blocks (None: a dry run, or only non-members were destroyed)."""
+        return None if self.done is None else self.done.snapshot
+
+    @property
+    def tombstones(self) -> dict[str, list[BlockId]]:
+        """Block ids tombstoned (or that would be) per module name."""
+        return {str(t): list(ids) for t, ids in self.plan.tombstones.items()}
+
+
+def redact_blocks(
+    brain: Brain,
+    targets: Sequence[BlockId],
+    *,
+    actor: str | None,
+    reason: str,
+    purge: Purge,
+    lineage: Lineage = LEDGER_LINEAGE,
+    only: bool = False,
+    dry_run: bool = False,
+    signer: Signer | None = None,
+    confirm: Callable[[RedactPlan, DependencyGraph], None] | None = None,
+    lock_timeout: float | None = None,
+    on_wait: Callable[[str], None] | None = None,
+) -> RedactOutcome:
+    """Redact `targets` and what quotes them (`only`: just them) in the order of the module docstring.
+
+    `lineage` answers the dependency graph (`ingest.lifecycle.LOG_LINEAGE`: the lineage log, what the CLI and
+    `sdk.Brain` use). An interrupted redaction is finished first (unless a dry run). A dry run plans on the head without the
+    lock and writes nothing. Otherwise the plan is made under the writer lock, `confirm` (if given) sees it
+    before anything is written and may raise to stop, and `signer` signs the new head.
+    """
+    if not reason.strip():
+        raise UsageError("a redaction needs --reason TEXT (it is recorded in every removal record)")
+    if dry_run:
+        head = brain.snapshot_digest()
+        if head is None:
+            raise NotFoundError(f"the brain at {brain.path} is empty: nothing to redact")
+        graph = lineage.graph(brain, head, persist=False)
+        return RedactOutcome(_plan_on(brain, head, targets, graph, only), graph, dry_run=True)
+    resumed = resume(brain, purge, lock_timeout=lock_timeout, on_wait=on_wait) if unfinished(brain.path) else None
+    if actor is None:
+        raise UsageError("a redaction writes a snapshot: it needs an actor", hint="pass actor=name@example.org")
+    signing = HeadSigning.prepare(brain, signer, {TrustScope.REDACT, TrustScope.COMMIT}, "this redaction")
+    with brain.writer(actor, lock_timeout, on_wait) as writer:
+        if writer.head is None:
+            raise NotFoundError(f"the brain at {brain.path} is empty: nothing to redact")
+        graph = lineage.graph(brain, writer.head.snapshot)
+        plan = _plan_on(brain, writer.head.snapshot, targets, graph, only)
+        if confirm is not None:
+            confirm(plan, graph)
+        done = redact(writer, plan, reason=reason, actor=actor_of(writer.actor), at=utc_timestamp(), purge=purge)
+    signed = signing.sign_new_head(lock_timeout=lock_timeout, on_wait=on_wait)
+    return RedactOutcome(plan, graph, dry_run=False, done=done, resumed=resumed, signed=signed)
+
+
+def _plan_on(brain: Brain, snapshot: OciDigest, targets: Sequence[BlockId], graph: DependencyGraph,
+             only: bool) -> RedactPlan:
+    modules = brain.modules(snapshot)
+    members = {t: m.members for t, m in modules.items()}
+    tombstoned: frozenset[BlockId] = frozenset().union(*(m.tombstones for m in modules.values()))
+    return plan_redaction(targets, members, tombstoned.__contains__, graph, only=only,
+                          stored=lambda b: stored_block_type(brain, b))

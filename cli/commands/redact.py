@@ -13,11 +13,10 @@ from typing import Annotated
 
 import typer
 
-from brain.errors import LifecycleRefusedError, NotFoundError, UsageError
-from brain.identity import BlockId, OciDigest, utc_timestamp
-from brain.lifecycle.records import actor_of
-from brain.lifecycle.redact import RedactPlan, plan_redaction
-from brain.snapshot import TrustScope
+from brain.errors import LifecycleRefusedError, UsageError
+from brain.identity import BlockId, OciDigest
+from brain.lifecycle.graph import DependencyGraph
+from brain.lifecycle.redact import RedactPlan
 from cli.context import cli_context
 from cli.lifecycle_view import (
     Refusal,
@@ -29,7 +28,7 @@ from cli.lifecycle_view import (
 from cli.options import JsonFlag
 from cli.output import Result
 from oci.remote_copy import RemoteCopy
-from cli.signing import SignedHead, SigningPlan, SignWithOption, with_signature
+from cli.signing import SignedHead, SignWithOption, load_signer, with_signature
 
 
 class RedactResult(Result):
@@ -65,7 +64,7 @@ def redact(
     """Destroy blocks' bytes everywhere in the brain directory; they stay members, listed as tombstones."""
     from brain.lifecycle import redact_run
     from brain.store.redaction import unfinished
-    from ingest.lineage_graph import graph_of  # the lineage log (and the gate's key) load when the command runs
+    from ingest.lifecycle import LOG_LINEAGE  # the lineage log (and the gate's key) load when the command runs
     from oci.redaction import purge_copies
 
     context = cli_context(ctx)
@@ -79,44 +78,38 @@ def redact(
             return
     named = resolve_all(brain, blocks or [])
 
-    def plan_on(snapshot: OciDigest, *, persist: bool) -> RedactPlan:
-        modules = brain.modules(snapshot)
-        members = {t: m.members for t, m in modules.items()}
-        tombstoned = frozenset().union(*(m.tombstones for m in modules.values()))
-        graph = graph_of(brain, snapshot, persist=persist)
-        try:
-            plan = plan_redaction(named, members, tombstoned.__contains__, graph, only=only,
-                                  stored=lambda b: redact_run.stored_block_type(brain, b))
-        except LifecycleRefusedError as e:
-            if as_json:
-                output.result(_result(dry_run, None, {}, refused=Refusal.of(e)), lambda r: [])
-            raise
+    def show(plan: RedactPlan, graph: DependencyGraph) -> None:
         if not as_json and plan.tombstones:
             rows = describe(brain, graph, plan.tombstones, plan.requested)
             totals = {t: len(ids) for t, ids in plan.tombstones.items()}
             output.result(rows, lambda r: affected_table(output, r, totals))
-        return plan
 
-    if dry_run:
-        head = brain.snapshot_digest()
-        if head is None:
-            raise NotFoundError(f"the brain at {brain.path} is empty: nothing to redact")
-        plan = plan_on(head, persist=False)
+    def confirm(plan: RedactPlan, graph: DependencyGraph) -> None:
+        show(plan, graph)
+        confirm_cascade(output, len(plan.cascade), yes, "redact")
+
+    try:
+        outcome = redact_run.redact_blocks(
+            brain, named, actor=None if dry_run else context.actor(), reason=reason, purge=purge_copies,
+            lineage=LOG_LINEAGE, only=only, dry_run=dry_run,
+            signer=None if dry_run or sign_with is None else load_signer(sign_with), confirm=confirm,
+            lock_timeout=context.lock_timeout, on_wait=context.wait_note(),
+        )  # fmt: skip
+    except LifecycleRefusedError as e:
+        if as_json:
+            output.result(_result(dry_run, None, {}, refused=Refusal.of(e)), lambda r: [])
+        raise
+    plan = outcome.plan
+    if outcome.done is None:
+        show(plan, outcome.graph)
         note = f"dry run: would redact {len(plan.destroyed)} blocks; nothing was written"
         output.result(_result(True, None, plan.tombstones, destroyed_only=plan.destroy_only), lambda r: [note])
         return
-    signing = SigningPlan.prepare(brain, sign_with, {TrustScope.REDACT, TrustScope.COMMIT}, "this redaction")
-    with context.writer(brain) as writer:
-        if writer.head is None:
-            raise NotFoundError(f"the brain at {brain.path} is empty: nothing to redact")
-        plan = plan_on(writer.head.snapshot, persist=True)
-        confirm_cascade(output, len(plan.cascade), yes, "redact")
-        done = redact_run.redact(writer, plan, reason=reason, actor=actor_of(writer.actor), at=utc_timestamp(),
-                                 purge=purge_copies)
+    done = outcome.done
     result = _result(False, done.snapshot, plan.tombstones, done.destroyed.blobs + done.purged_blobs,
                      done.destroyed.bytes, done.destroyed.caches, done.tags, destroyed_only=plan.destroy_only)
     result = result.model_copy(update={"remote_copies": _remote_copies(brain)})
-    signed = signing.sign_new_head(context)
+    signed = outcome.signed
     result = with_signature(result, signed)
 
     output.result(result, lambda r: _render(r, len(plan.blocks), signed))

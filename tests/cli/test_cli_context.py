@@ -64,15 +64,17 @@ def test_actor_is_resolved_lazily_once(no_git_identity: Path, monkeypatch: pytes
     assert CliContext(actor_option="org/curator").actor() == "org/curator"
 
 
-def test_writer_uses_actor_and_lock_timeout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_what_commands_hand_the_library_waits_and_validates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Commands never take the writer lock: they pass the validated actor, --lock-timeout and the wait note
+    # to the library use case, which takes it (here the writer, as every use case does).
     brain = Brain.init(tmp_path / "b")
     context = CliContext(actor_option="curator@example.org", lock_timeout=0.2)
     with brain.writer("holder@example.org"):
         with pytest.raises(LockTimeoutError, match="gave up after 0.2s"):
-            with context.writer(brain):
+            with brain.writer(context.actor(), context.lock_timeout, context.wait_note()):
                 pass
     assert capsys.readouterr().err.startswith("waiting for writer pid")
-    with context.writer(brain) as writer:
+    with brain.writer(context.actor(), context.lock_timeout, context.wait_note()) as writer:
         assert writer.actor == "curator@example.org"
     with pytest.raises(InvalidInputError):
-        CliContext(actor_option="Curator@example.org").writer(brain)
+        CliContext(actor_option="Curator@example.org").actor()
