@@ -29,13 +29,17 @@ if TYPE_CHECKING:
     from brain.lifecycle.compare import DiffResult
     from brain.lifecycle.log import LogEntry
     from brain.lifecycle.prune import PruneReport
+    from brain.lifecycle.redact_run import RedactionDone, RedactOutcome
     from brain.lifecycle.usecases import DropOutcome, StanceOutcome
+    from brain.reconcile.operations import Outcome
+    from brain.reconcile.plan import MergePlan
+    from brain.reconcile.state import AcceptedRemovals, ReconcileState, Resolution
     from brain.verify import VerifyReport
     from ingest.usecase import SignedIngestResult
     from oci.pack import PackResult
     from oci.pull import PullResult
     from oci.push import PushResult
-    from retrieval.models import SearchResult
+    from retrieval.models import ContextResult, SearchResult
 
 DEFAULT_LOCK_TIMEOUT = 10.0
 
@@ -151,6 +155,23 @@ class Brain:
         finally:
             searcher.close()
 
+    def context(
+        self, query: str, *, max_tokens: int = 2000, types: Sequence[str] = (), include_superseded: bool = False
+    ) -> ContextResult:
+        """The best verified hits for `query` packed into a `max_tokens` budget, each citable (`brain context`)."""
+        from retrieval.context import ContextRequest, pack
+        from retrieval.query import Searcher
+
+        request = ContextRequest(query=query, max_tokens=max_tokens, types=tuple(t.lower() for t in types),
+                                 include_superseded=include_superseded)
+        request.validate()
+        request.search().validate()
+        searcher = Searcher(self.core)
+        try:
+            return pack(searcher, request)
+        finally:
+            searcher.close()
+
     def verify(self, *, deep: bool = False, snapshot: OciDigest | None = None, jobs: int | None = None) -> VerifyReport:
         """Integrity, ledger consistency and resolvability (`brain verify`); `report.ok` says whether it passed."""
         from brain.verify import verify_brain
@@ -243,6 +264,30 @@ class Brain:
         return demote(self.core, named, actor=self.actor, reason=reason, policy=policy, signer=open_signer(sign_with),
                       lineage=LOG_LINEAGE, lock_timeout=self.lock_timeout)
 
+    def redact(
+        self, targets: Sequence[str | BlockId], *, reason: str, only: bool = False, dry_run: bool = False,
+        sign_with: str | Signer | None = None,
+    ) -> RedactOutcome:  # fmt: skip
+        """Destroy blocks' bytes everywhere in the brain directory, and those of what quotes them (`only`: just
+        these); they stay members, listed as tombstones (`brain redact`). `outcome.tombstones` by module, and
+        `outcome.snapshot` unless `dry_run`; copies pushed to registries are `oci.redaction.remote_copies`."""
+        from brain.lifecycle.redact_run import redact_blocks
+        from ingest.lifecycle import LOG_LINEAGE
+        from ingest.targets import resolve_all
+        from ingest.usecase import open_signer
+        from oci.redaction import purge_copies
+
+        return redact_blocks(self.core, resolve_all(self.core, targets), actor=None if dry_run else self.actor,
+                             reason=reason, purge=purge_copies, lineage=LOG_LINEAGE, only=only, dry_run=dry_run,
+                             signer=open_signer(sign_with), lock_timeout=self.lock_timeout)
+
+    def finish_redaction(self) -> RedactionDone | None:
+        """Finish an interrupted redaction (`brain redact --resume`; None: there was none)."""
+        from brain.lifecycle.redact_run import resume
+        from oci.redaction import purge_copies
+
+        return resume(self.core, purge_copies, lock_timeout=self.lock_timeout)
+
     def prune(self, *, keep: int | None = None, dry_run: bool = False) -> PruneReport:
         """Delete blobs no retained snapshot or packed artifact reaches (`brain prune`)."""
         from brain.lifecycle.prune import prune
@@ -290,6 +335,86 @@ class Brain:
         from brain.branches.operations import checkout
 
         return checkout(self.core, name, self.actor, lock_timeout=self.lock_timeout)
+
+    def merge(
+        self, refs: Sequence[str], *, reason: str = "", strategy: str = "merge", plan: bool = False,
+        fast_forward: str = "auto", allow_unrelated: bool = False, plain_http: bool = False,
+        sign_with: str | Signer | None = None,
+    ) -> Outcome:  # fmt: skip
+        """Merge branches, snapshots, local tags or registry references into the current branch (`brain merge`).
+
+        `outcome.kind` is `up_to_date`, `fast_forward`, `merged`, `planned` (`plan=True`: nothing written) or
+        `halted`: questions are open (`outcome.plan.needs_answers`; the command exits 5 here), answered with
+        `reconcile_resolve`/`reconcile_accept_removals`, then `reconcile_continue`. `strategy`: merge, rebase or
+        squash; `fast_forward`: auto, only or never."""
+        from brain.errors import UsageError
+        from brain.head_signing import HeadSigning
+        from brain.reconcile.operations import merge
+        from brain.snapshot import TrustScope
+        from ingest.merge_index import index_of, lineage_hook
+        from ingest.usecase import open_signer
+        from oci.merge_target import resolve_merge_target
+
+        if not plan and not reason.strip():
+            raise UsageError("a merge needs a reason (it is kept in the history log)", hint="pass reason='...'")
+        theirs = [resolve_merge_target(self.core, ref, plain_http=plain_http, lock_timeout=self.lock_timeout)[0]
+                  for ref in refs]
+        signing = HeadSigning.load(self.core, open_signer(sign_with))
+        if not plan:
+            signing.require({TrustScope.COMMIT}, "this merge")
+        outcome = merge(self.core, self.actor, theirs, index_of(self.core, persist=not plan), strategy=strategy,  # type: ignore[arg-type]
+                        reason=reason or "plan", plan_only=plan, fast_forward_mode=fast_forward,  # type: ignore[arg-type]
+                        allow_unrelated=allow_unrelated, lock_timeout=self.lock_timeout,
+                        after_commit=lineage_hook(self.core))
+        if outcome.kind == "merged":
+            signing.sign_new_head(lock_timeout=self.lock_timeout)
+        return outcome
+
+    def reconcile_status(self) -> tuple[ReconcileState, MergePlan]:
+        """The open reconciliation and its plan with the answers so far (`brain reconcile status`)."""
+        from brain.reconcile.operations import status
+        from ingest.merge_index import index_of
+
+        return status(self.core, index_of(self.core, persist=False))
+
+    def reconcile_resolve(
+        self, block: str, answer: str, *, prefer: str | None = None, reason: str | None = None
+    ) -> tuple[BlockId, Resolution]:
+        """Answer one open question (`brain reconcile resolve`): `answer` is admit, reject or prefer (with
+        `prefer=WINNER`); `block` may be a prefix."""
+        from brain.reconcile.operations import resolve
+        from ingest.merge_index import index_of
+
+        return resolve(self.core, self.actor, block, answer, index_of(self.core, persist=False),  # type: ignore[arg-type]
+                       prefer=prefer, reason=reason, lock_timeout=self.lock_timeout)
+
+    def reconcile_accept_removals(self, *, reason: str, allow_canonical: bool = False) -> AcceptedRemovals:
+        """Accept every withdrawn block of ours in one statement (`brain reconcile accept-removals`)."""
+        from brain.reconcile.operations import accept_removals
+        from ingest.merge_index import index_of
+
+        return accept_removals(self.core, self.actor, reason, index_of(self.core, persist=False),
+                               allow_canonical=allow_canonical, lock_timeout=self.lock_timeout)
+
+    def reconcile_continue(self, *, sign_with: str | Signer | None = None) -> Outcome:
+        """Recompute the plan with the answers and commit it (`brain reconcile continue`)."""
+        from brain.head_signing import HeadSigning
+        from brain.reconcile.operations import continue_reconcile
+        from brain.snapshot import TrustScope
+        from ingest.merge_index import index_of, lineage_hook
+        from ingest.usecase import open_signer
+
+        signing = HeadSigning.prepare(self.core, open_signer(sign_with), {TrustScope.COMMIT}, "this merge")
+        outcome = continue_reconcile(self.core, self.actor, index_of(self.core, persist=True),
+                                     lock_timeout=self.lock_timeout, after_commit=lineage_hook(self.core))
+        signing.sign_new_head(lock_timeout=self.lock_timeout)
+        return outcome
+
+    def reconcile_abort(self) -> ReconcileState | None:
+        """Discard the open reconciliation; nothing was committed (`brain reconcile abort`; None: none open)."""
+        from brain.reconcile.operations import abort
+
+        return abort(self.core, self.actor, lock_timeout=self.lock_timeout)
 
     # --- registries ----------------------------------------------------------------------------------------
 

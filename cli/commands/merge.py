@@ -8,26 +8,23 @@ with the strategy or halted in `boltzmann/reconcile.json` (exit 5) for `brain re
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import RenderableType
 
-from brain.errors import BrainError, NotFoundError, RefusedError, UsageError
+from brain.errors import RefusedError, UsageError
 from brain.identity import BlockId, OciDigest
 from cli.context import CliContext, cli_context
 from cli.options import JsonFlag
 from cli.output import Output, Result
 from cli.signing import SigningPlan, SignWithOption, with_signature
 
+from ingest.merge_index import index_of, lineage_hook
+
 if TYPE_CHECKING:
-    from brain.blocks import Block
     from brain.brain import Brain
-    from ingest.lineage_graph import LineageGraph
-    from brain.gate import ContradictionKey
-    from brain.reconcile.index import OurIndex
     from brain.reconcile.operations import Outcome
     from brain.reconcile.plan import MergePlan
 
@@ -157,92 +154,14 @@ def _output(context: CliContext, as_json: bool, output_format: FormatChoice) -> 
 
 
 def resolve_target(context: CliContext, brain: Brain, text: str, plain_http: bool, output: Output) -> OciDigest:
-    """A registry reference (fetched first), else what `branch create --at` takes: a branch, HEAD~N, a local tag
-    or a held snapshot's digest or prefix (`brain.branches.operations.resolve_start`)."""
-    from brain.branches.operations import resolve_start
-    from oci.diff_sides import local_tag_snapshot
+    """What `brain merge` takes (`oci.merge_target.resolve_merge_target`), saying what a registry fetch brought."""
+    from oci.merge_target import resolve_merge_target
 
-    first = text.split("/")[0]
-    if "/" in text and ("." in first or ":" in first):  # a branch name holds neither
-        return _fetch(context, brain, text, plain_http, output)
-    try:
-        return resolve_start(brain, text, tagged=lambda tag: local_tag_snapshot(brain, tag))
-    except NotFoundError as e:
-        if not (e.hint or "").startswith("REF is"):
-            raise
-        raise NotFoundError(e.message, hint=f"{e.hint}; or a registry reference HOST[:PORT]/REPOSITORY[:TAG]") from None
-
-
-def _fetch(context: CliContext, brain: Brain, text: str, plain_http: bool, output: Output) -> OciDigest:
-    from oci.pull import pull
-    from oci.reference import parse_reference
-
-    ref = parse_reference(text, plain_http=plain_http)
-    pulled = pull(brain, ref, fetch_only=True, lock_timeout=context.lock_timeout, on_wait=context.wait_note(),
-                  on_warning=output.warning)
-    output.message(f"fetched {text}: snapshot {pulled.snapshot.short} ({pulled.blobs_fetched} blobs downloaded)")
-    return pulled.snapshot
-
-
-class LineageIndex:
-    """`brain.reconcile.index.OurIndex` over the lineage log (no decode of every provenance block)."""
-
-    def __init__(self, brain: Brain, snapshot: OciDigest, persist: bool) -> None:
-        self.brain, self.snapshot, self.persist = brain, snapshot, persist
-        self._graph: LineageGraph | None = None
-
-    @property
-    def graph(self) -> LineageGraph:
-        """Loaded on the first question: a merge that only adds sources never reads the lineage log."""
-        if self._graph is None:
-            from ingest.lineage_graph import graph_of
-
-            self._graph = graph_of(self.brain, self.snapshot, persist=self.persist)
-        return self._graph
-
-    def evidence_dependents(self, block: BlockId) -> Iterable[BlockId]:
-        return self.graph.evidence_dependents(block)
-
-    def structural_dependents(self, block: BlockId) -> Iterable[BlockId]:
-        return self.graph.structural_dependents(block)
-
-    def winners(self, loser: BlockId) -> tuple[BlockId, ...]:
-        return self.graph.winners(loser)
-
-    def evidence(self, block: BlockId) -> tuple[BlockId, ...]:
-        return self.graph.evidence(block)
-
-    def statements(self, key: ContradictionKey) -> Iterable[tuple[str, BlockId]]:
-        return [(s, BlockId(h)) for h, s in self.graph.lineage.statements.get(key, {}).items()]
-
-    def removed(self, block: BlockId) -> bool:
-        from brain.blocks.provenance import RemovalRecord
-        from brain.ledger import record_of
-
-        for record_hex in self.graph.lineage.records_about.get(block.hex, ()):
-            try:
-                record = record_of(self.brain.resolve(BlockId(record_hex)))
-            except BrainError:
-                continue
-            if isinstance(record, RemovalRecord) and block in record.blocks:
-                return True
-        return False
-
-
-def lineage_hook(brain: Brain) -> Callable[[OciDigest, OciDigest, list[Block]], None]:
-    """What keeps the lineage log current after a reconciliation commits (called under the writer lock)."""
-    def after(parent: OciDigest, snapshot: OciDigest, added: list[Block]) -> None:
-        from ingest.lineage_graph import log_commit
-
-        log_commit(brain, parent, snapshot, added)
-    return after
-
-
-def index_of(brain: Brain, *, persist: bool) -> Any:
-    """The index factory the reconciliation asks when it has incoming blocks to judge."""
-    def make(snapshot: OciDigest) -> OurIndex:
-        return LineageIndex(brain, snapshot, persist)
-    return make
+    digest, pulled = resolve_merge_target(brain, text, plain_http=plain_http, lock_timeout=context.lock_timeout,
+                                          on_wait=context.wait_note(), on_warning=output.warning)
+    if pulled is not None:
+        output.message(f"fetched {text}: snapshot {pulled.snapshot.short} ({pulled.blobs_fetched} blobs downloaded)")
+    return digest
 
 
 def merge_result(outcome: Outcome, names: dict[str, str] | None = None) -> MergeResult:
