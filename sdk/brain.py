@@ -411,7 +411,8 @@ class Brain:
         return outcome
 
     def reconcile_abort(self) -> ReconcileState | None:
-        """Discard the open reconciliation; nothing was committed (`brain reconcile abort`; None: none open)."""
+        """Discard the open reconciliation; nothing was committed (`brain reconcile abort`). Returns its state
+        (None: the file was unreadable, discarded all the same); `NotFoundError` when none is open."""
         from brain.reconcile.operations import abort
 
         return abort(self.core, self.actor, lock_timeout=self.lock_timeout)
