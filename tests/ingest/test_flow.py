@@ -56,7 +56,7 @@ def _types_in(hint: Any) -> Iterator[Any]:
 @pytest.mark.parametrize("flowing", [SourceRecord, Job, Answer])
 def test_what_flows_between_stages_is_frozen_with_slots_and_holds_nothing_mutable(flowing: type) -> None:
     params = flowing.__dataclass_params__  # type: ignore[attr-defined]
-    assert params.frozen and flowing.__slots__ and flowing.__dictoffset__ == 0  # no per-instance __dict__
+    assert params.frozen and vars(flowing)["__slots__"] and flowing.__dictoffset__ == 0  # no per-instance __dict__
     for name, hint in typing.get_type_hints(flowing).items():
         mutable = [t for t in _types_in(hint) if isinstance(t, type) and issubclass(t, MUTABLE)]
         assert not mutable, f"{flowing.__name__}.{name}: {hint} can be edited by the next stage"
