@@ -3,10 +3,13 @@
     discover ─▶ register ─▶ ask ─▶ judge ─▶ stage ─▶ commit
     run.py      register.py  derive.py (Questions, Deriver)   run.py (checkpoint)
 
-A `SourceRecord` is frozen: a stage never edits the record it is given, it returns a new one
+A `SourceRecord` is immutable: a stage never edits the record it is given, it returns a new one
 (`advance`), with the stage's name and what it found: its status, block and problems (a tuple, gathered
 for this source only). A stage may skip the ones after it (a duplicate is not asked, a failed answer is
 not staged), never go back. The run turns each committed record into the `SourceOutcome` it reports.
+
+A named tuple rather than a frozen dataclass: a stage's new record is a `_replace` (about 2 µs, against
+12 µs for `dataclasses.replace` of 16 fields), paid three times for each of a re-run's unchanged sources.
 
 The record holds no bytes: the normalized view that `register` read is handed to `ask` beside the record
 and dropped there, so a large view is never kept while its source waits for the rest of its batch.
@@ -14,8 +17,7 @@ and dropped there, so a large view is never kept while its source waits for the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from brain.identity import BlockId
 from ingest.fingerprints import Fingerprint
@@ -31,8 +33,7 @@ class StageOrderError(RuntimeError):
     """A stage was asked to handle a record that already passed it (a bug in the run, never bad input)."""
 
 
-@dataclass(frozen=True, slots=True)
-class SourceRecord:
+class SourceRecord(NamedTuple):
     """One source as far as the run has taken it (see the module docstring)."""
 
     relpath: str
@@ -74,7 +75,7 @@ class SourceRecord:
         """A new record at `stage` (the same one or a later one) with `changes`; this one is left as it was."""
         if _ORDER[stage] < _ORDER[self.stage]:
             raise StageOrderError(f"{self.relpath}: the {stage} stage cannot follow {self.stage}")
-        return replace(self, stage=stage, **changes)
+        return self._replace(stage=stage, **changes)
 
     def noted(self, stage: StageName, *problems: SourceProblemReport, **changes: Any) -> SourceRecord:
         """`advance`, with `problems` added after the ones found so far."""
