@@ -1,6 +1,6 @@
 """`brain ingest`, the use case: discover sources, register them, propose, validate, commit in checkpoints.
 
-Each source is one frozen `SourceRecord` (`ingest.record`) passed through the stages in order, each
+Each source is one immutable `SourceRecord` (`ingest.record`) passed through the stages in order, each
 returning a new record: discover (here), register (`Registrar.register`), ask (`Questions.job_for`),
 judge and stage (`Deriver.run`), commit (`_Run._checkpoint`, here); the result reports each committed
 record's outcome, in discovery order.
