@@ -1,7 +1,8 @@
 """Where a proposal job's answer comes from: the proposal cache, pool workers, or the proposer in-process.
 
 Every source of answers has one interface, `AnswerSource`: jobs are `offer`ed as sources register (a
-source may start on them early), then `answer` fills in each job's result or error for a whole batch.
+source may start on them early), then `answer` returns one `Answer` per job, in job order, for a whole
+batch. Jobs and answers are frozen: a source keeps what it needs about a job (a pool ticket) itself.
 `batch` says how many jobs the run collects before asking, so each source owns its schedule:
 
 - `InProcessAnswers`: the proposer's `propose_many`, `concurrency` requests at a time.
@@ -17,33 +18,37 @@ do not depend on which source answered, or on whether workers could start.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from ingest.cache import ProposalCache
 from ingest.proposers import ProposalResult, Proposer, ProposerError, SourceText, Task
 from ingest.proposers import pool as heuristic_pool
 from ingest.proposers.pool import HeuristicPool, Ticket
-from ingest.register import Registration
+from ingest.record import SourceRecord
 
 
-@dataclass
+@dataclass(frozen=True, slots=True, eq=False)
 class Job:
-    """One source waiting for its proposal."""
+    """One source waiting for its proposal: the ask stage's output (compared by identity, never by value)."""
 
-    registration: Registration
+    record: SourceRecord
     task: Task
     source: SourceText
     key: str
     """Its proposal-cache key."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a source of answers says about one job: a result, or an error."""
+
     result: ProposalResult | None = None
     error: ProposerError | None = None
     cached: bool = False
-    ticket: Ticket | None = None
-    """Where a pool worker is proposing for it."""
+    """Read from the proposal cache."""
     entry: bytes | None = None
     """The proposal-cache entry a pool worker already built."""
-    counts: dict[str, int] = field(default_factory=lambda: {"proposed": 0, "validated": 0, "rejected": 0})
 
 
 class AnswerSource(Protocol):
@@ -56,8 +61,8 @@ class AnswerSource(Protocol):
         """`job` will be in a later `answer` call; a source may start on it now. The default waits."""
         return None
 
-    def answer(self, jobs: Sequence[Job]) -> None:
-        """Set `result` (or `error`) on every job; offered jobs not yet started are answered here too."""
+    def answer(self, jobs: Sequence[Job]) -> list[Answer]:
+        """One answer per job, in order; offered jobs not yet started are answered here too."""
         ...
 
     def close(self) -> None:
@@ -73,13 +78,12 @@ class InProcessAnswers(AnswerSource):
         self.concurrency = concurrency
         self.batch = max(8, 4 * concurrency)
 
-    def answer(self, jobs: Sequence[Job]) -> None:
+    def answer(self, jobs: Sequence[Job]) -> list[Answer]:
         """Ask the proposer about every job at once (it bounds its own concurrency)."""
         if not jobs:
-            return
+            return []
         outcomes = self.proposer.propose_many([(job.task, job.source) for job in jobs], self.concurrency)
-        for job, outcome in zip(jobs, outcomes, strict=True):
-            job.result, job.error = outcome.result, outcome.error
+        return [Answer(outcome.result, outcome.error) for outcome in outcomes]
 
 
 class PooledAnswers(AnswerSource):
@@ -90,6 +94,7 @@ class PooledAnswers(AnswerSource):
         self.fallback = fallback  # for chunks no worker took or answered
         self.batch = heuristic_pool.BATCH
         self._unsubmitted: list[Job] = []
+        self._tickets: dict[Job, Ticket] = {}  # where a worker is proposing for an offered job
 
     def offer(self, job: Job) -> None:
         """Hand jobs to a worker once a chunk is full."""
@@ -99,26 +104,30 @@ class PooledAnswers(AnswerSource):
             ticket = self.pool.submit([heuristic_pool.pack(job.task, job.source, job.key) for job in chunk])
             if ticket is not None:
                 for index, job in enumerate(chunk):
-                    job.ticket = Ticket(ticket, index)
+                    self._tickets[job] = Ticket(ticket, index)
 
-    def answer(self, jobs: Sequence[Job]) -> None:
+    def answer(self, jobs: Sequence[Job]) -> list[Answer]:
         """Collect the workers' answers; what they did not answer (a partial chunk, a failure) in-process."""
         self._unsubmitted = []
+        tickets, self._tickets = self._tickets, {}
         chunks: dict[int, list[tuple[ProposalResult, bytes]] | None] = {}
+        answers: list[Answer | None] = []
         rest: list[Job] = []
         for job in jobs:
-            if job.ticket is None:
-                rest.append(job)
-                continue
-            chunk, index = job.ticket
-            if chunk not in chunks:
-                chunks[chunk] = self.pool.results(chunk)
-            replies = chunks[chunk]
+            ticket = tickets.get(job)
+            replies = None
+            if ticket is not None:
+                chunk, index = ticket
+                if chunk not in chunks:
+                    chunks[chunk] = self.pool.results(chunk)
+                replies = chunks[chunk]
             if replies is None:
                 rest.append(job)
+                answers.append(None)
             else:
-                job.result, job.entry = replies[index]
-        self.fallback.answer(rest)
+                result, entry = replies[index]
+                answers.append(Answer(result, entry=entry))
+        return merge_answers(answers, self.fallback.answer(rest))
 
     def close(self) -> None:
         """Stop the workers."""
@@ -141,25 +150,27 @@ class CachedAnswers(AnswerSource):
         if not (self.read and self.cache.has(job.key)):
             self.inner.offer(job)
 
-    def answer(self, jobs: Sequence[Job]) -> None:
+    def answer(self, jobs: Sequence[Job]) -> list[Answer]:
         """Cache hits first; the rest from the inner source, then kept for the next run."""
+        answers: list[Answer | None] = []
         missing: list[Job] = []
         for job in jobs:
             hit = self.cache.get(job.key, job.task) if self.read else None
             if hit is not None:
-                job.result, job.cached = hit, True
+                answers.append(Answer(hit, cached=True))
             else:
+                answers.append(None)
                 missing.append(job)
-        self.inner.answer(missing)
-        if not self.write:
-            return
-        for job in missing:
-            if job.result is None:
-                continue  # failures are never cached: the next run asks again
-            if job.entry is not None:
-                self.cache.put_entry(job.key, job.entry)
-            else:
-                self.cache.put(job.key, job.result)
+        fresh = self.inner.answer(missing)
+        if self.write:
+            for job, answer in zip(missing, fresh, strict=True):
+                if answer.result is None:
+                    continue  # failures are never cached: the next run asks again
+                if answer.entry is not None:
+                    self.cache.put_entry(job.key, answer.entry)
+                else:
+                    self.cache.put(job.key, answer.result)
+        return merge_answers(answers, fresh)
 
     def close(self) -> None:
         """Close the inner source."""
@@ -189,4 +200,14 @@ def answer_source(
     return CachedAnswers(cache, inner, read=read_cache, write=write_cache)
 
 
-__all__ = ["AnswerSource", "CachedAnswers", "InProcessAnswers", "Job", "PooledAnswers", "answer_source"]
+def merge_answers(answers: list[Answer | None], rest: Sequence[Answer]) -> list[Answer]:
+    """`answers` with each gap filled, in order, from `rest` (the answers of the jobs left for another source)."""
+    if len(rest) != answers.count(None):
+        raise RuntimeError(f"an answer source gave {len(rest)} answers for {answers.count(None)} jobs")
+    filling = iter(rest)
+    return [answer if answer is not None else next(filling) for answer in answers]
+
+
+__all__ = [
+    "Answer", "AnswerSource", "CachedAnswers", "InProcessAnswers", "Job", "PooledAnswers", "answer_source", "merge_answers",
+]

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ingest.answers import AnswerSource, Job
+from ingest.answers import Answer, AnswerSource, Job, merge_answers
 from ingest.budget import (
     BUDGET_EXHAUSTED,
     Budget,
@@ -45,23 +45,26 @@ class BudgetedAnswers(AnswerSource):
         """Nothing starts before its estimate is reserved (so offered jobs wait for `answer`)."""
         return
 
-    def answer(self, jobs: Sequence[Job]) -> None:
+    def answer(self, jobs: Sequence[Job]) -> list[Answer]:
         """Reserve, ask the inner source about what fits, settle the reported usage."""
+        answers: list[Answer | None] = []
         admitted: list[tuple[Job, Estimate | None]] = []
         for job in jobs:
             guess = self.proposer.estimate(job.task, job.source)
             held = None if guess is None else as_estimate(guess)
             if held is not None and not self.budget.reserve(held):
-                job.error = ProposerError(BUDGET_EXHAUSTED, self._why())
+                answers.append(Answer(error=ProposerError(BUDGET_EXHAUSTED, self._why())))
                 self.exhausted += 1
                 continue
+            answers.append(None)
             admitted.append((job, held))
-        self.inner.answer([job for job, _ in admitted])
-        for job, held in admitted:
+        fresh = self.inner.answer([job for job, _ in admitted])
+        for (_, held), answer in zip(admitted, fresh, strict=True):
             if held is not None:
-                self.budget.settle(held, job.result.usage if job.result is not None else None)
-            elif job.result is not None and job.result.usage is not None:
-                self.budget.settle(Estimate(0, 0), job.result.usage)
+                self.budget.settle(held, answer.result.usage if answer.result is not None else None)
+            elif answer.result is not None and answer.result.usage is not None:
+                self.budget.settle(Estimate(0, 0), answer.result.usage)
+        return merge_answers(answers, fresh)
 
     def _why(self) -> str:
         limits = []
@@ -85,20 +88,23 @@ class EstimatingAnswers(AnswerSource):
         self.batch = 64
         self.exhausted = 0
 
-    def answer(self, jobs: Sequence[Job]) -> None:
+    def answer(self, jobs: Sequence[Job]) -> list[Answer]:
         """Estimate every job; what would not fit in the budget is reported `budget-exhausted`."""
+        answers = []
         for job in jobs:
             guess = self.proposer.estimate(job.task, job.source) or TokenUsage()
             held = as_estimate(guess)
             if self.budget.limited and not self.budget.reserve(held):
-                job.error = ProposerError(BUDGET_EXHAUSTED, "would not be proposed: the budget would be exceeded")
+                error = ProposerError(BUDGET_EXHAUSTED, "would not be proposed: the budget would be exceeded")
+                answers.append(Answer(error=error))
                 self.exhausted += 1
                 continue
             if self.budget.limited:
                 self.budget.settle(held, guess)
             else:
                 self.budget.spent = self.budget.spent + guess
-            job.result = ProposalResult(CandidateSet(task_id=job.task.task_id, candidates=()), None, ())
+            answers.append(Answer(ProposalResult(CandidateSet(task_id=job.task.task_id, candidates=()), None, ())))
+        return answers
 
 
 @dataclass

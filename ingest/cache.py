@@ -24,6 +24,7 @@ from typing import Any, BinaryIO
 from blake3 import blake3
 
 from brain.errors import CanonicalFormError, InvalidInputError
+from brain.blocks import MemoryType
 from brain.identity import BlockId, canonicalize
 from brain.store.sidecars import PROPOSALS
 from ingest.proposers.base import ProposalResult, Proposer, TokenUsage
@@ -89,26 +90,45 @@ class QuestionIds:
     """`question_ids` of one question asked about many sources: `task` as a template (its source aside).
 
     The canonical bytes of a question differ between sources only in the source id, a plain ASCII string:
-    they are built once around a placeholder id, and each source's are that text with its id in (about
-    15x cheaper than building them, for every source of every run, unchanged ones included).
+    they are built once around a marker, and each source's are that text with its id in (about 15x cheaper
+    than building them, for every source of every run, unchanged ones included). The marker is a place in
+    those bytes, never a source: every task `task_for` hands out names its real source.
     """
 
-    _PLACEHOLDER = BlockId("0" * 64)
+    _MARKER = BlockId("0" * 64)
 
     def __init__(self, proposer: Proposer, task: Task) -> None:
         self._proposer = proposer
-        self._task = task.model_copy(update={"source": self._PLACEHOLDER})
+        self._task = task.model_copy(update={"source": self._MARKER})
         question = _question(proposer, self._task)
         self._key = _canonical_question(proposer, {"format": CACHE_FORMAT, **question}).split(
-            str(self._PLACEHOLDER).encode()
+            str(self._MARKER).encode()
         )
         self._task_id = _canonical_question(proposer, {"format": TASK_FORMAT, **question}).split(
-            str(self._PLACEHOLDER).encode()
+            str(self._MARKER).encode()
         )
+
+    @classmethod
+    def asking(
+        cls,
+        proposer: Proposer,
+        allowed: tuple[MemoryType, ...],
+        requirements: tuple[str, ...],
+        instructions: str | None,
+    ) -> QuestionIds:
+        """The question `proposer` is asked about every source of a run; its task is validated here, once."""
+        task = Task(
+            source=cls._MARKER, allowed_memory_types=allowed, requirements=requirements, instructions=instructions
+        )
+        return cls(proposer, task)
+
+    def task_for(self, source: BlockId, task_id: str) -> Task:
+        """The question's task about `source` (the template was validated when it was made)."""
+        return self._task.model_copy(update={"source": source, "task_id": task_id})
 
     def of(self, source: BlockId) -> tuple[str, str]:
         """`(cache_key, task_id_for)` of the question about `source`."""
-        if len(self._key) != 2 or len(self._task_id) != 2:  # the placeholder also appears elsewhere (instructions)
+        if len(self._key) != 2 or len(self._task_id) != 2:  # the marker also appears elsewhere (instructions)
             return question_ids(self._proposer, self._task.model_copy(update={"source": source}))
         named = str(source).encode()
         key = blake3(self._key[0] + named + self._key[1]).hexdigest()

@@ -7,6 +7,10 @@ answers strictly in source order and stages what the gate validates, so the gate
 (duplicates, contradictions between sources) do not depend on which request finished first, or where
 an answer came from.
 
+Two stages of the run (`ingest.record`) live here: `Questions.job_for` is the ask stage (a registered
+record and its view in, a `Job` out), and `Deriver.run` the judge and stage stages (jobs in, one new
+record per job out, with the answer's problems and counts).
+
 When a source is proposed for: always when its canonical block is new; when it was already a member,
 only if the proposal cache holds no answer for this exact proposer and task (its earlier proposal failed,
 or the proposer, allowed types or instructions changed). Failures are never cached, so they are retried
@@ -20,13 +24,13 @@ from dataclasses import dataclass
 
 from brain.blocks import MemoryType
 from brain.identity import BlockId, utc_timestamp
-from ingest.answers import AnswerSource, Job
+from ingest.answers import Answer, AnswerSource, Job
 from ingest.cache import ProposalCache, QuestionIds
 from ingest.commit import Stager
-from ingest.proposers import Proposer, ProposerError, SourceText, Task
-from ingest.register import Registration
+from ingest.proposers import Candidate, CandidateSet, Proposer, ProposerError, SourceText
+from ingest.record import SourceRecord
 from ingest.report import SourceProblemReport
-from ingest.validate import RejectedCandidate, validate_candidates
+from ingest.validate import RejectedCandidate, ValidatedCandidate, validate_candidates
 
 
 @dataclass(frozen=True)
@@ -56,43 +60,37 @@ class Questions:
         self.read_cache = options.read_cache
         self.answered = answered  # whether the brain records a derivation from this source under this task id
         self.read_view = read_view  # a member's stored normalized view (None if it has none)
-        # The task every source gets, but for its source and id (a placeholder source until then).
-        self._question = Task(
-            source=BlockId("0" * 64),
-            allowed_memory_types=options.allowed,
-            requirements=(),
-            instructions=options.instructions,
-        )
-        self._ids = QuestionIds(proposer, self._question)
+        # The one question of the run (its task validated now), asked about each source in turn.
+        self._ids = QuestionIds.asking(proposer, options.allowed, (), options.instructions)
 
-    def job_for(self, reg: Registration) -> Job | None:
-        """The proposal job a registration calls for, or None (no text, duplicate, or already answered).
+    def job_for(self, record: SourceRecord, view: bytes | None) -> Job | None:
+        """The ask stage: the proposal job a registered record calls for, or None (no text, duplicate, or
+        already answered). `view` is the normalized view registering read (None: not read).
 
         A member is asked again only if neither this cache nor the brain's records (the task id of its
         derivations: a pulled brain has no cache) say the same question was answered; changing the
         proposer, its model or parameters, the allowed types or the instructions makes a new question.
         """
-        if reg.block is None or reg.status not in ("registered", "replaced", "unchanged"):
+        block = record.block
+        if block is None or record.status not in ("registered", "replaced", "unchanged"):
             return None
-        if reg.view is None and reg.newly_added:
+        if view is None and record.newly_added:
             return None  # no normalized view: nothing to read
-        key, task_id = self._ids.of(reg.block)
-        if not reg.newly_added and (
-            not self.read_cache or self.cache.has(key) or self.answered(reg.block, task_id)
-        ):
+        key, task_id = self._ids.of(block)
+        if not record.newly_added and (not self.read_cache or self.cache.has(key) or self.answered(block, task_id)):
             return None
-        task = self._question.model_copy(update={"source": reg.block, "task_id": task_id})  # validated in __init__
         # An unchanged source the fingerprint index vouched for was not read: its stored view is the text.
-        view = reg.view if reg.view is not None else self.read_view(reg.block)
         if view is None:
-            return None
+            view = self.read_view(block)
+            if view is None:
+                return None
         try:
             text = _text_of(view)
         except UnicodeDecodeError:
             return None
-        reg.view = view = None  # the text replaces the bytes: a 50 MB view is not held twice over
-        source = SourceText.of(reg.block, reg.media_type or "text/plain", text)
-        return Job(registration=reg, task=task, source=source, key=key)
+        view = None  # the text replaces the bytes (the caller lets go of them too)
+        source = SourceText.of(block, record.media_type or "text/plain", text)
+        return Job(record=record.advance("ask"), task=self._ids.task_for(block, task_id), source=source, key=key)
 
 
 ONE_LINE_AT = 1 << 20
@@ -123,46 +121,53 @@ class Deriver:
         """A job for a later `run`: its answer source may start on it now."""
         self.answers.offer(job)
 
-    def run(self, jobs: Sequence[Job]) -> None:
-        """Answer every job, then judge and stage the answers in order."""
-        self.answers.answer(jobs)
-        for job in jobs:
-            self._judge(job)
+    def run(self, jobs: Sequence[Job]) -> list[SourceRecord]:
+        """Answer every job, then judge and stage the answers in order: one new record per job."""
+        answers = self.answers.answer(jobs)
+        return [self._judge(job, answer) for job, answer in zip(jobs, answers, strict=True)]
 
     def close(self) -> None:
         """Release the answer source's workers, if any."""
         self.answers.close()
 
-    def _judge(self, job: Job) -> None:
-        reg = job.registration
-        if job.error is not None or job.result is None:
-            error = job.error or ProposerError("proposer-crashed", "no answer")
+    def _judge(self, job: Job, answer: Answer) -> SourceRecord:
+        """The judge stage (the gate's verdicts and their problems), then the stage stage (what validated)."""
+        record = job.record
+        if answer.error is not None or answer.result is None:
+            error = answer.error or ProposerError("proposer-crashed", "no answer")
             problem = SourceProblemReport(stage="propose", code=error.code, detail=error.detail, kind="failure")
-            reg.problems.append(problem)
-            reg.fingerprint = None  # not done: the next run must propose again
-            return
-        for note in job.result.notes:  # e.g. `proposals-capped: ...`: reported, never a failure
+            return record.noted("judge", problem, fingerprint=None)  # not done: the next run must propose again
+        problems = []
+        for note in answer.result.notes:  # e.g. `proposals-capped: ...`: reported, never a failure
             code, _, detail = note.partition(": ")
-            reg.problems.append(SourceProblemReport(stage="propose", code=code, detail=detail or note, kind="note"))
-        answer = job.result.candidates
-        context = self.stager.gate_context()
-        verdicts = validate_candidates(answer, job.task, context)
-        job.counts["proposed"] = len(verdicts)
-        at = utc_timestamp()
+            problems.append(SourceProblemReport(stage="propose", code=code, detail=detail or note, kind="note"))
+        candidates = answer.result.candidates
+        verdicts = validate_candidates(candidates, job.task, self.stager.gate_context())
+        validated: list[ValidatedCandidate[Candidate]] = []
         for verdict in verdicts:
-            if isinstance(verdict, RejectedCandidate):
-                job.counts["rejected"] += 1
-                locator = verdict.candidate.locator
-                where = f"candidate {verdict.index}" + (f" ({locator})" if locator else "")
-                for issue in verdict.issues:
-                    detail = f"{where}, {verdict.verdict.value}: {issue.detail}"
-                    reg.problems.append(
-                        SourceProblemReport(
-                            stage="validate", code=issue.code, detail=detail, kind="rejection", candidate=verdict.index
-                        )
+            if not isinstance(verdict, RejectedCandidate):
+                validated.append(verdict)
+                continue
+            locator = verdict.candidate.locator
+            where = f"candidate {verdict.index}" + (f" ({locator})" if locator else "")
+            for issue in verdict.issues:
+                detail = f"{where}, {verdict.verdict.value}: {issue.detail}"
+                problems.append(
+                    SourceProblemReport(
+                        stage="validate", code=issue.code, detail=detail, kind="rejection", candidate=verdict.index
                     )
-            elif self.stager.commit_validated(verdict, answer, job.task.task_id, at):
-                job.counts["validated"] += 1
+                )
+        judged = record.noted(
+            "judge", *problems, proposed=len(verdicts), rejected=len(verdicts) - len(validated), cached=answer.cached
+        )
+        return judged.advance("stage", validated=self._stage(validated, candidates, job.task.task_id))
+
+    def _stage(
+        self, validated: Sequence[ValidatedCandidate[Candidate]], answer: CandidateSet, task_id: str | None
+    ) -> int:
+        """Stage the validated blocks of one answer with their records (one `at`); how many were new."""
+        at = utc_timestamp()
+        return sum(self.stager.commit_validated(verdict, answer, task_id, at) for verdict in validated)
 
 
 __all__ = ["DeriveOptions", "Deriver", "Job", "Questions"]

@@ -12,14 +12,17 @@ Order for each file:
    registered without a view.
 5. The canonical block is staged with its records; if it was already a member the source is `unchanged`
    (or a `duplicate` of a path registered earlier in this run).
+
+`Registrar.register` is the run's register stage (`ingest.record`): it takes the record discovery made and
+returns a new one, with the problems it found for this source, and the view's bytes beside it.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from brain.blocks import MemoryType
 from brain.blocks.canonical import CanonicalBlock, NormalizedView
@@ -29,8 +32,9 @@ from ingest.fingerprints import Fingerprint, FingerprintEntry, FingerprintIndex
 from ingest.hashing import Blake3Tee, iter_file_chunks
 from ingest.normalize import NormalizationError, installed_pipelines, pipeline_for
 from ingest.proposers.heuristic import NO_CANDIDATES
+from ingest.record import SourceRecord, StageOrderError
 from ingest.replace import RunLineage
-from ingest.report import SourceProblemReport, Status
+from ingest.report import ProblemKind, SourceProblemReport, Status
 from ingest.sources import SourceFile, read_head, sniff
 from ingest.sources.media import HEAD_SIZE
 from ingest.sources import problems as p
@@ -52,23 +56,12 @@ def _read_small(path: Path) -> bytes | None:
     return data if len(data) <= SMALL_SOURCE else None
 
 
-@dataclass
-class Registration:
-    """The outcome of registering one file, plus what proposing needs (the view text)."""
+class Registered(NamedTuple):
+    """What the register stage hands on: the source's record, and its normalized view for the ask stage."""
 
-    relpath: str
-    origin: str
-    status: Status
-    block: BlockId | None = None
-    media_type: str | None = None
-    size: int | None = None
-    problems: list[SourceProblemReport] = field(default_factory=list)
-    view: bytes | None = None
-    newly_added: bool = False
-    # The previous versions of this origin that the new block superseded (§3.7 "replace source").
-    replaces: list[BlockId] = field(default_factory=list)
-    # What the fingerprint index remembers, once the source is fully handled (None: nothing to remember).
-    fingerprint: Fingerprint | None = None
+    record: SourceRecord
+    view: bytes | None
+    """The view's bytes when this run normalized the source (None: not read, or nothing to read)."""
 
 
 @dataclass(frozen=True)
@@ -115,13 +108,15 @@ class Registrar:
         `--origin` (joined with the path below the ingest root for a directory)."""
         return origin_of(source.origin, source.relpath, root_is_dir, self.options.origin)
 
-    def register(self, source: SourceFile, origin: str) -> Registration:
-        """Register one file; never raises for a problem with the file itself."""
-        reg = Registration(relpath=source.relpath, origin=origin, status="registered")
+    def register(self, discovered: SourceRecord) -> Registered:
+        """The register stage for one discovered file; never raises for a problem with the file itself."""
+        source = discovered.source
+        if source is None:
+            raise StageOrderError(f"{discovered.relpath}: only a discovered file can be registered")
         if self.options.use_index:
             entry = self.index.lookup(source.path, source.size, source.mtime_ns)
             if entry is not None and self._still_current(entry):
-                return self._unchanged(reg, entry)
+                return Registered(self._unchanged(discovered, entry), None)
         data: bytes | None = None
         try:
             if source.size <= SMALL_SOURCE:
@@ -137,37 +132,40 @@ class Registrar:
             else:
                 digest, size = self.stager.sink.put_blob_stream(tee)
         except FileNotFoundError:
-            return self._failed(reg, p.VANISHED, "deleted while ingesting")
+            return Registered(_failed(discovered, p.VANISHED, "deleted while ingesting"), None)
         except OSError as e:
-            return self._failed(reg, p.UNREADABLE, e.strerror or str(e))
+            return Registered(_failed(discovered, p.UNREADABLE, e.strerror or str(e)), None)
+        found: tuple[SourceProblemReport, ...] = ()
         if self.options.media_type is None and (note := guess.problem(source.relpath)) is not None:
-            reg.problems.append(SourceProblemReport(stage="register", code=note.code, detail=note.detail, kind="note"))
-        reg.media_type, reg.size = media_type, size
-        # Everything but what the block is: that comes from the index entry, or from registering below.
-        seen = Fingerprint(
-            source.path, source.size, source.mtime_ns, tee.hexdigest(), digest, media_type, block=BlockId("0" * 64)
-        )
+            found = (SourceProblemReport(stage="register", code=note.code, detail=note.detail, kind="note"),)
         if self.options.use_index:
             prior = self.index.get(source.path) or self.index.by_blake3(tee.hexdigest())
             if prior is not None and prior.sha256 == digest and self._still_current(prior):
-                return self._unchanged(reg, prior, seen)
-        view, pipeline = self._normalize(reg, media_type, digest, source.path, data)
+                seen = Fingerprint(
+                    source.path, source.size, source.mtime_ns, tee.hexdigest(), digest, media_type, prior.block,
+                    prior.pipeline, prior.pipeline_version,
+                )
+                read = discovered.noted("register", *found, media_type=media_type, size=size)
+                return Registered(self._unchanged(read, prior, seen), None)
+        normalized = self._normalize(source.relpath, media_type, digest, source.path, data)
+        view, pipeline = normalized.view, normalized.pipeline
         canonical = CanonicalBlock(blob=digest, media_type=media_type, size=size, normalized_view=view)
-        reg.block = canonical.block_id
-        reg.fingerprint = seen._replace(
-            block=canonical.block_id,
-            pipeline=pipeline[0] if pipeline else None,
-            pipeline_version=pipeline[1] if pipeline else None,
-        )
-        self._stage(reg, source, canonical, pipeline)
-        return reg
+        fingerprint = Fingerprint(
+            source.path, source.size, source.mtime_ns, tee.hexdigest(), digest, media_type, canonical.block_id,
+            pipeline[0] if pipeline else None, pipeline[1] if pipeline else None,
+        )  # fmt: skip
+        read = discovered.noted(
+            "register", *found, *normalized.problems, status="registered", block=canonical.block_id,
+            media_type=media_type, size=size, fingerprint=fingerprint,
+        )  # fmt: skip
+        return Registered(self._stage(read, source, canonical, pipeline), normalized.text)
 
     def _stage(
-        self, reg: Registration, source: SourceFile, canonical: CanonicalBlock, pipeline: tuple[str, str] | None
-    ) -> None:
+        self, record: SourceRecord, source: SourceFile, canonical: CanonicalBlock, pipeline: tuple[str, str] | None
+    ) -> SourceRecord:
         """Stage the canonical block with its records: new, a replacement of the origin's current version,
         a duplicate of a path registered earlier in this run, or unchanged."""
-        origin = reg.origin
+        origin = record.origin
         previous: list[BlockId] = []
         moved_from: list[str] = []
         if not self.stager.is_member(MemoryType.CANONICAL, canonical.block_id):
@@ -177,26 +175,34 @@ class Registrar:
         added = self.stager.register(
             canonical, origin=origin, license=self.options.license, pipeline=pipeline, supersedes=previous
         )
-        reg.newly_added = added
+        notes: list[SourceProblemReport] = []
+        status: Status = "registered"
+        fingerprint = record.fingerprint
         if added and previous:
-            reg.status, reg.replaces = "replaced", previous
-            self._note_other_path(reg, source.path, previous)
+            status = "replaced"
+            if (other := self._note_other_path(origin, source.path, previous)) is not None:
+                notes.append(other)
             if moved_from:
                 detail = f"this file's previous version was registered as {', '.join(moved_from)}; this one replaces it"
-                reg.problems.append(SourceProblemReport(stage="register", code=ORIGIN_CHANGED, detail=detail, kind="note"))
+                notes.append(SourceProblemReport(stage="register", code=ORIGIN_CHANGED, detail=detail, kind="note"))
             stale = self.lineage.stale_dependents(previous)
             self.stager.demote(stale, f"its evidence was replaced: {origin} is now {canonical.block_id}")
         if not added:
             first = self._first_path.get(canonical.block_id)
-            reg.status = "duplicate" if first is not None else "unchanged"
+            status = "duplicate" if first is not None else "unchanged"
             if first is not None:
                 detail = f"same bytes as {first[0]}"
-                reg.problems.append(SourceProblemReport(stage="register", code="duplicate", detail=detail, kind="note"))
+                notes.append(SourceProblemReport(stage="register", code="duplicate", detail=detail, kind="note"))
             elif (known := self.index.get(source.path)) is not None and known.sha256 != canonical.blob:
-                self._check_reverted(reg, canonical.block_id)
+                if (reverted := self._reverted(canonical.block_id)) is not None:
+                    notes.append(reverted)
+                    fingerprint = None  # not recorded: every run reports it until the brain and the file agree
         self._first_path.setdefault(canonical.block_id, (source.relpath, origin))
         self._origin_paths.setdefault(origin, source.path)
-
+        return record.noted(
+            "register", *notes, status=status, newly_added=added, replaces=tuple(previous) if status == "replaced" else (),
+            fingerprint=fingerprint,
+        )  # fmt: skip
     def _own_previous_version(self, path: Path, new: BlockId) -> tuple[list[BlockId], list[str]]:
         """The current version this very file registered under another origin, and that origin.
 
@@ -225,32 +231,32 @@ class Registrar:
                     self._indexed_paths.setdefault(entry.block, []).append(known)
         return self._indexed_paths.get(block, [])
 
-    def _note_other_path(self, reg: Registration, path: Path, previous: list[BlockId]) -> None:
-        """Say so when the version just replaced was read from another file (two files, one origin)."""
-        others = {str(p) for p in [self._origin_paths.get(reg.origin)] if p is not None and p != path}
+    def _note_other_path(self, origin: str, path: Path, previous: list[BlockId]) -> SourceProblemReport | None:
+        """The note when the version just replaced was read from another file (two files, one origin)."""
+        others = {str(p) for p in [self._origin_paths.get(origin)] if p is not None and p != path}
         own = self.index.get(path) if self.options.use_index else None
         if not others and self.options.use_index and (own is None or own.block not in previous):
             # Not this file's own previous version: the index may know which file registered it.
             others = {other for block in previous for other in self._paths_of(block) if other != str(path)}
-        if others:
-            detail = (
-                f"was registered from {', '.join(sorted(others))}; now it names the bytes of {path} "
-                "(give each file its own --origin, or ingest both from their repository)"
-            )
-            reg.problems.append(SourceProblemReport(stage="register", code=REPLACED_OTHER_PATH, detail=detail, kind="note"))
+        if not others:
+            return None
+        detail = (
+            f"was registered from {', '.join(sorted(others))}; now it names the bytes of {path} "
+            "(give each file its own --origin, or ingest both from their repository)"
+        )
+        return SourceProblemReport(stage="register", code=REPLACED_OTHER_PATH, detail=detail, kind="note")
 
-    def _check_reverted(self, reg: Registration, block: BlockId) -> None:
-        """A file changed back to bytes a later version superseded: the brain cannot present them again."""
+    def _reverted(self, block: BlockId) -> SourceProblemReport | None:
+        """The failure when a file changed back to bytes a later version superseded (the brain cannot present
+        them again); None when nothing superseded them."""
         winners = self.lineage.superseded_by(block)
-        if winners:
-            detail = (
-                f"these bytes are {block.short}, superseded by {', '.join(w.short for w in winners)}, which the "
-                "brain still presents as current: §7.2 has no way back (drop the supersession record to restore them)"
-            )
-            reg.problems.append(
-                SourceProblemReport(stage="register", code="reverted-to-superseded", detail=detail, kind="failure")
-            )
-            reg.fingerprint = None  # not recorded: every run reports it until the brain and the file agree
+        if not winners:
+            return None
+        detail = (
+            f"these bytes are {block.short}, superseded by {', '.join(w.short for w in winners)}, which the "
+            "brain still presents as current: §7.2 has no way back (drop the supersession record to restore them)"
+        )
+        return SourceProblemReport(stage="register", code="reverted-to-superseded", detail=detail, kind="failure")
 
     def _still_current(self, entry: FingerprintEntry) -> bool:
         """The entry's block is a member and would be built the same way today."""
@@ -261,36 +267,30 @@ class Registrar:
         return self.stager.is_member(MemoryType.CANONICAL, entry.block)
 
     def _unchanged(
-        self, reg: Registration, entry: FingerprintEntry, seen: Fingerprint | None = None
-    ) -> Registration:
-        reg.status, reg.block, reg.media_type, reg.size = "unchanged", entry.block, entry.media_type, entry.size
+        self, record: SourceRecord, entry: FingerprintEntry, seen: Fingerprint | None = None
+    ) -> SourceRecord:
+        """The record of a source whose block the index vouches for (`seen`: what this run read of it)."""
+        notes: tuple[SourceProblemReport, ...] = ()
+        status: Status = "unchanged"
         first = self._first_path.get(entry.block)
-        if first is not None and first[1] != reg.origin:
+        if first is not None and first[1] != record.origin:
             # Same bytes as an earlier source of this run: a duplicate, whether or not a checkpoint has
             # recorded that source's fingerprint in between (which is what made this path `unchanged`).
-            reg.status = "duplicate"
-            detail = f"same bytes as {first[0]}"
-            reg.problems.append(SourceProblemReport(stage="register", code="duplicate", detail=detail, kind="note"))
-        if seen is not None:
-            reg.fingerprint = seen._replace(
-                block=entry.block, pipeline=entry.pipeline, pipeline_version=entry.pipeline_version
-            )
-        self._first_path.setdefault(entry.block, (reg.relpath, reg.origin))
-        return reg
-
-    def _failed(self, reg: Registration, code: str, detail: str) -> Registration:
-        reg.status = "failed"
-        reg.problems.append(SourceProblemReport(stage="register", code=code, detail=detail, kind="failure"))
-        return reg
+            status = "duplicate"
+            notes = (SourceProblemReport(stage="register", code="duplicate", detail=f"same bytes as {first[0]}", kind="note"),)
+        self._first_path.setdefault(entry.block, (record.relpath, record.origin))
+        return record.noted(
+            "register", *notes, status=status, block=entry.block, media_type=entry.media_type, size=entry.size,
+            fingerprint=seen,
+        )  # fmt: skip
 
     def _normalize(
-        self, reg: Registration, media_type: str, digest: OciDigest, source_path: Path, data: bytes | None
-    ) -> tuple[NormalizedView | None, tuple[str, str] | None]:
+        self, relpath: str, media_type: str, digest: OciDigest, source_path: Path, data: bytes | None
+    ) -> Normalized:
         pipeline = pipeline_for(media_type)
         if pipeline is None:
             detail = f"no normalization pipeline reads {media_type}: registered as bytes, nothing to propose from"
-            reg.problems.append(SourceProblemReport(stage="normalize", code=NO_CANDIDATES, detail=detail, kind="note"))
-            return None, None
+            return Normalized((SourceProblemReport(stage="normalize", code=NO_CANDIDATES, detail=detail, kind="note"),))
         readable = source_path if self._blob_path is None else self._blob_path(digest)
         try:
             # `data` hashed to `digest`: it is the stored blob, so the view still describes the registered bytes.
@@ -300,18 +300,30 @@ class Registrar:
                     self.stager.sink.put_blob(data)  # this pipeline reads the stored blob: it must be there now
                 output = pipeline.normalize(readable)
         except NormalizationError as e:
-            detail = f"{pipeline.name}: {e.detail}".replace(str(readable), reg.relpath)
-            reg.problems.append(
-                SourceProblemReport(stage="normalize", code=e.code, detail=detail, kind="note" if e.note else "failure")
-            )
-            return None, None
+            detail = f"{pipeline.name}: {e.detail}".replace(str(readable), relpath)
+            kind: ProblemKind = "note" if e.note else "failure"
+            return Normalized((SourceProblemReport(stage="normalize", code=e.code, detail=detail, kind=kind),))
         # A view identical to the source shares its blob (already stored and verified just now).
         view_digest = digest if output.data == data else self.stager.sink.put_blob(output.data)
-        reg.view = output.data
         view = NormalizedView(blob=view_digest, media_type=output.media_type, size=len(output.data))
+        notes = []
         for note in output.notes:  # e.g. `charset-mismatch: declared ..., detected ...`
             code, _, detail = note.partition(": ")
-            reg.problems.append(SourceProblemReport(stage="normalize", code=code, detail=detail, kind="note"))
+            notes.append(SourceProblemReport(stage="normalize", code=code, detail=detail, kind="note"))
         # A composed or parameterized pipeline (`gzip+man-text`, `text-nfc;charset=cp1252`) names itself.
         name = output.pipeline or pipeline.name
-        return view, (name, self._pipelines.get(name, pipeline.version))
+        return Normalized(tuple(notes), view, (name, self._pipelines.get(name, pipeline.version)), output.data)
+
+
+class Normalized(NamedTuple):
+    """What normalizing one stored blob gave: its problems, and (when it read) the view, pipeline and bytes."""
+
+    problems: tuple[SourceProblemReport, ...]
+    view: NormalizedView | None = None
+    pipeline: tuple[str, str] | None = None
+    text: bytes | None = None
+
+
+def _failed(record: SourceRecord, code: str, detail: str) -> SourceRecord:
+    problem = SourceProblemReport(stage="register", code=code, detail=detail, kind="failure")
+    return record.noted("register", problem, status="failed")

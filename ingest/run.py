@@ -1,5 +1,10 @@
 """`brain ingest`, the use case: discover sources, register them, propose, validate, commit in checkpoints.
 
+Each source is one immutable `SourceRecord` (`ingest.record`) passed through the stages in order, each
+returning a new record: discover (here), register (`Registrar.register`), ask (`Questions.job_for`),
+judge and stage (`Deriver.run`), commit (`_Run._checkpoint`, here); the result reports each committed
+record's outcome, in discovery order.
+
 One writer lock for the whole run. Every `checkpoint` registered sources (and at the end) the staged
 work is committed as one snapshot. By default the interval grows with the run: `DEFAULT_CHECKPOINT`
 sources, or half of those registered so far, at most `MAX_CHECKPOINT`: each checkpoint rewrites every
@@ -36,14 +41,16 @@ from ingest.budget import CostLimits
 from ingest.budgeted import Meter
 from ingest.cache import ProposalCache
 from ingest.commit import DryRunSink, Members, Sink, Stager, acting_actor
-from ingest.derive import DeriveOptions, Deriver, Job, Questions
+from ingest.answers import Job
+from ingest.derive import DeriveOptions, Deriver, Questions
 from ingest.fingerprints import FingerprintIndex
 from ingest.lineage import Fact, Lineage, read_lineage
 from ingest.proposers import Proposer
 from ingest.proposers.loader import DEFAULT_PROPOSER, ProposerOptions, load_proposer
-from ingest.register import Registrar, Registration, RegisterOptions, origin_of
+from ingest.record import SourceRecord
+from ingest.register import Registrar, RegisterOptions, origin_of
 from ingest.replace import RunLineage
-from ingest.report import IngestProgress, IngestResult, SourceOutcome, SourceProblemReport, summarize
+from ingest.report import IngestProgress, IngestResult, SourceOutcome, summarize
 from ingest.shard import Shard, ShardReport, check_base, resolve_base, select
 from ingest.sources import SourceFile, SourceProblem, discover
 
@@ -253,8 +260,9 @@ class _Run:
         self.batch_size = stages.deriver.answers.batch  # the answer source's schedule
         self.on_progress = on_progress
         self.total = total
-        self.outcomes: list[SourceOutcome] = []
-        self.pending: list[tuple[Registration | SourceOutcome, Job | None]] = []
+        self.outcomes: list[SourceOutcome] = []  # of the committed records, in discovery order
+        self.pending: list[tuple[SourceRecord, Job | None]] = []  # registered (or asked), waiting for answers
+        self.staged: list[SourceRecord] = []  # judged and staged, waiting for the next checkpoint's commit
         self.pending_jobs = 0
         self.snapshot: OciDigest | None = None
         self.checkpoints = 0
@@ -266,18 +274,17 @@ class _Run:
         since_checkpoint = 0
         for item, root_is_dir in found:
             if isinstance(item, SourceProblem):
-                # Queued, not appended: outcomes stay in discovery order behind the sources waiting for answers.
-                self.pending.append((_problem_outcome(item), None))
+                # Queued, not reported: outcomes stay in discovery order behind the sources waiting for answers.
+                self.pending.append((SourceRecord.of_problem(item), None))
                 self._progress(item.relpath)
                 continue
-            reg = self.registrar.register(item, self.registrar.origin_of(item, root_is_dir))
-            job = self.questions.job_for(reg)
-            self.pending.append((reg, job))
+            record, job = self._register_and_ask(SourceRecord.discovered(item, self.registrar.origin_of(item, root_is_dir)))
+            self.pending.append((record, job))
             if job is not None:
                 self.pending_jobs += 1
                 self.deriver.offer(job)
-            if reg.status in ("registered", "replaced"):
-                self.bytes += reg.size or 0
+            if record.status in ("registered", "replaced"):
+                self.bytes += record.size or 0
                 since_checkpoint += 1
                 self.registered += 1
             if self.pending_jobs >= self.batch_size:
@@ -295,17 +302,20 @@ class _Run:
             blocks_added=self.stager.blocks_added,
         )
 
+    def _register_and_ask(self, discovered: SourceRecord) -> tuple[SourceRecord, Job | None]:
+        """The register and ask stages of one source; the view's bytes are let go of on return."""
+        registered, view = self.registrar.register(discovered)
+        return registered, self.questions.job_for(registered, view)
+
     def _flush(self) -> None:
-        """Propose for the queued sources, stage what validates, and record their outcomes in order."""
+        """The judge and stage stages for the queued sources (their answers first), in discovery order."""
         jobs = [job for _, job in self.pending if job is not None]
-        self.deriver.run(jobs)
-        for reg, job in self.pending:
-            if isinstance(reg, SourceOutcome):
-                self.outcomes.append(reg)
-                continue
-            if reg.fingerprint is not None and not self.dry_run:
-                self.index.remember(reg.fingerprint)
-            self.outcomes.append(_outcome(reg, job))
+        judged = iter(self.deriver.run(jobs))
+        for record, job in self.pending:
+            done = record if job is None else next(judged)
+            if done.fingerprint is not None and not self.dry_run:
+                self.index.remember(done.fingerprint)
+            self.staged.append(done)
         self.pending.clear()
         self.pending_jobs = 0
 
@@ -317,6 +327,8 @@ class _Run:
     def _checkpoint(self) -> None:
         self._flush()
         digest = self.stager.checkpoint()
+        self.outcomes.extend(record.advance("commit").outcome() for record in self.staged)
+        self.staged.clear()
         if digest is not None:
             self.snapshot = digest
             self.checkpoints += 1
@@ -331,7 +343,7 @@ class _Run:
 
     def _progress(self, relpath: str) -> None:
         if self.on_progress is not None:
-            done = len(self.outcomes) + len(self.pending)
+            done = len(self.outcomes) + len(self.staged) + len(self.pending)
             self.on_progress(IngestProgress(done, self.total, self.bytes, self.stager.blocks_added, relpath))
 
 
@@ -359,28 +371,3 @@ def _read_lineage(brain: Brain, start: Snapshot | None) -> tuple[Lineage, list[F
         return [] if module is None else [b for b in module.block_ids if b not in module.tombstones]
 
     return read_lineage(brain.path, readable(MemoryType.PROVENANCE), readable(MemoryType.SEMANTIC) + readable(MemoryType.PROCEDURAL))
-
-
-def _problem_outcome(problem: SourceProblem) -> SourceOutcome:
-    kind = problem.kind
-    report = SourceProblemReport(stage="discover", code=problem.code, detail=problem.detail, kind=kind)
-    status = "failed" if kind == "failure" else "skipped"
-    return SourceOutcome(relpath=problem.relpath, origin=problem.relpath, status=status, problems=(report,))
-
-
-def _outcome(reg: Registration, job: Job | None) -> SourceOutcome:
-    counts = job.counts if job is not None else {"proposed": 0, "validated": 0, "rejected": 0}
-    return SourceOutcome(
-        relpath=reg.relpath,
-        origin=reg.origin,
-        status=reg.status,
-        block=None if reg.block is None else str(reg.block),
-        media_type=reg.media_type,
-        size=reg.size,
-        proposed=counts["proposed"],
-        validated=counts["validated"],
-        rejected=counts["rejected"],
-        cached=job is not None and job.cached,
-        replaces=tuple(str(b) for b in reg.replaces),
-        problems=tuple(reg.problems),
-    )

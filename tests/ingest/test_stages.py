@@ -19,7 +19,7 @@ from brain.brain import Brain
 from brain.identity import BlockId, OciDigest
 from brain.store.background import START_AFTER
 from brain.writer import Writer
-from ingest.answers import AnswerSource, CachedAnswers, InProcessAnswers, Job, PooledAnswers, answer_source
+from ingest.answers import Answer, AnswerSource, CachedAnswers, InProcessAnswers, Job, PooledAnswers, answer_source
 from ingest.cache import ProposalCache
 from ingest.commit import DryRunSink, Members, Sink, Stager, acting_actor
 from ingest.derive import DeriveOptions, Deriver, Questions
@@ -28,7 +28,8 @@ from ingest.lineage import LineageLog, read_lineage
 from ingest.proposers import ProposalResult, Proposer, ProposerError, SourceText, Task
 from ingest.proposers.heuristic import HeuristicProposer
 from ingest.proposers.pool import HeuristicPool
-from ingest.register import Registrar, Registration, RegisterOptions
+from ingest.record import SourceRecord
+from ingest.register import Registered, Registrar, RegisterOptions
 from ingest.replace import RunLineage
 from ingest.sources import SourceFile
 
@@ -93,6 +94,10 @@ def _source(root: Path, relpath: str, content: str | bytes) -> SourceFile:
     os.utime(path, (past, past))
     stat = path.stat()
     return SourceFile(path=path, relpath=relpath, size=stat.st_size, mtime_ns=stat.st_mtime_ns)
+
+
+def _register(parts: Parts, source: SourceFile, origin: str | None = None) -> Registered:
+    return parts.registrar.register(SourceRecord.discovered(source, origin or source.relpath))
 
 
 def _fact(label: str, statement: str, evidence: BlockId) -> SemanticBlock:
@@ -260,10 +265,10 @@ def test_run_lineage_answered_names_the_task_of_derivations(brain: Brain, writer
 def test_registrar_registers_stores_and_normalizes_once(brain: Brain, writer: Writer, tmp_path: Path) -> None:
     parts = _parts(brain, writer)
     source = _source(tmp_path / "src", "notes/a.md", NOTE)
-    reg = parts.registrar.register(source, parts.registrar.origin_of(source, True))
+    reg, view = _register(parts, source, parts.registrar.origin_of(source, True))
     assert (reg.status, reg.origin, reg.media_type, reg.size) == ("registered", "notes/a.md", "text/markdown", len(NOTE))
-    assert reg.newly_added and reg.view == NOTE.encode() and reg.block is not None
-    again = parts.registrar.register(_source(tmp_path / "src", "notes/b.md", NOTE), "notes/b.md")
+    assert reg.newly_added and view == NOTE.encode() and reg.block is not None and reg.stage == "register"
+    again, _ = _register(parts, _source(tmp_path / "src", "notes/b.md", NOTE))
     assert (again.status, again.block, [p.code for p in again.problems]) == ("duplicate", reg.block, ["duplicate"])
     writer.commit()
     block = brain.resolve(reg.block)
@@ -276,16 +281,16 @@ def test_registrar_stores_the_blob_a_file_reading_pipeline_reads(brain: Brain, w
     parts = _parts(brain, writer)
     for n in range(START_AFTER):  # past these, the writer's puts wait in a batch for its helper process
         writer.put_blob_later(f"filler {n}".encode())
-    reg = parts.registrar.register(_source(tmp_path / "src", "page.html", page), "page.html")
-    assert reg.status == "registered" and reg.problems == []
-    assert reg.view is not None and b"A shard is a slice." in reg.view
+    reg, view = _register(parts, _source(tmp_path / "src", "page.html", page))
+    assert reg.status == "registered" and reg.problems == ()
+    assert view is not None and b"A shard is a slice." in view
 
 
 def test_registrar_reports_a_vanished_file(brain: Brain, writer: Writer, tmp_path: Path) -> None:
     parts = _parts(brain, writer)
     source = _source(tmp_path / "src", "gone.md", NOTE)
     source.path.unlink()
-    reg = parts.registrar.register(source, "gone.md")
+    reg, _ = _register(parts, source)
     assert reg.status == "failed" and [(p.stage, p.code) for p in reg.problems] == [("register", "vanished")]
 
 
@@ -293,7 +298,7 @@ def test_registrar_trusts_the_fingerprint_index_for_an_unchanged_file(brain: Bra
     source = _source(tmp_path / "src", "a.md", NOTE)
     with brain.writer(ACTOR) as writer:
         parts = _parts(brain, writer)
-        reg = parts.registrar.register(source, "a.md")
+        reg, _ = _register(parts, source)
         assert reg.fingerprint is not None
         parts.index.remember(reg.fingerprint)
         writer.commit()
@@ -302,10 +307,10 @@ def test_registrar_trusts_the_fingerprint_index_for_an_unchanged_file(brain: Bra
         parts = _parts(brain, writer)
         os.chmod(source.path, 0)  # not read at all: the index vouches for it
         try:
-            again = parts.registrar.register(source, "a.md")
+            again, view = _register(parts, source)
         finally:
             os.chmod(source.path, 0o644)
-        assert (again.status, again.block, again.view) == ("unchanged", reg.block, None)
+        assert (again.status, again.block, view) == ("unchanged", reg.block, None)
 
 
 # --- Deriver and the answer sources ---------------------------------------------------------------------------
@@ -334,7 +339,7 @@ def _jobs(parts: Parts, proposer: Proposer, texts: Sequence[str], cache: Proposa
     jobs = []
     for number, text in enumerate(texts):
         source = _source(parts.brain.path.parent / "src", f"n{number}.md", text)
-        job = questions.job_for(parts.registrar.register(source, source.relpath))
+        job = questions.job_for(*_register(parts, source))
         assert job is not None
         jobs.append(job)
     return jobs
@@ -348,10 +353,11 @@ def test_deriver_judges_and_stages_validated_answers_with_their_records(brain: B
     cache = ProposalCache(brain.path)
     jobs = _jobs(parts, HeuristicProposer(), TEXTS, cache)
     deriver = Deriver(parts.stager, answer_source(HeuristicProposer(), cache, len(jobs)))
-    deriver.run(jobs)
-    assert all(job.counts["validated"] >= 1 and job.counts["rejected"] == 0 for job in jobs)
+    judged = deriver.run(jobs)
+    assert [r.relpath for r in judged] == [job.record.relpath for job in jobs]
+    assert all(r.stage == "stage" and r.validated >= 1 and r.rejected == 0 for r in judged)
     semantic = parts.stager.members(MemoryType.SEMANTIC)
-    assert len(semantic) == sum(job.counts["validated"] for job in jobs)
+    assert len(semantic) == sum(r.validated for r in judged)
     # each validated block has its derivation and validation records
     assert len(parts.stager.members(MemoryType.PROVENANCE)) == 2 * len(jobs) + 2 * len(semantic)
     assert all(parts.lineage.answered(job.task.source, job.task.task_id or "") for job in jobs)
@@ -361,11 +367,11 @@ def test_deriver_reports_a_failed_answer_and_keeps_the_source_unfinished(brain: 
     parts = _parts(brain, writer)
     proposer = _Scripted()
     jobs = _jobs(parts, proposer, [TEXTS[0], "# Broken\n\nplease fail here\n"], ProposalCache(brain.path))
-    Deriver(parts.stager, InProcessAnswers(proposer)).run(jobs)
-    failed: Registration = jobs[1].registration
+    good, failed = Deriver(parts.stager, InProcessAnswers(proposer)).run(jobs)
     assert [(p.stage, p.code, p.kind) for p in failed.problems] == [("propose", "proposer-failed", "failure")]
-    assert failed.fingerprint is None  # the next run proposes again
-    assert jobs[0].counts["validated"] >= 1 and jobs[0].registration.fingerprint is not None
+    assert failed.fingerprint is None and failed.stage == "judge"  # the next run proposes again; nothing staged
+    assert jobs[1].record.fingerprint is not None  # the job's record is as the ask stage left it
+    assert good.validated >= 1 and good.fingerprint is not None
 
 
 def test_cached_answers_never_ask_for_what_the_cache_holds(brain: Brain, writer: Writer) -> None:
@@ -373,14 +379,12 @@ def test_cached_answers_never_ask_for_what_the_cache_holds(brain: Brain, writer:
     cache = ProposalCache(brain.path)
     proposer = _Scripted()
     jobs = _jobs(parts, proposer, TEXTS, cache)
-    CachedAnswers(cache, InProcessAnswers(proposer)).answer(jobs)
-    assert len(proposer.asked) == len(TEXTS) and not any(job.cached for job in jobs)
-    again = [Job(j.registration, j.task, j.source, j.key) for j in jobs]
-    CachedAnswers(cache, InProcessAnswers(proposer)).answer(again)
+    first = CachedAnswers(cache, InProcessAnswers(proposer)).answer(jobs)
+    assert len(proposer.asked) == len(TEXTS) and not any(answer.cached for answer in first)
+    again = CachedAnswers(cache, InProcessAnswers(proposer)).answer(jobs)
     assert len(proposer.asked) == len(TEXTS)  # nothing new was asked
-    assert all(job.cached for job in again) and [j.result for j in again] == [j.result for j in jobs]
-    fresh = [Job(j.registration, j.task, j.source, j.key) for j in jobs]
-    CachedAnswers(cache, InProcessAnswers(proposer), read=False, write=False).answer(fresh)
+    assert all(answer.cached for answer in again) and [a.result for a in again] == [a.result for a in first]
+    CachedAnswers(cache, InProcessAnswers(proposer), read=False, write=False).answer(jobs)
     assert len(proposer.asked) == 2 * len(TEXTS)
 
 
@@ -388,8 +392,8 @@ def test_failures_are_never_cached(brain: Brain, writer: Writer) -> None:
     parts = _parts(brain, writer)
     cache = ProposalCache(brain.path)
     jobs = _jobs(parts, _Scripted(), ["# F\n\nfail\n"], cache)
-    CachedAnswers(cache, InProcessAnswers(_Scripted())).answer(jobs)
-    assert jobs[0].error is not None and not cache.has(jobs[0].key)
+    (answer,) = CachedAnswers(cache, InProcessAnswers(_Scripted())).answer(jobs)
+    assert answer.error is not None and not cache.has(jobs[0].key)
 
 
 def _alone(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -397,14 +401,13 @@ def _alone(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(threading, "active_count", lambda: 1)
 
 
-def _answered(source: AnswerSource, jobs: Sequence[Job]) -> list[ProposalResult | None]:
+def _answered(source: AnswerSource, jobs: Sequence[Job]) -> list[Answer]:
     for job in jobs:
         source.offer(job)
     try:
-        source.answer(jobs)
+        return source.answer(jobs)
     finally:
         source.close()
-    return [job.result for job in jobs]
 
 
 def test_pooled_answers_equal_in_process_ones(brain: Brain, writer: Writer, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -416,9 +419,10 @@ def test_pooled_answers_equal_in_process_ones(brain: Brain, writer: Writer, monk
     expected = [HeuristicProposer().propose(job.task, job.source) for job in jobs]
     pool = HeuristicPool(workers=2)
     pooled = PooledAnswers(pool, InProcessAnswers(HeuristicProposer()))
-    assert _answered(pooled, jobs) == expected
-    assert sum(job.ticket is not None for job in jobs) == 64  # full chunks went to workers, the rest in-process
-    assert all(job.entry is not None for job in jobs if job.ticket is not None)
+    answers = _answered(pooled, jobs)
+    assert [a.result for a in answers] == expected
+    # Full chunks went to workers (which built each cache entry), the rest was answered in-process.
+    assert [a.entry is not None for a in answers] == [True] * 64 + [False] * 6
 
 
 def test_pooled_answers_fall_back_in_process_when_no_worker_can_start(brain: Brain, writer: Writer) -> None:
@@ -430,12 +434,12 @@ def test_pooled_answers_fall_back_in_process_when_no_worker_can_start(brain: Bra
     thread.start()
     try:
         pooled = PooledAnswers(HeuristicPool(workers=2), InProcessAnswers(HeuristicProposer()))
-        results = _answered(pooled, jobs)
+        answers = _answered(pooled, jobs)
     finally:
         release.set()
         thread.join()
-    assert all(job.ticket is None for job in jobs)
-    assert results == [HeuristicProposer().propose(job.task, job.source) for job in jobs]
+    assert all(a.entry is None for a in answers)  # no worker answered
+    assert [a.result for a in answers] == [HeuristicProposer().propose(job.task, job.source) for job in jobs]
 
 
 def test_the_pool_is_used_only_for_many_sources_with_the_heuristic(brain: Brain) -> None:
