@@ -476,9 +476,13 @@ _CO_AUTHOR = re.compile(r"[^<>*:]{2,80}?\s*<[^<>\s]+@[^<>\s]+>")
 _LEADING_CLOCK = re.compile(r"[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?\s+")
 
 
-def is_credit_line(line: str) -> bool:
-    """A GNU ChangeLog line crediting the changes below it: "From Owen Kirby:", "Patch by J. Doe:"."""
-    return line.endswith(":") and line.startswith(("From ", "Patch by ", "Patch from ")) and len(line.split()) <= 6
+def is_entry_lead_in(line: str) -> bool:
+    """A line of a GNU ChangeLog entry that introduces the changes below it rather than being one: a short
+    line ending in `:` that names no file ("From Jo Doe:", "Patch by J. Doe:", "Merged from trunk:",
+    "Reported by Jo:"); a change names its file first ("* src/io.c (read_all):")."""
+    if not line.endswith(":") or line.startswith(("* ", "- ")) or len(line.split()) > 6:
+        return False
+    return _FILE_NAME.search(line) is None and "(" not in line
 
 
 def is_co_author_line(line: str) -> bool:

@@ -80,3 +80,30 @@ def test_a_package_description_opens_with_its_tagline_and_description() -> None:
 def test_a_description_of_another_subject_is_no_block() -> None:
     text = "# kestrel\n\nkestrel grants leases on named locks.\n\nRedis provides a server for data structures.\n"
     assert _facts(text) == [("fact", "kestrel", "kestrel grants leases on named locks.")]
+
+
+@pytest.mark.parametrize(
+    ("line", "lead_in"),
+    [
+        ("From Jo Doe:", True),
+        ("Patch by J. Doe:", True),
+        ("Reported by covscan:", True),
+        ("Merged from trunk:", True),
+        ("using the following script:", True),
+        ("* src/io.c (read_all):", False),  # a change names its file
+        ("unix/unxcfg.h: enabled large file support", False),
+        ("Fix the build on hosts where the linker refuses to link a shared object with undefined symbols:", False),
+    ],
+)
+def test_a_changelog_line_introducing_changes_is_no_change(line: str, lead_in: bool) -> None:
+    assert rules.is_entry_lead_in(line) is lead_in
+
+
+def test_a_gnu_changelog_entry_keeps_its_changes_not_its_credits() -> None:
+    text = (
+        "2024-05-01  Jo Doe  <jo@example.org>\n\n"
+        "\tReported by covscan:\n"
+        "\t* src/strauss.c (print_totd): Limit array accesses.\n"
+    )
+    found = extract(SourceText.of(SOURCE, "text/plain", text), ALL)
+    assert [c.payload["summary"] for c in found] == ["src/strauss.c (print_totd): Limit array accesses"]
