@@ -35,18 +35,21 @@ from typing import Any
 
 from brain.blocks.provenance import Producer, ProducerKind
 from ingest.proposers import rules
+from ingest.proposers.changelogs import HEAD_LINE_CHARS, reader_for
+from ingest.proposers.emit import MAX_CANDIDATES_PER_SOURCE, MAX_COUNTED, SPLIT_BELOW, CountingDone, Emitter, Seen
+from ingest.proposers.emit import lines as _lines
+from ingest.proposers.emit import summary as _summary
 from ingest.proposers.base import PAGE_BREAK, ProposalResult, Proposer, SourceText
 from ingest.proposers.candidates import Candidate, CandidateSet, Task
 
 PRODUCER = Producer(kind=ProducerKind.PIPELINE, id="brain/heuristic", version="3")
-MAX_CANDIDATES_PER_SOURCE = 2_000
-MAX_COUNTED = 10 * MAX_CANDIDATES_PER_SOURCE  # past this many, the scan stops: the note says "more than"
 CAPPED = "proposals-capped"
 NO_CANDIDATES = "no-candidates"
 SUBJECT_SEPARATOR = " > "
 MAX_SUBJECT_HEADINGS = 3
 MAX_LEAD_IN_ITEMS = 8
 OPENING_WORDS = 16  # an untitled document is named by its opening words, at most this many
+OPENING_PARAGRAPHS = 2  # a document says what it is in its first paragraphs (a tagline, then a description)
 MAX_ITEM_CHARS = 1 << 16  # a list item continued past this many characters is no step, term or change
 
 _HEADING_MARK = re.compile(r"(#{1,6})\s+")
@@ -63,15 +66,9 @@ _NOT_FACT_FIELDS = frozenset(
 )
 PLAIN_HEADING_LEVEL = 7
 TITLE_WINDOW = 16_384  # the title is looked for in the first characters only
-SPLIT_BELOW = 1 << 20  # a smaller text is split at once (faster); a larger one is walked line by line
-HEAD_LINE_CHARS = 4_096  # titles and change-log headers are found in the first characters of a line
-SHORT_TEXT = 1 << 16
 METADATA_HEADER_LINES = 400  # a package's core metadata headers (many `Classifier:` lines) come first
-CHANGELOG_WINDOW = 30  # a GNU ChangeLog has an entry header within its first lines (after a preface)
 _FIRST_HEADING = re.compile(r"^#{1,6}[ \t]+\S", re.MULTILINE)
 _FIRST_H1 = re.compile(r"^#[ \t]+\S", re.MULTILINE)
-# Keys of what was found in one source (after the cap only their hashes, to count them).
-_Seen = set[tuple[str, ...] | int]
 # Plain-string aliases: enum attribute lookups are measurable at a few hundred thousand lines per second.
 _SEMANTIC, _EPISODIC, _PROCEDURAL = "semantic", "episodic", "procedural"
 
@@ -117,10 +114,6 @@ def cap_notes(kept: int, total: int) -> tuple[str, ...]:
         return ()
     found = f"more than {MAX_COUNTED}" if total > MAX_COUNTED else str(total)
     return (f"{CAPPED}: kept the first {kept} of {found} candidates (at most {MAX_CANDIDATES_PER_SOURCE} per source)",)
-
-
-class _CountingDone(Exception):
-    """Raised by `_Scan.emit` once more than `MAX_COUNTED` candidates were found: nothing more can be kept."""
 
 
 def empty_notes(source: SourceText, total: int) -> tuple[str, ...]:
@@ -174,14 +167,9 @@ class _Release:
 
 
 @dataclass
-class _Scan:
+class _Scan(Emitter):
     """State of one pass over one page."""
 
-    source: SourceText
-    allowed: frozenset[str]
-    page: int | None
-    out: list[Candidate]
-    seen: _Seen
     title: str | None = None
     markdown: bool = True
     rst: bool = False
@@ -200,10 +188,19 @@ class _Scan:
     changelog_section: bool = False  # a heading on the current path names one
     changelog_levels: list[int] = field(default_factory=list)
     names: frozenset[str] = frozenset()  # lowercased title words: "tmux is ..." may define tmux
+    paragraphs: int = 0  # prose paragraphs read so far (`opening`)
+    sections: int = 0  # headings read so far, but for one that repeats the title (`opening`)
+    self_names: re.Pattern[str] | None = None  # `_self_names`: the prefilter of `rules.self_description`
     # `subject`, kept until the heading path changes (every block asks for it). Only `heading` changes
     # the path; the title is set before the scan starts.
     _subject: str | None = None
     _subject_known: bool = False
+
+    @property
+    def opening(self) -> bool:
+        """In the first `OPENING_PARAGRAPHS` paragraphs, under the document's first heading at most: where a
+        document says what it is ("This is a ...", "This library ...")."""
+        return self.paragraphs <= OPENING_PARAGRAPHS and self.sections <= 1
 
     def path(self, without: str | None = None) -> list[str]:
         names = [title for _, title in self.headings if title != without]
@@ -233,29 +230,6 @@ class _Scan:
         if rules.is_changelog_title(added):
             self.changelog_levels.append(self.headings[-1][0])
         self.changelog_section = bool(self.changelog_levels)
-
-    def emit(self, memory_type: str, key: tuple[str, ...], payload: dict[str, Any], lines: tuple[int, int]) -> None:
-        if memory_type not in self.allowed or key in self.seen:
-            return
-        if len(self.out) >= MAX_CANDIDATES_PER_SOURCE:
-            # Only counted for the cap note (a hash, not the key), and only so far: a 50 MB source has a
-            # million candidates, and nobody needs their exact number, only the first ones.
-            digest = hash(key)
-            if digest not in self.seen:
-                self.seen.add(digest)
-                if len(self.seen) > MAX_COUNTED:
-                    raise _CountingDone
-            return
-        self.seen.add(key)
-        first, last = lines
-        locator = f"L{first}" if first == last else f"L{first}-L{last}"
-        if self.page is not None:
-            locator = f"p.{self.page} {locator}"
-        self.out.append(
-            Candidate(
-                memory_type=memory_type, payload=payload, evidence=(str(self.source.block_id),), locator=locator
-            )
-        )
 
     def semantic(self, kind: str, label: str, statement: str, lines: tuple[int, int]) -> None:
         payload = {"kind": kind, "label": label, "statement": statement}
@@ -325,6 +299,8 @@ class _Scan:
         lines, self.paragraph = self.paragraph, []
         if self.release is not None:
             return  # prose inside a release: its changes are the list items
+        if not lines[0][1].startswith("Metadata-Version:") and not rules.is_link_line(lines[0][1]):
+            self.paragraphs += 1  # prose: not a package's headers, not badges
         if len(lines) == 1 and not self.markdown and self.plain_heading(lines[0]):
             return
         text = lines[-1][1]
@@ -369,7 +345,9 @@ class _Scan:
 
     def definitions(self, lines: list[tuple[int, str]]) -> None:
         text = " ".join([t for _, t in lines])
-        if not _may_define(text):
+        if self.paragraphs == 1 and self.title is not None and self.opening and self.tagline(text, lines):
+            return
+        if not _may_define(text) and (self.self_names is None or self.self_names.search(text) is None):
             return
         starts, at = [], 0
         for _, line_text in lines:
@@ -380,12 +358,23 @@ class _Scan:
             if sentence[-1] not in ".!" and not sentence.endswith((".)", '."', ".'")):
                 continue  # not a whole sentence: cut by a line that looked like a title, or by a link
             found = rules.definition(sentence, self.names)
+            if found is None and self.self_names is not None:
+                found = rules.self_description(sentence, self.title, self.names, opening=self.opening)
             if found is None or rules.is_link_line(sentence) or rules.is_licence_text(sentence):
                 continue
             kind, label = found
             first = lines[bisect.bisect_right(starts, start) - 1][0]
             last = lines[bisect.bisect_right(starts, end - 1) - 1][0]
             self.semantic(kind, label, rules.clean(sentence), (first, last))
+
+    def tagline(self, text: str, lines: list[tuple[int, str]]) -> bool:
+        """A first paragraph that is one phrase saying what the document's subject is (`rules.tagline`)."""
+        spans = list(itertools.islice(rules.whole_sentences(text), 2))
+        said = rules.tagline(text[spans[0][0] : spans[0][1]], self.title) if len(spans) == 1 else None
+        if said is None or self.title is None or rules.is_link_line(text) or rules.is_licence_text(text):
+            return False
+        self.semantic("concept", rules.without_article(self.title), said, (lines[0][0], lines[-1][0]))
+        return True
 
     def flush_list(self) -> None:
         if not self.items and self.lead_in is None and self.pending_definition is None and not self.lead_in_refused:
@@ -521,6 +510,7 @@ class _Scan:
             return
         if self.open_release(level, title, number) or self.episode(title, number):
             return
+        self.sections += title != self.title
         while self.headings and self.headings[-1][0] >= level:
             self.headings.pop()
         self.headings.append((level, title))
@@ -659,6 +649,15 @@ def _may_define(text: str) -> bool:
     return _DEFINING_VERB.search(text) is not None
 
 
+def _self_names(title: str | None, names: frozenset[str]) -> re.Pattern[str] | None:
+    """A sentence saying what the document's subject does names it (`rules.self_description`): one search for
+    its names ("This", "The", the title's words) before the sentences are parsed."""
+    if title is None:
+        return None
+    words = sorted({title, *(name for name in names if len(name) > 1)}, key=len, reverse=True)
+    return re.compile(r"\b(?:This|The|(?i:" + "|".join(re.escape(word) for word in words) + r"))\b")
+
+
 def document_title(text: str, markdown: bool) -> str | None:
     """The document's title: its first heading or underlined title, or a first line that reads as one.
 
@@ -753,63 +752,6 @@ def _first_lines(text: str, count: int) -> list[str]:
     return lines
 
 
-# The first non-empty one of the opening `CHANGELOG_WINDOW` lines, cut at `HEAD_LINE_CHARS`.
-_FIRST_LINE = re.compile(f"\n{{0,{CHANGELOG_WINDOW - 1}}}([^\n]{{1,{HEAD_LINE_CHARS}}})")
-
-
-# The opening `CHANGELOG_WINDOW` lines (the last without its newline).
-_OPENING = re.compile(f"(?:[^\n]*\n){{0,{CHANGELOG_WINDOW - 1}}}[^\n]*")
-
-
-def _first_line(text: str) -> str:
-    """The first non-empty line of the text's opening (change-log formats are told by it), or ""."""
-    found = _FIRST_LINE.match(text)
-    return found[1] if found is not None else ""
-
-
-def _opens_gnu_changelog(text: str) -> bool:
-    """Whether one of the first `CHANGELOG_WINDOW` lines (cut at `HEAD_LINE_CHARS`) is a GNU ChangeLog entry
-    header. Only the lines that start like one are parsed (a test of every line cost ~7% on ordinary text)."""
-    # A short text is searched to its end: cheaper than finding where its window of lines ends.
-    window = None if len(text) <= SHORT_TEXT else _OPENING.match(text)
-    end = len(text) if window is None else window.end()
-    line_number, counted_to = 0, 0
-    for start in rules.gnu_header_starts(text, end):
-        line_number += text.count("\n", counted_to, start)
-        counted_to = start
-        if line_number >= CHANGELOG_WINDOW:
-            return False
-        cut = text.find("\n", start, start + HEAD_LINE_CHARS)
-        line = text[start : cut if cut != -1 else start + HEAD_LINE_CHARS]
-        if rules.gnu_entry_date(line) is not None:
-            return True
-    return False
-
-
-def _lines(text: str, *, trailing_space: bool = True) -> Iterator[str]:
-    """The lines of `text`; one at a time for a large text (a split would hold a copy of all of them at once).
-
-    `trailing_space=False` lets a large text's lines be cut without their trailing whitespace, for a reader
-    that looks only at a line's start and its stripped form (`_Scan.line`): then `line.strip()` of a 50 MB
-    one-line view is the line itself, not a third copy of the text.
-    """
-    if len(text) < SPLIT_BELOW:
-        yield from text.split("\n")
-        return
-    start = 0
-    while start <= len(text):
-        end = text.find("\n", start)
-        last = end == -1
-        end = len(text) if last else end
-        cut = end
-        while not trailing_space and cut > start and text[cut - 1].isspace():
-            cut -= 1
-        yield text if start == 0 and cut == len(text) else text[start:cut]  # the whole text: no copy
-        if last:
-            return
-        start = end + 1
-
-
 def _pages(text: str) -> Iterator[str]:
     """The pages of paged text (split on `\\f`), one at a time: a split would copy the whole text at once."""
     start = 0
@@ -822,105 +764,6 @@ def _pages(text: str) -> Iterator[str]:
         start = end + 1
 
 
-def _summary(lead: str, changes: list[str]) -> str:
-    """`lead: change; change; ...`, as many whole changes as fit a statement."""
-    room = rules.MAX_STATEMENT_CHARS - len(lead) - 2
-    if not changes or len(changes[0]) > room:
-        return lead
-    return f"{lead}: {_joined(changes, room)}"
-
-
-def _joined(changes: list[str], room: int = rules.MAX_STATEMENT_CHARS) -> str:
-    """`change; change; ...`: the first change, then as many whole changes as fit in `room` characters."""
-    joined = changes[0]
-    for change in changes[1:]:
-        if len(joined) + len(change) + 2 > room:
-            break
-        joined = f"{joined}; {change}"
-    return joined
-
-
-def debian_changelog(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: _Seen) -> None:
-    """One episode per entry of a Debian `changelog`: the upload, its changes, the trailer's time (UTC)."""
-    scan = _Scan(source, allowed, None, out, seen)
-    entry: tuple[int, str, str] | None = None
-    changes: list[str] = []
-    for number, raw in enumerate(_lines(source.text), start=1):
-        header = rules.DEBIAN_ENTRY.match(raw)
-        if header is not None:
-            entry, changes = (number, header[1], header[2]), []
-            scan.title = f"{header[1]} changelog"
-            continue
-        stripped = raw.strip()
-        if entry is None:
-            continue
-        if stripped.startswith(("* ", "- ", "+ ")):
-            changes.append(rules.change_text(stripped[2:]))
-        elif stripped and raw.startswith("    ") and changes:
-            changes[-1] = rules.change_text(f"{changes[-1]} {stripped}")
-        occurred_at = rules.debian_trailer_time(raw) if raw.startswith(" -- ") else None
-        if occurred_at is not None:
-            line, package, version = entry
-            summary = _summary(f"Uploaded {package} {version}", changes)
-            payload = {"summary": summary, "occurred_at": occurred_at, "context": scan.title or package}
-            scan.emit(_EPISODIC, ("episodic", occurred_at, summary), payload, (line, number))
-            entry = None
-
-
-def gnu_changelog(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: _Seen) -> None:
-    """One episode per entry of a GNU `ChangeLog`: its date, author and changes (`* file (func): what`)."""
-    scan = _Scan(source, allowed, None, out, seen, title="ChangeLog")
-    entry: tuple[int, str, str] | None = None
-    changes: list[str] = []
-
-    def close(last: int) -> None:
-        if entry is None or not changes:
-            return
-        line, day, author = entry
-        # The summary says what changed (an author is not an event); who changed it is context.
-        summary = _joined(changes)
-        payload = {"summary": summary, "occurred_at": f"{day}T00:00:00Z", "context": f"ChangeLog, {author}"}
-        scan.emit(_EPISODIC, ("episodic", payload["occurred_at"], summary), payload, (line, last))
-
-    last = 0
-    for number, raw in enumerate(_lines(source.text), start=1):
-        header = rules.gnu_entry_date(raw) if raw[:1].isalnum() else None
-        if header is not None:
-            close(last)
-            entry, changes = (number, *header), []
-            continue
-        stripped = raw.strip()
-        if not stripped or entry is None:
-            continue
-        last = number
-        if rules.is_co_author_line(stripped) or rules.GNU_COMMIT_LINE.fullmatch(stripped) or rules.is_credit_line(stripped):
-            continue  # "Lulu Cheng  <lc@example.org>", "From Owen Kirby:" (credits), "+ commit 5751c48..." (a reference)
-        if stripped.startswith("* "):
-            changes.append(rules.change_text(stripped[2:]))
-        elif changes and raw[:1].isspace():
-            changes[-1] = rules.change_text(f"{changes[-1]} {stripped}")
-        else:
-            changes.append(rules.change_text(stripped))
-    close(last)
-
-
-def git_log(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: _Seen) -> None:
-    """One episode per commit of `git log` output: its date (UTC) and the first line of its message."""
-    scan = _Scan(source, allowed, None, out, seen, title="git log")
-    start, occurred_at, subject = 0, None, None
-    for number, raw in enumerate(_lines(source.text), start=1):
-        if rules.GIT_COMMIT.fullmatch(raw):
-            start, occurred_at, subject = number, None, None
-        elif occurred_at is None and raw.startswith("Date:"):
-            occurred_at = rules.git_date(raw)
-        elif occurred_at is not None and subject is None and raw.startswith("    ") and raw.strip():
-            subject = rules.change_text(raw)
-            if not any(c.isalnum() for c in subject):
-                continue  # a message of punctuation ("."): no event to name (an empty summary fails the schema)
-            payload = {"summary": subject, "occurred_at": occurred_at, "context": "git log"}
-            scan.emit(_EPISODIC, ("episodic", occurred_at, subject), payload, (start, number))
-
-
 def extract(source: SourceText, allowed: frozenset[str]) -> list[Candidate]:
     """The candidates the heuristic finds in `source`, in text order (`allowed` holds memory type names)."""
     return extract_counted(source, allowed)[0]
@@ -929,23 +772,16 @@ def extract(source: SourceText, allowed: frozenset[str]) -> list[Candidate]:
 def extract_counted(source: SourceText, allowed: frozenset[str]) -> tuple[list[Candidate], int]:
     """The first `MAX_CANDIDATES_PER_SOURCE` candidates of `extract`, and how many distinct ones it found in all."""
     out: list[Candidate] = []
-    seen: _Seen = set()
-    first_line = _first_line(source.text)
+    seen: Seen = set()
+    read = reader_for(source.text) or _extract_into
     try:
-        if rules.DEBIAN_ENTRY.match(first_line):
-            debian_changelog(source, allowed, out, seen)
-        elif rules.GIT_COMMIT.fullmatch(first_line):
-            git_log(source, allowed, out, seen)
-        elif _opens_gnu_changelog(source.text) and rules.may_hold_gnu_entry(source.text):
-            gnu_changelog(source, allowed, out, seen)
-        else:
-            _extract_into(source, allowed, out, seen)
-    except _CountingDone:
+        read(source, allowed, out, seen)
+    except CountingDone:
         pass
     return out, len(seen)
 
 
-def _extract_into(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: _Seen) -> None:
+def _extract_into(source: SourceText, allowed: frozenset[str], out: list[Candidate], seen: Seen) -> None:
     markdown = source.media_type in ("text/markdown", "text/html") or source.media_type.endswith("+markdown")
     rst = source.media_type == "text/x-rst"
     # A package's core metadata names the package: that is the title its description's blocks sit under.
@@ -954,12 +790,13 @@ def _extract_into(source: SourceText, allowed: frozenset[str], out: list[Candida
     if title is not None and rules.is_licence_title(title):
         return  # a licence's text is terms and conditions, not knowledge about the project
     names = frozenset(word.strip("!?.,:;()'\"").lower() for word in title.split()) if title else frozenset()
+    self_names = _self_names(title, names)
     pages = _pages(source.text) if source.page_starts is not None else iter((source.text,))
     for index, page_text in enumerate(pages):
         page = index + 1 if source.page_starts is not None else None
         scan = _Scan(source, allowed, page, out, seen, title=title, markdown=markdown, rst=rst)
         scan.changelog_doc = title is not None and rules.is_changelog_title(title)
-        scan.names = names
+        scan.names, scan.self_names = names, self_names
         if index == 0 and metadata:
             scan.package_summary(metadata)
         in_fence = False

@@ -476,9 +476,13 @@ _CO_AUTHOR = re.compile(r"[^<>*:]{2,80}?\s*<[^<>\s]+@[^<>\s]+>")
 _LEADING_CLOCK = re.compile(r"[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?\s+")
 
 
-def is_credit_line(line: str) -> bool:
-    """A GNU ChangeLog line crediting the changes below it: "From Owen Kirby:", "Patch by J. Doe:"."""
-    return line.endswith(":") and line.startswith(("From ", "Patch by ", "Patch from ")) and len(line.split()) <= 6
+def is_entry_lead_in(line: str) -> bool:
+    """A line of a GNU ChangeLog entry that introduces the changes below it rather than being one: a short
+    line ending in `:` that names no file ("From Jo Doe:", "Patch by J. Doe:", "Merged from trunk:",
+    "Reported by Jo:"); a change names its file first ("* src/io.c (read_all):")."""
+    if not line.endswith(":") or line.startswith(("* ", "- ")) or len(line.split()) > 6:
+        return False
+    return _FILE_NAME.search(line) is None and "(" not in line
 
 
 def is_co_author_line(line: str) -> bool:
@@ -683,3 +687,108 @@ def is_parameter_item(text: str) -> bool:
         return True
     # `_PARAMETER_ITEM` needs a bracket; three substring tests are cheaper than its search.
     return ("[" in text or "<" in text or "{" in text) and _PARAMETER_ITEM.search(text) is not None
+
+
+# "X provides ...", "X lets you ...", "This library implements ...": what the document's subject does. The verbs
+# are a closed list (what a program, library or format does): an open `\w+s` took plural nouns for verbs
+# ("Node.js buffers accept ...", "Pull requests should ...").
+_DOES_VERBS = ("provides|offers|implements|lets|allows|enables|helps|makes|supports|contains|includes|defines|"
+               "detects|reads|writes|parses|converts|generates|creates|builds|manages|handles|exposes|wraps|extends|"
+               "adds|brings|gives|ships|stores|derives|serves|describes|covers|consists|comprises|features|produces|"
+               "computes|validates|checks|formats|renders|transforms|compiles|translates|encodes|decodes|"
+               "compresses|sends|receives|grants|reports|accepts|lists|finds|installs|runs|uses|relies|keeps")  # fmt: skip
+_DOES = re.compile(
+    r"(?P<label>[^\s,;:()\[\]]+(?:\s+[^\s,;:()\[\]]+){0,3}?)\s+(?P<verb>" + _DOES_VERBS + r")\s+(?P<rest>\S.*)", re.DOTALL
+)
+# How a document names itself instead of by its title ("This library ...", "The module ...").
+_SELF_NOUNS = frozenset(["library", "package", "module", "project", "plugin", "tool", "program", "repository",
+                         "crate", "extension", "application", "utility", "framework", "software"])  # fmt: skip
+
+
+def self_reference(label: str, title: str, names: frozenset[str], *, opening: bool) -> str | None:
+    """The name `label` gives the document's subject, or None when it names something else: the title itself
+    ("The Present Extension" names "Present Extension"), or the one word of a short title ("Wget" in "GNU
+    Wget"); in the opening section (before any heading below the title) also "This library", "The package"."""
+    words = clean(label).strip("*`'\"").split()
+    lowered = [word.lower() for word in words]
+    if not words:
+        return None
+    name = " ".join(words)
+    if name.lower() == title.lower():
+        return without_article(name)
+    if lowered[0] in ("this", "the") and 2 <= len(lowered) <= 3 and lowered[-1] in _SELF_NOUNS:
+        if len(lowered) == 3 and lowered[1].strip("\"'`") != title.lower():
+            return None  # "The containers/image library" names a library, not this document's subject
+        return without_article(title) if opening and len(title.split()) <= MAX_SELF_TITLE_WORDS else None
+    if (
+        len(words) == 1 and lowered[0] in names and len(title.split()) <= MAX_SELF_TITLE_WORDS and len(name) > 2
+        and lowered[0] not in _NOT_A_LABEL_END and lowered[0] not in _NOT_A_LABEL_START and lowered[0] not in NOT_A_SUBJECT
+    ):
+        return name
+    return None
+
+
+MAX_SELF_TITLE_WORDS = 4  # a longer title is a sentence (an untitled document's opening words), not a name
+
+
+def without_article(name: str) -> str:
+    """A name without its leading article ("The Present Extension" -> "Present Extension")."""
+    first, _, rest = name.partition(" ")
+    return rest if rest and first.lower() in ("the", "a", "an") else name
+
+
+def self_description(sentence: str, title: str | None, names: frozenset[str], *, opening: bool) -> tuple[str, str] | None:
+    """`(kind, label)` of a sentence saying what the document's subject is or does: "aiosqlite provides a
+    friendly, async interface to sqlite databases." (a fact), "This library helps you deal with boolean
+    expressions." (a fact), "This is a little HTTP/1.1 library ..." (a concept, in the opening section only);
+    else None. The subject must be the document's own (`self_reference`): a sentence about anything else
+    defines nothing here."""
+    if title is None or len(sentence) > MAX_STATEMENT_CHARS or sentence[-1:] not in ".!":
+        return None
+    if sentence[:8] == "This is ":
+        rest = sentence[8:]
+        if not opening or len(title.split()) > MAX_SELF_TITLE_WORDS or not (_ARTICLE_START.match(rest) or rest.startswith(("just ", "only "))):
+            return None
+        return "concept", without_article(title)
+    match = _DOES.fullmatch(sentence)
+    if match is None:
+        return None
+    label = self_reference(match["label"], title, names, opening=opening)
+    if label is None or not has_word_count(match["rest"], 3) or _URL.fullmatch(match["rest"].strip()):
+        return None
+    return "fact", label
+
+
+# Words that make a sentence a clause rather than a tagline (a finite verb, a pronoun, a request).
+_CLAUSE_WORDS = frozenset(["is", "are", "was", "were", "be", "been", "can", "could", "will", "would", "should", "must",
+                           "may", "might", "do", "does", "did", "has", "have", "had", "you", "we", "i", "it", "they",
+                           "he", "she", "please", "if", "when", "see", "note"])  # fmt: skip
+
+
+_FINITE_VERB = re.compile(r"\b(?:" + _DOES_VERBS + r"|means|refers|names|documents|explains|addresses|aims|include|"
+                          r"obtains|describes|lists)\b")
+_NAME_TOKEN = re.compile(r"[a-z][\w.+-]*|[A-Z][\w+-]*(?:[A-Z0-9_.+-][\w.+-]*)")
+
+
+def is_name_token(title: str) -> bool:
+    """A title that is a package's or program's name, not a word of prose: one token, lowercase or with an inner
+    capital, digit or hyphen ("psmisc", "PySocks", "langchain-protocol"; not "Glossary", "Distribution", "NAME")."""
+    return _NAME_TOKEN.fullmatch(title) is not None and not (title.isupper() and title.isalpha())  # not "NAME"
+
+
+def tagline(sentence: str, title: str | None) -> str | None:
+    """The statement of a document's tagline, the phrase its opening paragraph is ("A project to manage
+    callbacks in asyncio projects.", "Data validation using Python type hints."), as `title: phrase`; None for
+    a clause (a finite verb, a pronoun, a request), a fragment, a link or a title of more than a few words."""
+    if title is None or not is_name_token(title) or sentence[-1:] != "." or len(sentence) > 300:
+        return None
+    words = clean(sentence).rstrip(".").split()
+    if not 4 <= len(words) <= 30 or not words[0][:1].isupper() or _URL.search(sentence) or sentence.endswith("e.g."):
+        return None
+    if not _CLAUSE_WORDS.isdisjoint(word.strip(",;:()'\"").lower() for word in words) or "'re " in sentence:
+        return None
+    if _FINITE_VERB.search(sentence) is not None or words[0].lower() in ("this", "these", "those"):
+        return None  # "Auk means ...", "This folder contains ...", "The module provides ...": a clause
+    if words[-1].lower().strip(",;:") in _NOT_A_LABEL_END or not has_word_count(sentence, 3):
+        return None  # cut before its object ("Library to apply JSON Patches according to")
+    return f"{without_article(title)}: {clean(sentence)}"
