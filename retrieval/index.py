@@ -383,7 +383,7 @@ class SearchIndex:
         for hex_id in sorted(affected_facts - added_now):
             if self._refresh_block(hex_id):
                 stats.refreshed += 1
-        self._set_accessibility(added_now | affected_access)
+        self._set_accessibility(added_now, affected_access)
         self._set_meta(key, snapshot, new_modules)
         if stats.rebuilt:
             for table in _FTS_TABLES:  # one b-tree: smaller and faster
@@ -583,8 +583,10 @@ class SearchIndex:
             "SELECT 1 FROM blocks WHERE id=? UNION ALL SELECT 1 FROM pending WHERE block=?", (key, key)
         ).fetchone())
 
-    def _set_accessibility(self, hex_ids: Iterable[str]) -> None:
-        keys = [(h, k) for h in hex_ids if (k := self.key(h)) is not None]
+    def _set_accessibility(self, added: set[str], affected: set[str]) -> None:
+        """Store whether each block added or affected by this update is accessible (§7.2). An added block's row
+        was written accessible, so only one that is not needs a write."""
+        keys = [(h, k) for h in added | affected if (k := self.key(h)) is not None]
         if not keys:
             return
         rows = self.db.execute("SELECT record FROM records WHERE type IN (3,4)").fetchall()
@@ -599,9 +601,12 @@ class SearchIndex:
                 records.append((record_id, record))
         ledger = Ledger.from_records(records)
         ledger.is_member = self._is_member
-        self.db.executemany(
-            "UPDATE blocks SET accessible=? WHERE id=?", [(int(ledger.is_accessible(BlockId(h))), k) for h, k in keys]
-        )
+        changed = []
+        for hex_id, key in keys:
+            accessible = ledger.is_accessible(BlockId(hex_id))
+            if not accessible or hex_id in affected:
+                changed.append((int(accessible), key))
+        self.db.executemany("UPDATE blocks SET accessible=? WHERE id=?", changed)
 
     # --- blocks ----------------------------------------------------------------------------------
 
