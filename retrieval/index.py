@@ -74,6 +74,9 @@ _FTS_TABLES = ("fts", "whole")
 RECORD_TYPES = {"registration": 1, "derivation": 2, "supersession": 3, "demotion": 4}
 _ACCESS_TYPES = (3, 4)
 _READ_KEY_CACHE = 100_000
+_ADD_CHUNK = 512  # blocks added per round: their records read in one query, their rows written in one batch
+_Facts = tuple[str | None, str | None, str | None, list[str]]
+_NO_FACTS: _Facts = (None, None, None, [])
 
 
 class IndexUnusableError(BrainError):
@@ -104,6 +107,42 @@ class _Change:
     removed: list[str] = field(default_factory=list)
 
 
+@dataclass
+class _Rows:
+    """Rows of added blocks waiting to be written, one `executemany` a table (instead of a statement a row)."""
+
+    blocks: list[tuple[Any, ...]] = field(default_factory=list)
+    docs: list[tuple[Any, ...]] = field(default_factory=list)
+    fts: list[tuple[Any, ...]] = field(default_factory=list)
+    edges: list[tuple[Any, ...]] = field(default_factory=list)
+    whole: list[tuple[Any, ...]] = field(default_factory=list)
+    names: list[tuple[Any, ...]] = field(default_factory=list)
+    pending: list[tuple[Any, ...]] = field(default_factory=list)
+    stored: list[tuple[Any, ...]] = field(default_factory=list)  # keys to drop from `pending`
+
+    def flush(self, db: sqlite3.Connection) -> None:
+        """Write the rows (inside the caller's transaction) and forget them."""
+        if self.blocks:
+            db.executemany(
+                "INSERT INTO blocks(id, memory_type, subject, at, accessible, source, origin, media_type, view, "
+                "locator, fingerprint) VALUES (?,?,?,?,1,?,?,?,?,?,?)", self.blocks)
+        if self.docs:
+            db.executemany("INSERT INTO docs(rowid, block, locator) VALUES (?,?,?)", self.docs)
+            db.executemany("INSERT INTO fts(rowid, title, body, extra) VALUES (?,?,?,?)", self.fts)
+        if self.edges:
+            db.executemany("INSERT OR IGNORE INTO edges VALUES (?,?,?)", self.edges)
+        if self.whole:
+            db.executemany("INSERT INTO whole(rowid, name, headings, body) VALUES (?,?,?,?)", self.whole)
+        if self.names:
+            db.executemany("INSERT OR IGNORE INTO names VALUES (?,?)", self.names)
+        if self.pending:
+            db.executemany("INSERT OR REPLACE INTO pending VALUES (?,?)", self.pending)
+        if self.stored:
+            db.executemany("DELETE FROM pending WHERE block=?", self.stored)
+        for rows in (self.blocks, self.docs, self.fts, self.edges, self.whole, self.names, self.pending, self.stored):
+            rows.clear()
+
+
 def _raw(hex_digest: str) -> bytes:
     return bytes.fromhex(hex_digest)
 
@@ -128,6 +167,7 @@ class SearchIndex:
         self._read_keys: dict[str, int] = {}
         self._generation: str | None = None
         self._next_doc = 1
+        self._rows = _Rows()
         self._file = None if path is None else _identity(path)
 
     # --- opening -------------------------------------------------------------------------------
@@ -298,6 +338,7 @@ class SearchIndex:
         finally:
             self._keys.clear()
             self._kinds.clear()
+            self._rows = _Rows()  # rows of a failed update are never written by the next one
         return stats
 
     def _apply(self, key: str | None, rebuild: bool) -> UpdateStats:
@@ -329,16 +370,20 @@ class SearchIndex:
             for hex_id in change.removed:
                 self._remove_block(hex_id)
                 stats.removed += 1
-            for hex_id in change.added:
-                if self._add_block(hex_id, memory_type, stats):
-                    added_now.add(hex_id)
-                    stats.added += 1
+            for start in range(0, len(change.added), _ADD_CHUNK):
+                chunk = change.added[start : start + _ADD_CHUNK]
+                known = self._facts_of(chunk)
+                for hex_id in chunk:
+                    if self._add_block(hex_id, memory_type, stats, known.get(hex_id, _NO_FACTS)):
+                        added_now.add(hex_id)
+                        stats.added += 1
+                self._rows.flush(self.db)
         self._retry_pending(added_now, stats)
         (stats.not_stored,) = self.db.execute("SELECT count(*) FROM pending").fetchone()
         for hex_id in sorted(affected_facts - added_now):
             if self._refresh_block(hex_id):
                 stats.refreshed += 1
-        self._set_accessibility(added_now | affected_access)
+        self._set_accessibility(added_now, affected_access)
         self._set_meta(key, snapshot, new_modules)
         if stats.rebuilt:
             for table in _FTS_TABLES:  # one b-tree: smaller and faster
@@ -474,7 +519,10 @@ class SearchIndex:
             if row is None:
                 continue
             rows.append(row)
-            _note(row[2], self.digest(row[0]), self.digest(row[3]) if row[3] else None, access, facts)
+            # The hexes the keys stand for, as `digest` would read them back (without a query per record).
+            other = record.get("supersedes") if row[3] is not None else None
+            _note(row[2], _raw(record["block"][7:]).hex(), _raw(str(other)[7:]).hex() if other else None, access,
+                  facts)
         self.db.executemany("INSERT OR REPLACE INTO records VALUES (?,?,?,?,?,?,?,?)", rows)
         stats.records += len(rows)
         return access, facts
@@ -494,26 +542,26 @@ class SearchIndex:
             evidence or None,
         )
 
-    def _facts(self, hex_id: str) -> tuple[str | None, str | None, str | None, list[str]]:
+    def _facts(self, hex_id: str) -> _Facts:
         """(origin, locator, at, evidence hexes) the stored records say about a block."""
-        origin = locator = at = None
-        evidence: list[str] = []
-        key = self.key(hex_id)
-        rows = [] if key is None else self.db.execute(
-            "SELECT type, origin, locator, at, evidence FROM records WHERE block=? AND type IN (1,2) "
-            "ORDER BY at, record",
-            (key,),
-        ).fetchall()
-        for kind, r_origin, r_locator, r_at, r_evidence in rows:
-            if kind == RECORD_TYPES["registration"]:
-                origin = origin or r_origin
-                at = at or r_at
-            else:
-                locator = r_locator if r_locator is not None else locator
-                at = r_at if at is None else at
-                raw = bytes(r_evidence or b"")
-                evidence.extend(raw[i : i + 32].hex() for i in range(0, len(raw), 32))
-        return origin, locator, at, list(dict.fromkeys(evidence))
+        return self._facts_of([hex_id]).get(hex_id, _NO_FACTS)
+
+    def _facts_of(self, hex_ids: list[str]) -> dict[str, _Facts]:
+        """`_facts` of several blocks, in one query (blocks the records do not name are left out)."""
+        keys = {k: h for h in hex_ids if (k := self.key(h)) is not None}
+        found: dict[str, _Facts] = {}
+        if not keys:
+            return found
+        rows: dict[int, list[tuple[Any, ...]]] = {}
+        for row in self.db.execute(
+            "SELECT block, type, origin, locator, at, evidence FROM records "
+            f"WHERE block IN ({','.join('?' * len(keys))}) AND type IN (1,2) ORDER BY block, at, record",
+            list(keys),
+        ):
+            rows.setdefault(row[0], []).append(row[1:])
+        for key, block_rows in rows.items():
+            found[keys[key]] = _fold_facts(block_rows)
+        return found
 
     def _losers_of(self, winners: Iterable[str]) -> set[str]:
         found: set[str] = set()
@@ -535,8 +583,10 @@ class SearchIndex:
             "SELECT 1 FROM blocks WHERE id=? UNION ALL SELECT 1 FROM pending WHERE block=?", (key, key)
         ).fetchone())
 
-    def _set_accessibility(self, hex_ids: Iterable[str]) -> None:
-        keys = [(h, k) for h in hex_ids if (k := self.key(h)) is not None]
+    def _set_accessibility(self, added: set[str], affected: set[str]) -> None:
+        """Store whether each block added or affected by this update is accessible (§7.2). An added block's row
+        was written accessible, so only one that is not needs a write."""
+        keys = [(h, k) for h in added | affected if (k := self.key(h)) is not None]
         if not keys:
             return
         rows = self.db.execute("SELECT record FROM records WHERE type IN (3,4)").fetchall()
@@ -551,9 +601,12 @@ class SearchIndex:
                 records.append((record_id, record))
         ledger = Ledger.from_records(records)
         ledger.is_member = self._is_member
-        self.db.executemany(
-            "UPDATE blocks SET accessible=? WHERE id=?", [(int(ledger.is_accessible(BlockId(h))), k) for h, k in keys]
-        )
+        changed = []
+        for hex_id, key in keys:
+            accessible = ledger.is_accessible(BlockId(hex_id))
+            if not accessible or hex_id in affected:
+                changed.append((int(accessible), key))
+        self.db.executemany("UPDATE blocks SET accessible=? WHERE id=?", changed)
 
     # --- blocks ----------------------------------------------------------------------------------
 
@@ -582,12 +635,17 @@ class SearchIndex:
             return None, media_type
         return data.decode("utf-8", errors="replace"), media_type
 
-    def _add_block(self, hex_id: str, memory_type: str, stats: UpdateStats | None = None) -> bool:
-        origin, locator, at, evidence = self._facts(hex_id)
+    def _add_block(
+        self, hex_id: str, memory_type: str, stats: UpdateStats | None = None, facts: _Facts | None = None
+    ) -> bool:
+        """Index a stored block (its rows queued in `self._rows`: the caller flushes them); False, and the block
+        noted as pending, when its bytes are not stored."""
+        origin, locator, at, evidence = self._facts(hex_id) if facts is None else facts
         built = self._build(hex_id, memory_type, origin, evidence)
         key = self._key(hex_id)
+        rows = self._rows
         if built is None:
-            self.db.execute("INSERT OR REPLACE INTO pending VALUES (?,?)", (key, memory_type))
+            rows.pending.append((key, memory_type))
             return False
         entry, payload = built
         view_blob = media = None
@@ -599,33 +657,26 @@ class SearchIndex:
         else:
             targets = [e.target for e in entry.edges if e.kind == "evidence"]
             source = self._key(targets[0]) if targets else key
-        self.db.execute(
-            "INSERT INTO blocks(id, memory_type, subject, at, accessible, source, origin, media_type, view, locator, "
-            "fingerprint) VALUES (?,?,?,?,1,?,?,?,?,?,?)",
+        rows.blocks.append(
             (key, memory_type, (entry.subject or "").casefold() or None, entry.at or at, source, origin, media,
              view_blob, locator, None if memory_type == "canonical" else _fingerprint(entry)),
         )
-        first = self._next_doc
+        number = self._next_doc
         self._next_doc += len(entry.documents)
-        numbered = list(enumerate(entry.documents, start=first))
+        for document in entry.documents:
+            rows.docs.append((number, key, document.locator))
+            rows.fts.append((number, document.title, document.body, document.extra))
+            number += 1
         if stats is not None:
             stats.text_bytes += sum(len(d.title.encode()) + len(d.body.encode()) for d in entry.documents)
             if entry.whole is not None:
                 stats.text_bytes += len(entry.whole.body.encode()) + len(entry.whole.headings.encode())
-        self.db.executemany("INSERT INTO docs(rowid, block, locator) VALUES (?,?,?)",
-                            [(n, key, d.locator) for n, d in numbered])
-        self.db.executemany("INSERT INTO fts(rowid, title, body, extra) VALUES (?,?,?,?)",
-                            [(n, d.title, d.body, d.extra) for n, d in numbered])
-        self.db.executemany(
-            "INSERT OR IGNORE INTO edges VALUES (?,?,?)",
-            [(key, self._kind(e.kind), self._key(e.target)) for e in entry.edges],
-        )
+        rows.edges.extend((key, self._kind(e.kind), self._key(e.target)) for e in entry.edges)
         if entry.whole is not None:
             whole = entry.whole
-            self.db.execute("INSERT INTO whole(rowid, name, headings, body) VALUES (?,?,?,?)",
-                            (key, whole.name, whole.headings, whole.body))
-        self.db.executemany("INSERT OR IGNORE INTO names VALUES (?,?)", [(n, key) for n in entry.names])
-        self.db.execute("DELETE FROM pending WHERE block=?", (key,))
+            rows.whole.append((key, whole.name, whole.headings, whole.body))
+        rows.names.extend((n, key) for n in entry.names)
+        rows.stored.append((key,))
         return True
 
     def _remove_block(self, hex_id: str) -> None:
@@ -664,7 +715,9 @@ class SearchIndex:
         if row is None:
             return False
         self._remove_block(hex_id)
-        return self._add_block(hex_id, str(row[0]))
+        added = self._add_block(hex_id, str(row[0]))
+        self._rows.flush(self.db)
+        return added
 
     def _retry_pending(self, added_now: set[str], stats: UpdateStats) -> None:
         """Blocks skipped earlier because their bytes were not stored (a selective pull), tried again."""
@@ -675,6 +728,7 @@ class SearchIndex:
             if self._add_block(hex_id, memory_type, stats):
                 added_now.add(hex_id)
                 stats.added += 1
+        self._rows.flush(self.db)
 
     def _add_orphans(self, count: int) -> None:
         current = int(self.meta("orphans") or 0)
@@ -744,6 +798,24 @@ def follow_head(root: Path) -> None:
         pass  # a cache: the next search brings it current (or rebuilds it)
     finally:
         index.close()
+
+
+def _fold_facts(rows: list[tuple[Any, ...]]) -> _Facts:
+    """(origin, locator, at, evidence hexes) from a block's registration and derivation rows, in (at, record)
+    order: the first registration's origin and time, the last derivation's locator, evidence in first-seen
+    order."""
+    origin = locator = at = None
+    evidence: list[str] = []
+    for kind, r_origin, r_locator, r_at, r_evidence in rows:
+        if kind == RECORD_TYPES["registration"]:
+            origin = origin or r_origin
+            at = at or r_at
+        else:
+            locator = r_locator if r_locator is not None else locator
+            at = r_at if at is None else at
+            raw = bytes(r_evidence or b"")
+            evidence.extend(raw[i : i + 32].hex() for i in range(0, len(raw), 32))
+    return origin, locator, at, list(dict.fromkeys(evidence))
 
 
 def _is_id(value: Any) -> bool:
