@@ -138,11 +138,23 @@ class Brain:
             raise IntegrityError(
                 f"composition {ref.composition} at {where} is unreadable: {e.message}", hint=_FIX
             ) from e
+        self._decoded(composition)
         problem = _ref_mismatch(ref, composition)
         if problem is not None:
             raise IntegrityError(f"composition {ref.composition} at {where} {problem}", hint=_FIX)
         self._compositions[ref.composition] = composition
         return composition
+
+    def _decoded(self, composition: Composition) -> None:
+        """Called with each composition read, before its root is checked (a server keeps its tree here)."""
+
+    def member_set(self, ref: ModuleRef) -> frozenset[BlockId]:
+        """The members of the composition `ref` names, as a set (a long-lived brain keeps it)."""
+        return frozenset(self.composition(ref).block_ids)
+
+    def built(self, composition: Composition, members: frozenset[BlockId]) -> None:
+        """The writer just stored `composition` (members `members`, root computed from them) and committed a
+        snapshot naming it: a long-lived brain (a server's) keeps it; a command lets it go."""
 
     def modules(self, snapshot: Snapshot | OciDigest | None = None) -> dict[MemoryType, Module]:
         """Every module of `snapshot` (default: the head), in module order; {} for an empty brain."""
@@ -267,16 +279,18 @@ class Brain:
         pointers_only: bool = False,
         *,
         reconciling: bool = False,
+        sweep_blobs: bool = True,
     ) -> Writer:
         """The only write path: a context manager holding the writer lock (see `Writer`).
 
         `branch`: commit onto that branch instead of the current one (created from the head if absent);
         `pointers_only`: the caller moves pointers and writes no blob (branch operations). It refuses while a
-        reconciliation is open, unless it is the reconciliation's own (`reconciling`).
+        reconciliation is open, unless it is the reconciliation's own (`reconciling`). `sweep_blobs=False`: a
+        long-lived writer that swept recently skips listing `blobs/sha256` (`WriterLock`).
         """
         return Writer(
             self, actor, lock_timeout=lock_timeout, on_wait=on_wait, branch=branch, pointers_only=pointers_only,
-            reconciling=reconciling,
+            reconciling=reconciling, sweep_blobs=sweep_blobs,
         )
 
 

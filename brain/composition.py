@@ -20,7 +20,9 @@ from brain.blocks.memory_type import MemoryType
 from brain.errors import IntegrityError
 from brain.identity import BlockId, MerkleRoot, OciDigest
 from brain.merkle import inclusion_proof_of_sorted_hex, merkle_root_of_sorted_hex
+from brain.merkle.levels import Levels, levels_of_sorted_hex, top, updated_levels
 from brain.merkle.proof import InclusionProof
+from brain.merkle.tree import EMPTY_ROOT
 
 LAYOUT: Final = "rfc6962-sorted/1"
 _COMPOSITION_KEYS = frozenset({"block_ids", "boltzmann", "layout", "memory_type"})
@@ -44,6 +46,7 @@ class Composition(JcsDocument):
 
     _root: MerkleRoot | None = PrivateAttr(default=None)
     _hexes: list[str] | None = PrivateAttr(default=None)
+    _tree: Levels | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _strictly_ascending(self) -> Self:
@@ -58,6 +61,48 @@ class Composition(JcsDocument):
         by_hex = {b.hex: b for b in (b if type(b) is BlockId else BlockId.parse(b) for b in block_ids)}
         hexes = sorted(by_hex)
         return cls._trusted(MemoryType.parse(str(memory_type)), hexes, tuple(map(by_hex.__getitem__, hexes)))
+
+    @classmethod
+    def of_sorted(
+        cls, memory_type: MemoryType | str, block_ids: list[BlockId], base: Composition | None = None,
+        added: Iterable[BlockId] = (), removed: Iterable[BlockId] = (),
+    ) -> Composition:
+        """The composition of block ids already strictly ascending (the writer's sorted membership; checked).
+
+        When they are `base`'s members plus `added` less `removed` and `base` keeps its tree (`keep_tree`),
+        the new tree (and root) is computed from it, re-hashing only what the edits changed, and kept."""
+        hexes = [b.hex for b in block_ids]
+        if not all(map(operator.lt, hexes, hexes[1:])):
+            raise ValueError("composition members must be strictly ascending (use Composition.of)")
+        composition = cls._trusted(MemoryType.parse(str(memory_type)), hexes, tuple(block_ids))
+        if base is not None and base._tree is not None:
+            tree = updated_levels(base._tree, base._hex_list(), hexes, [b.hex for b in added],
+                                  [b.hex for b in removed])
+            composition._tree = tree
+            root = top(tree)
+            composition._root = EMPTY_ROOT if root is None else MerkleRoot.from_raw(root)
+        return composition
+
+    def keep_tree(self) -> None:
+        """Compute and keep every level of the Merkle tree (a long-lived writer's modules; see `of_sorted`)."""
+        if self._tree is None:
+            tree = levels_of_sorted_hex(self._hex_list())
+            root = top(tree)
+            computed = EMPTY_ROOT if root is None else MerkleRoot.from_raw(root)
+            if self._root is not None and self._root != computed:
+                raise IntegrityError(f"composition root {self._root} differs from its recomputed tree's")
+            self._tree, self._root = tree, computed
+
+    def drop_bytes(self) -> None:
+        """Let the document bytes go once stored (their digest stays known); `to_bytes` rebuilds them."""
+        if self._bytes is not None:
+            _ = self.digest
+            self._bytes = None
+
+    @property
+    def keeps_tree(self) -> bool:
+        """Whether `keep_tree` (or `of_sorted` from a base that kept one) gave this composition its levels."""
+        return self._tree is not None
 
     @classmethod
     def of_hexes(cls, memory_type: MemoryType | str, hexes: list[str]) -> Composition:
@@ -92,7 +137,8 @@ class Composition(JcsDocument):
     def to_bytes(self) -> bytes:
         """The canonical (JCS) document bytes, no trailing newline."""
         if self._bytes is None:
-            ids = ",".join(f'"sha256:{h}"' for h in self._hex_list())
+            hexes = self._hex_list()
+            ids = '"sha256:' + '","sha256:'.join(hexes) + '"' if hexes else ""
             self._bytes = (
                 f'{{"block_ids":[{ids}],"boltzmann":1,"layout":"{LAYOUT}","memory_type":"{self.memory_type.value}"}}'
             ).encode("ascii")

@@ -15,6 +15,7 @@ Membership is kept in memory across checkpoints (a sorted list per touched modul
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -48,9 +49,13 @@ class _Membership:
     re-sorting every member, and `Composition.of` receives ids already in leaf order.
     """
 
-    def __init__(self, ordered: Iterable[BlockId]) -> None:
+    def __init__(
+        self, ordered: Iterable[BlockId], members: frozenset[BlockId] | None = None, base: Composition | None = None
+    ) -> None:
         self.ordered = list(ordered)
-        self.members = set(self.ordered)
+        self.base = base  # the composition `ordered` is, when it keeps its Merkle tree (`Composition.of_sorted`)
+        # Copying a set reuses its stored hashes; building one calls `BlockId.__hash__` per member.
+        self.members = set(self.ordered) if members is None else set(members)
         self.added: dict[BlockId, None] = {}  # an ordered set: O(1) removal of a just-added id
         self.removed: set[BlockId] = set()
 
@@ -79,7 +84,12 @@ class _Membership:
         """Fold the pending changes into the sorted list and return it."""
         if self.removed:
             self.ordered = [i for i in self.ordered if i not in self.removed]
-        if self.added:
+        if len(self.added) * 64 < len(self.ordered):  # a few into many: insert each in place (memmove)
+            ordered = list(self.ordered)
+            for block_id in self.added:
+                bisect.insort(ordered, block_id, key=_hex)
+            self.ordered = ordered
+        elif self.added:
             self.ordered = sorted(self.ordered + sorted(self.added, key=_hex), key=_hex)
         self.added, self.removed = {}, set()
         return self.ordered
@@ -93,7 +103,8 @@ class Writer:
 
     `branch`: commit onto that branch rather than the current one (see the module docstring); `head` is
     then that branch's head (a `Head` with no `retained`), and `head.json` keeps naming the current branch.
-    `pointers_only`: the holder writes no blob (a checkout), so taking the lock does not sweep `blobs/sha256`.
+    `pointers_only`: the holder writes no blob (a checkout), so taking the lock does not sweep `blobs/sha256`;
+    nor does it with `sweep_blobs=False` (a server that swept recently), unless the previous holder died holding it.
     Taking the lock first repairs an interrupted checkout (§10.2, `WriterLock`), so no commit lands under the
     wrong branch; a `refs.json` that cannot be read refuses the write (exit 2) before anything is staged.
     """
@@ -108,12 +119,13 @@ class Writer:
         branch: str | None = None,
         pointers_only: bool = False,
         reconciling: bool = False,
+        sweep_blobs: bool = True,
     ) -> None:
         self.brain = brain
         self.actor = validate_actor_id(actor)
         self.branch = None if branch is None else validate_branch_name(branch)
         self._lock = WriterLock(
-            brain.path, lock_timeout, on_wait, reconciling=reconciling, sweep_blobs=not pointers_only
+            brain.path, lock_timeout, on_wait, reconciling=reconciling, sweep_blobs=sweep_blobs and not pointers_only
         )
         self._head: Head | None = None
         # The brain's own head and refs (they differ from `_head` only when committing onto another branch).
@@ -210,6 +222,11 @@ class Writer:
     # --- state --------------------------------------------------------------------------------------
 
     @property
+    def swept_blobs(self) -> bool:
+        """Whether taking the lock swept `blobs/sha256` of dead writers' temp files."""
+        return self._lock.swept_blobs
+
+    @property
     def head(self) -> Head | None:
         """The head as of the last commit (or as found when the lock was taken)."""
         return self._head
@@ -233,7 +250,9 @@ class Writer:
         staged = self._staged.get(memory_type)
         if staged is None:
             ref = self._refs.get(memory_type)
-            staged = _Membership(() if ref is None else self.brain.composition(ref).block_ids)
+            base = None if ref is None else self.brain.composition(ref)
+            staged = _Membership((), None) if base is None or ref is None else _Membership(
+                base.block_ids, self.brain.member_set(ref), base if base.keeps_tree else None)
             self._staged[memory_type] = staged
         return staged
 
@@ -336,18 +355,22 @@ class Writer:
         self._puts.drain()
         blobs = self.brain.blobs
         refs = dict(self._refs)
+        built: list[tuple[Composition, frozenset[BlockId]]] = []
         for memory_type, staged in self._staged.items():
             if not staged.changed:
                 continue
+            added, removed = list(staged.added), list(staged.removed)
             ids = staged.settle()
             old = refs.get(memory_type)
             if old is None and not ids:
                 continue
-            composition = Composition.of(memory_type, ids)
+            composition = Composition.of_sorted(memory_type, ids, staged.base, added, removed)
+            staged.base = composition if composition.keeps_tree else None
             if old is not None and composition.digest == old.composition:
                 continue
             blobs.put(composition.to_bytes(), sync=False)
             refs[memory_type] = _module_ref(composition, old)
+            built.append((composition, frozenset(staged.members)))
         for memory_type, tombstoned in self._tombstones.items():
             refs[memory_type] = _with_tombstones(refs[memory_type], tombstoned)
         self._tombstones = {}
@@ -366,6 +389,8 @@ class Writer:
             head = Head.first(digest) if self._head is None else self._head.advance(digest, origin=self._head.origin)
         self._head, self._snapshot, self._refs = head, snapshot, refs
         self._base_refs = dict(refs)
+        for composition, members in built:
+            self.brain.built(composition, members)
         return digest
 
     def publish_head(self) -> None:

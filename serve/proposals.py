@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,7 @@ MAX_CANDIDATES = 256
 BUSY_WAIT = 5.0  # seconds a proposal waits to start (this process's queue, then the writer lock) before 429
 PROPOSABLE = (MemoryType.EPISODIC, MemoryType.PROCEDURAL, MemoryType.SEMANTIC)
 BRANCH_PREFIX = "proposals/"
+SWEEP_EVERY = 60.0  # seconds between sweeps of blobs/sha256 for dead writers' temp files
 _Text = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=65536)]
 _Short = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=256)]
 _Evidence = Annotated[tuple[_Short, ...], Field(min_length=1, max_length=64)]
@@ -158,8 +160,10 @@ class ProposalDesk:
         self.signer = signer
         self.lock_timeout = lock_timeout
         self._statements = StatementCache()
-        self._brain = ServingBrain(self.brain_path)
+        # Each agent's branch rewrites its semantic and provenance modules: room for twenty agents' trees.
+        self._brain = ServingBrain(self.brain_path, limit=48, trees=True)
         self._lock = threading.Lock()  # one proposal at a time per process; the writer lock does the rest
+        self._sweep_due = 0.0  # the first proposal sweeps
 
     @classmethod
     def open(cls, brain_path: Path, signer: Signer | None, lock_timeout: float | None = None) -> ProposalDesk:
@@ -214,7 +218,12 @@ class ProposalDesk:
                 task_id: str | None) -> ProposalResult:
         try:
             wait = min(self.lock_timeout or BUSY_WAIT, BUSY_WAIT)
-            with brain.writer(actor, lock_timeout=wait, branch=branch) as writer:
+            # Temp files of dead writers are swept when the lock says one died, else once a minute: listing
+            # a 100,000-blob directory would be a third of a proposal's time.
+            sweep = time.monotonic() >= self._sweep_due
+            with brain.writer(actor, lock_timeout=wait, branch=branch, sweep_blobs=sweep) as writer:
+                if writer.swept_blobs:
+                    self._sweep_due = time.monotonic() + SWEEP_EVERY
                 return self._judge_and_commit(brain, writer, branch, actor, candidates, task_id)
         except LockTimeoutError as e:
             raise ProposalsBusy(f"the brain is busy: {e.message}", hint="retry in a few seconds") from None
@@ -224,11 +233,8 @@ class ProposalDesk:
         base = None if writer.head is None else writer.head.snapshot
         judged = validate_candidates(list(candidates), _AgentTask(), self._context(brain, writer))
         validated = [j for j in judged if isinstance(j, ValidatedCandidate)]
-        before = writer.refs
         _stage(writer, validated, actor, task_id)
         snapshot = writer.commit() if validated else None
-        if snapshot is not None:
-            brain.wrote(ref for t, ref in writer.refs.items() if before.get(t) != ref)
         signed = self._sign(brain, snapshot) if snapshot is not None else None
         return ProposalResult(
             branch=branch, actor=actor, snapshot=snapshot, base=base, committed=len(validated) if snapshot else 0,

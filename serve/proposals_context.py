@@ -9,7 +9,7 @@ states nothing anyone can read, so it contributes nothing.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from brain.brain import Brain
@@ -79,20 +79,32 @@ class ServingBrain(Brain):
     """A long-lived `Brain` for a server: its verified compositions are kept, the `limit` most recently used.
 
     A proposal reads every module of its branch; the modules it did not touch are the same compositions as
-    last time, so they are neither decoded nor re-hashed again, while the ones each proposal rewrites are
-    let go instead of accumulating for the life of the server.
+    last time, so they are neither decoded nor re-hashed again; the ones it rewrites are kept as its writer
+    built them (`built`), and the least recently used let go instead of accumulating for the life of the server.
     """
 
-    def __init__(self, path: Path, limit: int = 12) -> None:
+    def __init__(self, path: Path, limit: int = 12, *, trees: bool = False) -> None:
         super().__init__(path)
         self.limit = limit
+        self.trees = trees
         self._members: dict[OciDigest, frozenset[BlockId]] = {}
-        self._written: set[OciDigest] = set()
 
-    def wrote(self, refs: Iterable[ModuleRef]) -> None:
-        """`refs` name compositions this process just built (root computed from the very ids): reading one
-        back re-hashes its bytes against its digest but does not recompute the root a second time."""
-        self._written.update(ref.composition for ref in refs)
+    def _decoded(self, composition: Composition) -> None:
+        """With `trees`, every composition read keeps its Merkle levels (the root check then reads them), so
+        a commit that adds a few members to it re-hashes only part of the tree (`Composition.of_sorted`)."""
+        if self.trees:
+            composition.keep_tree()
+
+    def built(self, composition: Composition, members: frozenset[BlockId]) -> None:
+        """Keep a composition this process's writer just built (its root computed from the very ids), so the
+        next proposal on the branch neither reads, re-hashes nor decodes it, nor rebuilds its member set."""
+        digest = composition.digest
+        composition.drop_bytes()  # stored already: a 10^5-member document is megabytes
+        self._compositions.pop(digest, None)
+        self._compositions[digest] = composition
+        self._members.pop(digest, None)
+        self._members[digest] = members
+        self._evict()
 
     def composition(self, ref: ModuleRef) -> Composition:
         """`Brain.composition`, with least-recently-used eviction."""
@@ -100,25 +112,23 @@ class ServingBrain(Brain):
         if cached is not None:
             self._compositions[ref.composition] = cached
             return cached
-        if ref.composition in self._written:
-            self._written.discard(ref.composition)
-            # `get` re-hashes the bytes: they are exactly the composition whose root the writer computed.
-            composition = Composition.decode(self.blobs.get(ref.composition), ref.composition)
-            self._compositions[ref.composition] = composition
-        else:
-            composition = super().composition(ref)
+        composition = super().composition(ref)
+        self._evict()
+        return composition
+
+    def _evict(self) -> None:
         while len(self._compositions) > self.limit:
             del self._compositions[next(iter(self._compositions))]
-        return composition
+        while len(self._members) > self.limit:
+            del self._members[next(iter(self._members))]
 
     def member_set(self, ref: ModuleRef) -> frozenset[BlockId]:
         """The members of the composition `ref` names, as a set (kept beside the composition)."""
         found = self._members.pop(ref.composition, None)
         if found is None:
             found = frozenset(self.composition(ref).block_ids)
-            while len(self._members) >= self.limit:
-                del self._members[next(iter(self._members))]
         self._members[ref.composition] = found
+        self._evict()
         return found
 
 

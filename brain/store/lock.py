@@ -53,9 +53,12 @@ class WriterLock:
         self.path = Path(brain_path).joinpath(*LOCK_FILE)
         self.timeout = timeout
         self.on_wait = on_wait
-        # A holder that writes only pointers (a checkout) leaves blobs/sha256 to the next blob writer: listing
-        # a 100,000-blob directory would be most of its cost.
+        # A holder that writes only pointers (a checkout), or a server that swept a moment ago, leaves
+        # blobs/sha256 to the next blob writer: listing a 100,000-blob directory would be most of its cost.
+        # The directory is swept all the same when the previous holder died holding the lock (its holder
+        # record is still in the file: `release` empties it), the one case a writer's temp files are left.
         self.sweep_blobs = sweep_blobs
+        self.swept_blobs = False
         self.reconciling = reconciling
         self._fd: int | None = None
 
@@ -95,6 +98,7 @@ class WriterLock:
                         self.on_wait(f"waiting for {holder}")
                         announced = holder
                     time.sleep(POLL_SECONDS)
+            abandoned = bool(_read_all(fd))
             _write_holder(fd)
         except BaseException:
             os.close(fd)
@@ -102,7 +106,8 @@ class WriterLock:
         self._fd = fd
         acquired = time.time()
         try:
-            blobs = [self.path.parent.parent.joinpath(*BLOB_DIR)] if self.sweep_blobs else []
+            self.swept_blobs = self.sweep_blobs or abandoned
+            blobs = [self.path.parent.parent.joinpath(*BLOB_DIR)] if self.swept_blobs else []
             for directory in (*blobs, self.path.parent):
                 sweep_temps(directory, acquired)
             _repair_checkout(self.path.parent.parent)

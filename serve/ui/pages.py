@@ -57,6 +57,7 @@ class ReviewUI:
         self._statements = StatementCache()
         self._brain = ServingBrain(face.brain_path)  # bounded: a reviewer may look at many snapshots
         self._shown: dict[tuple[Any, str], Any] = {}
+        self._answers: dict[tuple[Any, ...], Any] = {}  # branch plans and diffs, by the digests they compare
         self._lock = threading.Lock()
         self.env = Environment(
             loader=PackageLoader("serve.ui", "templates"),
@@ -205,12 +206,18 @@ class ReviewUI:
         head = resolve_branch(brain, name)
         served = brain.snapshot_digest()
         assert served is not None
-        plan = self._cli_run(["merge", name, "--plan"])
-        base = None
-        ancestor = plan.get("ancestor") if isinstance(plan, dict) else None
-        if isinstance(ancestor, str):
-            base = brain.resolve_snapshot_prefix(ancestor)
-        incoming, count = incoming_blocks(brain, served, head, base, self._statements)
+        # Content-addressed: the plan and the verdicts of one (served head, branch head) pair never change.
+        key = ("branch", name, served, head)
+        found = self._recall(key)
+        if found is None:
+            plan = self._cli_run(["merge", name, "--plan"])
+            base = None
+            ancestor = plan.get("ancestor") if isinstance(plan, dict) else None
+            if isinstance(ancestor, str):
+                base = brain.resolve_snapshot_prefix(ancestor)
+            found = (plan, *incoming_blocks(brain, served, head, base, self._statements))
+            self._remember(key, found)
+        plan, incoming, count = found
         return self._render("branch.html", links, caller, name=name, head=head, served=served, plan=plan,
                             incoming=incoming, count=count, title=f"Branch {name}",
                             payload_json=lambda p: json.dumps(p, indent=1, ensure_ascii=False, sort_keys=True))
@@ -225,7 +232,11 @@ class ReviewUI:
         try:
             first, second = resolve(brain, a), resolve(brain, b)
             if first is not None and second is not None:
-                diff = snapshot_diff(brain, first, second)
+                key = ("diff", first, second)  # two snapshot digests: their diff never changes
+                diff = self._recall(key)
+                if diff is None:
+                    diff = snapshot_diff(brain, first, second)
+                    self._remember(key, diff)
             elif "/" not in a + b:  # a local tag: `brain diff` reads its manifest (never a registry REF)
                 diff = self._cli_run(["diff", a, b])
             else:
@@ -233,6 +244,19 @@ class ReviewUI:
         except NotFoundError as e:
             diff = {"error": e.message}
         return self._render("diff.html", links, caller, a=a, b=b, diff=diff, snapshots=snapshots, title="Diff")
+
+    def _recall(self, key: tuple[Any, ...]) -> Any:
+        with self._lock:
+            found = self._answers.pop(key, None)
+            if found is not None:
+                self._answers[key] = found
+            return found
+
+    def _remember(self, key: tuple[Any, ...], value: Any) -> None:
+        with self._lock:
+            self._answers[key] = value
+            while len(self._answers) > 32:
+                del self._answers[next(iter(self._answers))]
 
     def _cli_run(self, args: Sequence[str]) -> Any:
         """A read-only CLI command's JSON: only `merge NAME --plan` and `diff A B` are asked for here."""

@@ -196,3 +196,26 @@ def test_sweep_removes_only_unlocked_temp_files(tmp_path):
     finally:
         os.close(fd)
     assert sweep_temps(tmp_path, time.time() + 60) == 1  # closed: abandoned now
+
+
+def test_a_writer_that_skips_the_blob_sweep_still_sweeps_after_a_holder_died(tmp_path):
+    from brain.brain import Brain
+
+    brain = Brain.init(tmp_path / "b")
+    (brain.path / "blobs" / "sha256").mkdir(parents=True, exist_ok=True)
+    stale = brain.path / "blobs" / "sha256" / ".tmp-left-by-a-pull"
+    stale.write_bytes(b"x")
+    with WriterLock(brain.path, sweep_blobs=False) as lock:  # the last holder released: nothing is swept
+        assert not lock.swept_blobs
+    assert stale.exists()
+    killed = subprocess.Popen(
+        [sys.executable, "-c", KILLED_MID_WRITE, str(brain.path)], stdout=subprocess.PIPE, text=True
+    )
+    assert killed.stdout.readline().strip() == "writing"
+    stale.write_bytes(b"x")  # (the killed writer swept the first one when it took the lock)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait(timeout=10)
+    assert len(_temps(brain.path)) == 3
+    with WriterLock(brain.path, sweep_blobs=False) as lock:  # its holder record is still in the lock file
+        assert lock.swept_blobs
+    assert _temps(brain.path) == []
