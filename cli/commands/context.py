@@ -53,6 +53,8 @@ def context(
         result = answered(lambda: searcher.index, lambda: pack(searcher, request), output.message)
     finally:
         searcher.close()
+    for note in result.notes:
+        output.message(f"note: {note}")
     for item in result.items:
         if not item.verified:
             output.message(f"warning: {item.block} failed verification (bytes or proof); run `brain verify`")

@@ -97,6 +97,8 @@ def search(
         searcher.close()
     if searcher.last_update is not None and searcher.last_update.rebuilt and not reindex:
         output.message(f"search index built: {searcher.last_update.added} blocks ({searcher.last_update.reason})")
+    for note in result.notes:
+        output.message(f"note: {note}")
     for match in result.matches:
         if not match.verified:
             output.message(f"warning: {match.block} failed verification (bytes or proof); run `brain verify`")
