@@ -212,3 +212,24 @@ def test_install_refuses_a_lying_index_and_search_ignores_it_with_a_note(
     assert Brain.open(tmp_path / "pulled").head() is None
     answer = json.loads(brain("--brain", str(corpus_brain), "search", QUERY, "--json").stdout)
     assert any("vector index of semantic ignored" in n for n in answer["notes"]) and answer["matches"]
+
+
+# --- search --at REF -----------------------------------------------------------------------------------------
+
+
+def test_search_and_context_at_an_older_snapshot_answer_from_it(corpus_brain: Path, brain: Any, tmp_path: Path) -> None:
+    old = Brain.open(corpus_brain).snapshot_digest()
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "kites.md").write_text("# Kites\n\nA kite flies on a string in the zephyrwind.\n")
+    assert brain("--brain", str(corpus_brain), "--actor", ACTOR, "--quiet", "ingest", str(extra)).code == 0
+    now = json.loads(brain("--brain", str(corpus_brain), "search", "zephyrwind", "--json").stdout)
+    assert now["matches"] and now["snapshot"] != str(old)
+    then = brain("--brain", str(corpus_brain), "search", "zephyrwind", "--at", "HEAD~1", "--json")
+    assert then.code == 0, then
+    answer = json.loads(then.stdout)
+    assert answer["snapshot"] == str(old) and answer["matches"] == []
+    packed = json.loads(brain("--brain", str(corpus_brain), "context", QUERY, "--at", str(old)[7:19], "--json").stdout)
+    assert packed["snapshot"] == str(old) and packed["items"]
+    assert_one_line_error(brain("--brain", str(corpus_brain), "search", "kite", "--at", "HEAD~9"), 4)
+    assert_one_line_error(brain("--brain", str(corpus_brain), "search", "kite", "--at", "nosuch"), 4)
