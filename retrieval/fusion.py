@@ -15,8 +15,8 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -26,8 +26,10 @@ from brain.snapshot import Snapshot
 from retrieval.embedder import Embedder, EmbedSettings
 from retrieval.vectors import Dense, dense_of
 
-if TYPE_CHECKING:
-    from retrieval.query import Searcher, SearchRequest, _Row
+# `retrieval.query` hands its searcher, rows, request and filter in (no import back: no cycle).
+Searcher = Any
+SearchRequest = Any
+_Row = Any
 
 RRF_K = 60
 DENSE_PER_SLOT = 16  # dense candidates fetched per result slot (before filters)
@@ -61,7 +63,8 @@ class DenseSearch:
             return self._dense[1]
 
     def fuse(self, searcher: Searcher, rows: list[_Row], request: SearchRequest, digest: OciDigest,
-             snapshot: Snapshot, notes: list[str]) -> list[_Row]:
+             snapshot: Snapshot, notes: list[str], *, make_row: Callable[..., _Row],
+             passes: Callable[[Any, Any], bool], wanted: int) -> list[_Row]:
         """`rows` fused with the dense ranking; unchanged (with a note in `notes`) when there is none to fuse."""
         dense = self.indexes(searcher, digest, snapshot)
         if dense is None:
@@ -72,7 +75,7 @@ class DenseSearch:
         query = self._query_vector(dense, request.query, notes)
         if query is None:
             return rows
-        return _fused(searcher, rows, request, dense, query)
+        return _fused(searcher, rows, request, dense, query, make_row, passes, wanted)
 
     def _query_vector(self, dense: Dense, text: str, notes: list[str]) -> np.ndarray | None:
         key = (dense.model, text)
@@ -107,10 +110,8 @@ class DenseSearch:
         return vector
 
 
-def _fused(searcher: Searcher, rows: list[_Row], request: SearchRequest, dense: Dense, query: np.ndarray) -> list[_Row]:
-    from retrieval.query import CANDIDATES_PER_SLOT, _passes, _Row  # the row type and filters of the lexical side
-
-    wanted = request.limit * CANDIDATES_PER_SLOT
+def _fused(searcher: Searcher, rows: list[_Row], request: SearchRequest, dense: Dense, query: np.ndarray,
+           make_row: Callable[..., _Row], passes: Callable[[Any, Any], bool], wanted: int) -> list[_Row]:
     lexical = {(r.block, r.locator or ""): (rank, r) for rank, r in enumerate(rows, start=1)}
     near: dict[tuple[str, str], tuple[int, float, _Row]] = {}
     for memory_type, block, locator, cosine in dense.ranked(query, request.limit * DENSE_PER_SLOT):
@@ -123,11 +124,11 @@ def _fused(searcher: Searcher, rows: list[_Row], request: SearchRequest, dense: 
             near[(block, locator)] = (len(near) + 1, cosine, found[1])
             continue
         info = searcher._block(block)
-        if info is None or not _passes(info, request) or not searcher._drawn_from(info, request.evidence):
+        if info is None or not passes(info, request) or not searcher._drawn_from(info, request.evidence):
             continue
         if not _allowed(request, block):
             continue
-        row = _Row(block, memory_type, info.accessible, info.source, locator or None, 0.0)
+        row = make_row(block, memory_type, info.accessible, info.source, locator or None, 0.0)
         near[(block, locator)] = (len(near) + 1, cosine, row)
     scored: dict[tuple[str, str], tuple[float, _Row, list[str]]] = {}
     for key, (rank, row) in lexical.items():

@@ -220,7 +220,8 @@ class Searcher:
             assert snapshot is not None
             rows = self._ranked(terms, request)
             self.notes = []
-            rows = self.dense.fuse(self, rows, request, digest, snapshot, self.notes)
+            rows = self.dense.fuse(self, rows, request, digest, snapshot, self.notes, make_row=_Row, passes=_passes,
+                                   wanted=request.limit * CANDIDATES_PER_SLOT)
             if request.expand and rows:
                 rows = self._expand(rows, request)
             page = _group(rows, request.limit, self._same_text_key)
