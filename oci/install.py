@@ -25,6 +25,7 @@ from brain.snapshot import Projection, Snapshot
 from brain.branches.pointers import BranchPull
 from brain.store import Head, Origin, WriterLock, read_head, write_head
 from brain.store.blobs import BlobStore
+from brain.vectors import decode as decode_vectors
 from oci import media_types as mt
 from oci.annotations import (
     schema_versions_lie,
@@ -217,7 +218,8 @@ def install_artifact(
                         stream, layers[memory_type], memory_type, refs[str(memory_type)], staging, max_inflate
                     )
                 versions[str(memory_type)] = unpacked.schema_versions
-                _vector_layers(manifest, memory_type, fetch_blob, staging)
+                _vector_layers(manifest, memory_type, refs[str(memory_type)], unpacked.composition, fetch_blob,
+                               staging)
             left_out = [t for t in MODULE_ORDER if t.value in snapshot.modules and t not in chosen]
             partial = bool(left_out) or manifest.config.mediaType == mt.PROJECTION_CONFIG
             lie = schema_versions_lie(manifest, versions, None if chosen == carried else versions)
@@ -380,10 +382,32 @@ def next_head(current: Head | None, installed: OciDigest, origin: Origin) -> Hea
     return None
 
 
-def _vector_layers(manifest: Manifest, memory_type: MemoryType, fetch: BlobSource, staging: Staging) -> None:
-    for layer in manifest.layers:
-        if layer.mediaType == mt.VECTOR_INDEX_LAYER and layer.annotation(mt.MEMORY_TYPE) == str(memory_type):
-            staging.put(layer.digest.hex, read_blob(fetch, layer, limit=4 << 30))
+def _vector_layers(
+    manifest: Manifest, memory_type: MemoryType, ref: ModuleRef, composition: Composition, fetch: BlobSource,
+    staging: Staging,
+) -> None:
+    """Stage the module's vector index after checking it as hostile input: the one layer the reference's
+    `index_digest` names, its annotations, and a payload that decodes against the reference's model and the
+    module's members (`brain.vectors.decode`)."""
+    layers = [layer for layer in manifest.layers
+              if layer.mediaType == mt.VECTOR_INDEX_LAYER and layer.annotation(mt.MEMORY_TYPE) == str(memory_type)]
+    if ref.index_digest is None:
+        if layers:
+            raise UntrustedArtifactError(f"a {memory_type} vector-index layer, but the module reference names none")
+        return
+    if len(layers) != 1 or layers[0].digest != ref.index_digest:
+        raise UntrustedArtifactError(
+            f"the {memory_type} module reference names vector index {ref.index_digest}, the manifest carries "
+            f"{', '.join(str(layer.digest) for layer in layers) or 'none'}")
+    layer = layers[0]
+    if layer.annotation(mt.EMBEDDING_MODEL) != ref.embedding_model or layer.annotation(mt.INDEX_KIND) != "vector":
+        raise UntrustedArtifactError(f"{memory_type} vector-index layer {layer.digest}: annotations disagree with the "
+                                     f"module reference (model {ref.embedding_model!r})")
+    data = read_blob(fetch, layer, limit=4 << 30)
+    tombstoned = set(ref.tombstones or ())
+    decode_vectors(data, model=ref.embedding_model, memory_type=str(memory_type),
+                   members=[i.hex for i in composition.block_ids if i not in tombstoned])
+    staging.put(layer.digest.hex, data)
 
 
 def _check_removals(blobs: BlobStore, digest: OciDigest, snapshot: Snapshot) -> None:

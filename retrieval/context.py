@@ -122,7 +122,7 @@ def pack(searcher: Searcher, request: ContextRequest) -> ContextResult:
         packed_texts.append((source, flat))
         used += cost
     return ContextResult(query=found.query, snapshot=found.snapshot, budget=request.max_tokens, tokens=used,
-                         items=items)
+                         items=items, notes=found.notes)
 
 
 def _source_of(match: Match) -> str:

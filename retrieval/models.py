@@ -66,6 +66,7 @@ class SearchResult(_Wire):
     query: str
     snapshot: str
     matches: list[Match]
+    notes: list[str] = Field(default_factory=list)  # why the ranking is lexical only, an index ignored
 
 
 class CatResult(_Wire):
@@ -105,3 +106,4 @@ class ContextResult(_Wire):
     budget: int
     tokens: int
     items: list[ContextItem]
+    notes: list[str] = Field(default_factory=list)

@@ -27,6 +27,7 @@ from brain.snapshot import Snapshot
 from retrieval import DEFAULT_LIMIT
 from retrieval.documents import SEARCHABLE, is_change_log, name_key, title_of
 from retrieval.expand import Expansion, Neighbour, spread
+from retrieval.fusion import DenseSearch
 from retrieval.index import SearchIndex, UpdateStats
 from retrieval.models import Evidence, Match, Proof, SearchResult, Via
 from retrieval.passages import excerpt, parse_locator, text_at
@@ -175,6 +176,8 @@ class Searcher:
         self._kinds: dict[int, str] | None = None
         self.last_update: UpdateStats | None = None
         self.explanations: dict[str, str] = {}  # block id string -> why it ranked where it did (last search)
+        self.dense = DenseSearch()  # vector indexes fused with the lexical ranking (`retrieval.fusion`)
+        self.notes: list[str] = []  # why the last answer is lexical only, or an index was ignored
 
     @property
     def index(self) -> SearchIndex:
@@ -187,6 +190,7 @@ class Searcher:
         """Close the index."""
         if self._index is not None:
             self._index.close()
+        self.dense.close()
 
     def refresh(self, *, rebuild: bool = False) -> UpdateStats:
         """Bring the index to the brain's head (`rebuild`: from scratch)."""
@@ -215,12 +219,15 @@ class Searcher:
             snapshot = self.brain.snapshot(digest)
             assert snapshot is not None
             rows = self._ranked(terms, request)
+            self.notes = []
+            rows = self.dense.fuse(self, rows, request, digest, snapshot, self.notes, make_row=_Row, passes=_passes,
+                                   wanted=request.limit * CANDIDATES_PER_SLOT)
             if request.expand and rows:
                 rows = self._expand(rows, request)
             page = _group(rows, request.limit, self._same_text_key)
             self.explanations = {f"sha256:{r.block}": _explained(r) for r in page}
             matches = [m for m in (self._bundle(row, snapshot) for row in page) if m is not None]
-        return SearchResult(query=request.query, snapshot=str(digest), matches=matches)
+        return SearchResult(query=request.query, snapshot=str(digest), matches=matches, notes=list(self.notes))
 
     # --- ranking ---------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from cli.commands import ingest
 from cli.commands import diff, drop, demote, prune, redact, supersede
 from cli.commands import cat, search, serve
 from cli.commands import context
+from cli.commands import embed
 from cli.commands import config
 from cli.commands import copy, logout, tag
 from cli.commands import version
@@ -48,6 +49,7 @@ COMMANDS: list[Callable[..., Any] | typer.Typer] = [
     show.show,
     search.search,
     context.context,
+    embed.embed,
     cat.cat,
     serve.serve,
     prove.prove,

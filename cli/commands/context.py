@@ -11,7 +11,7 @@ import typer
 from rich.console import RenderableType
 from rich.text import Text
 
-from cli.commands.search import TypesOption
+from cli.commands.search import AtOption, TypesOption, open_searcher
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import printable
@@ -35,11 +35,11 @@ def context(
         Literal["text", "markdown"],
         typer.Option("--format", metavar="FORMAT", help="text (a summary per item) or markdown (the pack to paste)."),
     ] = "text",
+    at: AtOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Pack the best verified hits for QUERY into a token budget, each citable (origin, locator, block id)."""
     from retrieval.context import ContextRequest, pack, render_markdown
-    from retrieval.query import Searcher
     from retrieval.recovery import answered
 
     cli = cli_context(ctx)
@@ -48,11 +48,13 @@ def context(
     request.validate()
     request.search().validate()  # before the index is opened: a bad request writes nothing
     output = cli.output(as_json)
-    searcher = Searcher(cli.open_brain())
+    searcher = open_searcher(cli.open_brain(), at)
     try:
         result = answered(lambda: searcher.index, lambda: pack(searcher, request), output.message)
     finally:
         searcher.close()
+    for note in result.notes:
+        output.message(f"note: {note}")
     for item in result.items:
         if not item.verified:
             output.message(f"warning: {item.block} failed verification (bytes or proof); run `brain verify`")

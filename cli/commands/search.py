@@ -13,6 +13,7 @@ import typer
 from rich.console import RenderableType
 from rich.text import Text
 
+from brain.errors import UsageError
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import Output, Result
@@ -20,7 +21,9 @@ from retrieval import DEFAULT_LIMIT
 from retrieval.tokenize import highlight_spans, query_terms
 
 if TYPE_CHECKING:
+    from brain.brain import Brain
     from retrieval.models import SearchResult
+    from retrieval.query import Searcher
 
 
 class ReindexResult(Result):
@@ -32,6 +35,11 @@ class ReindexResult(Result):
 
 
 QueryArgument = Annotated[str, typer.Argument(metavar="QUERY", help="Words to search for.", show_default=False)]
+AtOption = Annotated[
+    str | None,
+    typer.Option("--at", metavar="REF", help="Search this snapshot instead of the head: a branch, HEAD~N, a local "
+                 "tag or a snapshot digest prefix (its index is built in memory)."),
+]
 TypesOption = Annotated[
     list[str] | None,
     typer.Option("--type", "-t", metavar="TYPE", help="Only this memory type (repeatable): canonical (passages of "
@@ -57,10 +65,11 @@ def search(
         help="Only this source (id, prefix or origin) and the blocks drawn from it.")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Say why each match ranked where it did "
                                           "(people's output; --json is unchanged).")] = False,
+    at: AtOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Search the brain: verified evidence bundles, with associative expansion."""
-    from retrieval.query import Searcher, SearchRequest  # the engine (sqlite, models): when the command runs
+    from retrieval.query import SearchRequest  # the engine (sqlite, models): when the command runs
     from retrieval.recovery import answered
 
     context = cli_context(ctx)
@@ -77,7 +86,9 @@ def search(
     output = context.output(as_json)
     if not (reindex and not query):
         request.validate()  # before the index is opened: a bad request writes nothing
-    searcher = Searcher(context.open_brain())
+    searcher = open_searcher(context.open_brain(), at)
+    if at is not None and reindex:
+        raise UsageError("--reindex rebuilds the head's index; it does not go with --at")
     try:
         if evidence is not None:
             from retrieval.sources import resolve_source
@@ -97,11 +108,26 @@ def search(
         searcher.close()
     if searcher.last_update is not None and searcher.last_update.rebuilt and not reindex:
         output.message(f"search index built: {searcher.last_update.added} blocks ({searcher.last_update.reason})")
+    for note in result.notes:
+        output.message(f"note: {note}")
     for match in result.matches:
         if not match.verified:
             output.message(f"warning: {match.block} failed verification (bytes or proof); run `brain verify`")
     why = searcher.explanations if explain else {}
     output.result(result, lambda r: _render(r, output, why))
+
+
+def open_searcher(brain: Brain, at: str | None) -> Searcher:
+    """The searcher over the head, or over the snapshot `--at REF` names."""
+    from retrieval.query import Searcher
+
+    if at is None:
+        return Searcher(brain)
+    from brain.branches.operations import resolve_start
+    from oci.diff_sides import local_tag_snapshot
+    from retrieval.pinned import searcher_at
+
+    return searcher_at(brain, resolve_start(brain, at, tagged=lambda tag: local_tag_snapshot(brain, tag)))
 
 
 def _render(result: SearchResult, output: Output, why: dict[str, str] | None = None) -> Iterable[RenderableType]:
