@@ -73,11 +73,18 @@ def pin_trust_root(
     genesis = None if truncated else walk[-1][0]
     current = brain.head()
     origin = None if current is None else current.origin
-    record = TrustPin(genesis=genesis, pinned_at=utc_timestamp(), reference=None if origin is None else origin.reference,
+    record = TrustPin(genesis=genesis, pinned_at=utc_timestamp(), reference=None if origin is None else _repository(origin.reference),
                       source=source, trust_root=target)
     with WriterLock(brain.path, timeout=lock_timeout, on_wait=on_wait):
         write_pin(brain.path, record)
     return record
+
+
+def _repository(reference: str) -> str:
+    """The `<repo>` a pin records (§9.8): the origin's canonical reference without its tag and digest."""
+    name = reference.partition("@")[0]
+    head, slash, last = name.rpartition("/")
+    return f"{head}{slash}{last.partition(':')[0]}" if slash else name
 
 
 @dataclass(frozen=True)

@@ -279,7 +279,7 @@ def pull(
             fetched.data,
             stored,
             None if modules is None else set(plan.modules),
-            reference=str(reference),
+            reference=reference.canonical,
             tag=reference.tag,
             fetch_only=fetch_only,
             lock_timeout=lock_timeout,

@@ -69,6 +69,18 @@ class Reference:
         return f"{registry}/{repository}"
 
     @property
+    def canonical(self) -> str:
+        """`repository_key[:tag][@digest]`: the one spelling recorded in head.json's `origin` (`LOCALHOST:5000/x`,
+        `localhost:5000/x` and `127.0.0.1:5000/x` all read `127.0.0.1:5000/x`; `docker.io/x`, `index.docker.io/library/x`
+        read `docker.io/library/x`)."""
+        text = self.repository_key
+        if self.tag is not None:
+            text += f":{self.tag}"
+        if self.digest is not None:
+            text += f"@{self.digest}"
+        return text
+
+    @property
     def scheme(self) -> str:
         """`http` for plain-HTTP registries, `https` otherwise."""
         return "http" if self.plain_http else "https"

@@ -151,6 +151,39 @@ def branch_list(brain: Brain) -> BranchList:
     return BranchList(current=next((i.name for i in infos if i.current), MAIN), branches=infos)
 
 
+class BranchStatus(FrozenModel):
+    """`brain status`'s branch line: the current branch, its tag, and where it stands against the snapshot it
+    was last pulled from (`remote`, when known and stored), and the open reconciliation's other head, if any."""
+
+    name: str
+    tag: str
+    reference: str | None = None
+    remote: OciDigest | None = None
+    ahead: int | None = None
+    behind: int | None = None
+    reconciling: OciDigest | None = None
+
+
+def branch_status(brain: Brain) -> BranchStatus:
+    """The current branch's status (`main` and its default tag for an empty brain without `refs.json`)."""
+    from brain.queries import local_history
+    from brain.reconcile.state import read_state
+
+    state = read_state(brain.path)
+    reconciling = None if state is None else state.theirs
+    refs = branches(brain)
+    if refs is None:
+        return BranchStatus(name=MAIN, tag=local_main_tag(brain.path), reconciling=reconciling)
+    entry = refs.branches[refs.current]
+    remote = None if entry.origin is None else entry.origin.snapshot
+    ahead = behind = None
+    if remote is not None and brain.blobs.has(remote):
+        ours, theirs = local_history(brain, entry.snapshot), local_history(brain, remote)
+        ahead, behind = len(ours - theirs), len(theirs - ours)
+    return BranchStatus(name=refs.current, tag=entry.tag, reference=entry.reference, remote=remote, ahead=ahead,
+                        behind=behind, reconciling=reconciling)
+
+
 def create_branch(
     brain: Brain,
     name: str,
@@ -359,9 +392,11 @@ __all__ = [
     "BranchChange",
     "BranchInfo",
     "BranchList",
+    "BranchStatus",
     "CheckoutResult",
     "branch_heads",
     "branch_list",
+    "branch_status",
     "branches",
     "checkout",
     "create_branch",

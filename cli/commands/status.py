@@ -8,6 +8,7 @@ import typer
 from rich.console import RenderableType
 
 from brain.blocks.memory_type import MODULE_ORDER
+from brain.branches.operations import BranchStatus, branch_status
 from brain.identity import MerkleRoot, OciDigest
 from brain.queries import not_installed
 from cli.context import cli_context
@@ -23,8 +24,9 @@ class ModuleStatus(Result):
 
 
 class StatusResult(Result):
-    """`{"snapshot": digest | null, "modules": {type: {"root", "block_count"}}}` in module order."""
+    """`{"branch": {...}, "snapshot": digest | null, "modules": {type: {"root", "block_count"}}}` in module order."""
 
+    branch: BranchStatus
     snapshot: OciDigest | None
     modules: dict[str, ModuleStatus]
 
@@ -38,6 +40,7 @@ def status(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     snapshot = brain.snapshot()
     refs = {} if snapshot is None else snapshot.modules
     result = StatusResult(
+        branch=branch_status(brain),
         snapshot=None if snapshot is None else snapshot.digest,
         modules={
             str(t): ModuleStatus(root=refs[t].root, block_count=refs[t].block_count)
@@ -53,6 +56,10 @@ def status(ctx: typer.Context, as_json: JsonFlag = False) -> None:
 
 
 def _render(result: StatusResult, output: Output) -> Iterable[RenderableType]:
+    yield _branch_line(result.branch)
+    if result.branch.reconciling is not None:
+        yield (f"reconciling with {result.branch.reconciling.short}: see `brain reconcile status`, then "
+               "`brain reconcile continue` or `brain reconcile abort`")
     if result.snapshot is None:
         yield "snapshot  none (empty brain)"
         return
@@ -61,3 +68,13 @@ def _render(result: StatusResult, output: Output) -> Iterable[RenderableType]:
     for name, module in result.modules.items():
         table.add_row(name, str(module.block_count), str(module.root))
     yield table
+
+
+def _branch_line(branch: BranchStatus) -> str:
+    line = f"branch    {branch.name} (tag {branch.tag})"
+    if branch.remote is None:
+        return line
+    where = f"{branch.reference} at {branch.remote.short}" if branch.reference else branch.remote.short
+    if branch.ahead is None or branch.behind is None:
+        return f"{line}, pulled from {where} (not stored)"
+    return f"{line}, {branch.ahead} ahead and {branch.behind} behind {where}"

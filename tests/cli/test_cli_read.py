@@ -25,7 +25,8 @@ FOURIER_EXPANSION = "sha256:1a0b3a6e9602"
 def test_status_json_matches_the_reference_values(brain: BrainRunner, reference_brain: Path) -> None:
     run = brain("--brain", str(reference_brain), "status", "--json")
     assert run.code == 0 and run.stderr == ""
-    assert run.json() == {
+    assert run.json()["branch"]["name"] == "main" and run.json()["branch"]["reconciling"] is None
+    assert {k: v for k, v in run.json().items() if k != "branch"} == {
         "snapshot": HEAD,
         "modules": {t: {"root": root, "block_count": count} for t, (root, count) in MODULES.items()},
     }
@@ -43,7 +44,10 @@ def test_empty_brain(brain: BrainRunner, tmp_path: Path) -> None:
     target = tmp_path / "new"
     created = brain("--brain", str(target), "init", "--json")
     assert created.code == 0 and created.json() == {"brain": str(target)}
-    assert brain("--brain", str(target), "status", "--json").json() == {"snapshot": None, "modules": {}}
+    assert brain("--brain", str(target), "status", "--json").json() == {
+        "branch": {"name": "main", "tag": "latest", "reference": None, "remote": None, "ahead": None, "behind": None,
+                   "reconciling": None},
+        "snapshot": None, "modules": {}}
     assert brain("--brain", str(target), "log", "--json").json() == []
     assert brain("--brain", str(target), "ls", "--json").json() == []
     people = brain("--brain", str(target), "ls")

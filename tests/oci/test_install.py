@@ -240,3 +240,20 @@ def test_a_partial_head_becomes_whole_when_the_same_snapshot_is_installed_whole(
     # A whole head stays whole when a subset of the same snapshot is installed over it.
     install_artifact(brain, data, fetch, {MemoryType.EPISODIC, MemoryType.PROVENANCE}, reference=REF)
     assert brain.head() == head
+
+
+def test_status_branch_counts_ahead_of_where_it_was_pulled_from(tmp_path: Path) -> None:
+    from brain.branches.operations import branch_status
+    from tests.oci.test_push_pull_registry import commit_texts
+
+    brain = Brain.init(tmp_path / "b")
+    assert branch_status(brain).model_dump() == {"name": "main", "tag": "latest", "reference": None, "remote": None,
+                                                  "ahead": None, "behind": None, "reconciling": None}
+    install_artifact(brain, (REFERENCE_BLOBS / V2).read_bytes(), _fetch(REFERENCE_BLOBS), reference=REF, tag="v2")
+    pulled = branch_status(brain)
+    assert (pulled.name, pulled.reference, str(pulled.remote), pulled.ahead, pulled.behind) == \
+        ("main", REF, "sha256:" + HEAD, 0, 0)
+    commit_texts(brain, "one more", "and another")
+    commit_texts(brain, "a third")
+    moved = branch_status(brain)
+    assert (moved.remote, moved.ahead, moved.behind) == (pulled.remote, 2, 0)

@@ -374,3 +374,28 @@ def test_push_repacks_a_lagging_subset_tag_with_the_same_modules(registry: Regis
         "canonical",
         "provenance",
     ]
+
+
+@pytest.mark.parametrize(
+    ("spelling", "name"),
+    [("LOCALHOST:{port}", "spelled/upper"), ("localhost:{port}", "spelled/lower"), ("127.0.0.1:{port}", "spelled/ip"),
+     ("LocalHost:{port}", "spelled/mixed")],
+)
+def test_origin_records_the_canonical_spelling_of_the_reference(
+    registry: RegistryServer, tmp_path: Path, spelling: str, name: str
+) -> None:
+    source = Brain.init(tmp_path / "source")
+    snapshot = commit_texts(source, f"alpha {spelling}")
+    client, ref = client_for(registry.host, f"{name}:v1")
+    push(source, ref, client=client)
+    port = registry.host.rsplit(":", 1)[1]
+    target, _ = open_or_init(tmp_path / "pulled")
+    spelled = parse_reference(f"{spelling.format(port=port)}/{name}:v1")
+    pull(target, spelled, client=RegistryClient(spelled, retry=FAST))
+    head = target.head()
+    assert head is not None and head.origin is not None and head.snapshot == snapshot
+    assert head.origin.reference == f"127.0.0.1:{port}/{name}:v1"
+    # The pin records the repository alone, in the same spelling, whatever the user typed.
+    from brain.trust_ops import _repository
+
+    assert _repository(head.origin.reference) == f"127.0.0.1:{port}/{name}"

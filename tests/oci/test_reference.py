@@ -79,3 +79,27 @@ def test_manifest_reference_prefers_digest_and_defaults_to_latest() -> None:
     assert parse_reference("ghcr.io/a/b").manifest_reference == "latest"
     assert parse_reference("ghcr.io/a/b:v1").manifest_reference == "v1"
     assert parse_reference(f"ghcr.io/a/b:v1@{DIGEST}").manifest_reference == DIGEST
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        ("LOCALHOST:5000/x", "127.0.0.1:5000/x"),
+        ("localhost:5000/x:v1", "127.0.0.1:5000/x:v1"),
+        ("127.0.0.7:5000/team/x:v1", "127.0.0.1:5000/team/x:v1"),
+        ("[::1]:5000/x", "127.0.0.1:5000/x"),
+        ("docker.io/x", "docker.io/library/x"),
+        ("index.docker.io/library/x:v2", "docker.io/library/x:v2"),
+        ("Registry-1.Docker.IO/org/x", "docker.io/org/x"),
+        ("GHCR.io:443/o/b:v2", "ghcr.io/o/b:v2"),
+        (f"ghcr.io/o/b:v2@{DIGEST}", f"ghcr.io/o/b:v2@{DIGEST}"),
+    ],
+)
+def test_canonical_spelling_is_one_per_place(text: str, canonical: str) -> None:
+    assert parse_reference(text).canonical == canonical
+    assert parse_reference(canonical).canonical == canonical  # already canonical: unchanged
+
+
+def test_a_trailing_slash_is_refused_not_recorded() -> None:
+    with pytest.raises(UsageError, match="invalid reference"):
+        parse_reference("localhost:5000/x/")

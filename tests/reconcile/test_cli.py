@@ -264,3 +264,19 @@ def test_state_round_trips_byte_for_byte_with_answers(tmp_path: Path) -> None:
     (tmp_path / "boltzmann" / "reconcile.json").write_bytes(bad)
     with pytest.raises(Exception, match="not a reconciliation state"):
         read_state(tmp_path)
+
+
+def test_status_names_the_branch_and_the_open_reconciliation(tmp_path: Path, brain: BrainRunner) -> None:
+    b, a, _ = base(tmp_path / "b")
+    add(b, fact("Beta", "red", a))
+    theirs = add(b, fact("Beta", "blue", a), branch="x")
+    clean = brain("--brain", str(b.path), "status", "--json").json()["branch"]
+    assert (clean["name"], clean["reconciling"]) == ("main", None)
+    assert brain("--brain", str(b.path), "--actor", ACTOR, "merge", "x", "--reason", "j").code == 5
+    status = brain("--brain", str(b.path), "status", "--json")
+    assert status.code == 0 and status.json()["branch"]["reconciling"] == str(theirs)
+    text = brain("--brain", str(b.path), "status").stdout
+    assert "branch    main (tag latest)" in text and f"reconciling with {theirs.short}" in text
+    assert brain("--brain", str(b.path), "reconcile", "abort").code == 0
+    assert brain("--brain", str(b.path), "checkout", "x").code == 0
+    assert brain("--brain", str(b.path), "status", "--json").json()["branch"]["name"] == "x"

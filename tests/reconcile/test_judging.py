@@ -140,3 +140,23 @@ def test_their_episodic_exclusion_is_refused(tmp_path: Path) -> None:
     assert theirs is not None
     with pytest.raises(RefusedError, match="episodic"):
         _merge(brain, theirs)
+
+
+def test_an_n_way_merge_needing_answers_is_refused_naming_the_pairwise_fix(tmp_path: Path) -> None:
+    # §10.6's reconcile.json holds one `theirs`: an n-way halt cannot be written exactly, so it is refused whole
+    # and the refusal says how to get there (one head at a time, each of which can halt and be resolved).
+    from brain.branches.operations import create_branch
+
+    brain, _, _ = base(tmp_path / "b")
+    create_branch(brain, "y", ACTOR)
+    ours = add(brain, source("shard 0"))
+    one = add(brain, source("shard 1"), branch="x")
+    stranger = source("never registered anywhere")
+    two = add(brain, fact("Orphan", "cites a stranger", stranger), branch="y")
+    with pytest.raises(RefusedError, match="an n-way merge needs answers") as refused:
+        _merge(brain, one, two)
+    assert "merge the heads one at a time" in (refused.value.hint or "")
+    assert brain.snapshot_digest() == ours and not state_path(brain.path).exists()
+    # The fix it names works: the clean head merges, the other halts into a resolvable reconciliation.
+    assert _merge(brain, one).kind == "merged"
+    assert _merge(brain, two).kind == "halted" and state_path(brain.path).exists()
