@@ -54,7 +54,8 @@ def _dump(brain_dir: Path) -> dict[str, Any]:
 def test_every_match_carries_the_documented_shape_and_a_proof_that_checks(corpus_brain: Path) -> None:
     result = _search(corpus_brain, "consistent hashing", limit=5)
     brain = Brain.open(corpus_brain)
-    assert list(result) == ["query", "snapshot", "matches"]
+    assert list(result) == ["query", "snapshot", "matches", "notes"]
+    assert result["notes"] == []  # no vector index: nothing to fall back from
     assert result["snapshot"] == str(brain.snapshot_digest())
     assert result["matches"]
     for match in result["matches"]:
