@@ -12,8 +12,6 @@ never logged and is scrubbed from error details.
 
 from __future__ import annotations
 
-import email.utils
-import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,10 +22,9 @@ import openai
 import orjson
 
 from brain.errors import RemoteError, UsageError
+from brain.http_retry import RETRYABLE_STATUS, backoff_delay, retry_after
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-RETRYABLE_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
-MAX_RETRY_AFTER = 120.0
 MAX_INPUT_CHARS = 8000  # a passage is at most 1,400 characters; a long statement is cut here
 BATCH = 128
 
@@ -150,24 +147,7 @@ class Embedder:
         raise AssertionError("unreachable")
 
     def _delay(self, attempt: int, wait: float | None) -> float:
-        if wait is not None:
-            return min(wait, MAX_RETRY_AFTER)
-        return random.uniform(0, min(self.settings.max_backoff, self.settings.backoff * 2**attempt))
+        return backoff_delay(attempt, wait, backoff=self.settings.backoff, max_backoff=self.settings.max_backoff)
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._secret, "***") if self._secret else text
-
-
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds the server asked us to wait (`retry-after-ms`, or `Retry-After` as seconds or an HTTP date)."""
-    try:
-        if (ms := headers.get("retry-after-ms")) is not None:
-            return max(0.0, float(ms) / 1000)
-        value = headers.get("retry-after")
-        if value is None:
-            return None
-        if value.strip().isdigit():
-            return float(value)
-        return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
-    except (ValueError, TypeError, OverflowError):
-        return None

@@ -16,10 +16,8 @@ The API key is never logged, never part of the cache key, and is scrubbed from e
 
 from __future__ import annotations
 
-import email.utils
 import json
 import math
-import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -28,6 +26,7 @@ import openai
 
 from brain.blocks.provenance import Producer, ProducerKind
 from brain.errors import UsageError
+from brain.http_retry import RETRYABLE_STATUS, backoff_delay, retry_after
 from ingest.budget import CHARS_PER_TOKEN, estimate_usage
 from ingest.proposers.base import (
     ProposalOutcome,
@@ -43,8 +42,6 @@ from ingest.proposers.errors import ProposerError
 from ingest.proposers.ratelimit import RateLimiter
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-RETRYABLE_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
-MAX_RETRY_AFTER = 120.0
 _FRAMING_CHARS = 40  # "TASK:", "SOURCE TEXT (part i of n):" and the message wrappers
 SYSTEM_PROMPT = (
     "You extract durable knowledge from one source document for a Boltzmann knowledge brain. Answer with one "
@@ -200,7 +197,7 @@ class OpenAIProposer(Proposer):
                 retry = e.status_code in RETRYABLE_STATUS
                 detail = f"{self.base_url} answered HTTP {e.status_code}: {e.message}"
                 failure = ProposerError("proposer-http", self._scrub(detail))
-                wait = _retry_after(e.response.headers)
+                wait = retry_after(e.response.headers)
             except openai.APITimeoutError:
                 retry, wait = True, None
                 failure = ProposerError("proposer-timeout", f"{self.base_url} did not answer within {self.timeout:g} s")
@@ -217,29 +214,11 @@ class OpenAIProposer(Proposer):
             time.sleep(self._delay(attempt, wait))
         raise AssertionError("unreachable")
 
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(retry_after, MAX_RETRY_AFTER)
-        return random.uniform(0, min(self.max_backoff, self.backoff * 2**attempt))
+    def _delay(self, attempt: int, wait: float | None) -> float:
+        return backoff_delay(attempt, wait, backoff=self.backoff, max_backoff=self.max_backoff)
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._secret, "***") if self._secret else text
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds the server asked us to wait (`retry-after-ms`, or `Retry-After` as seconds or an HTTP date)."""
-    try:
-        if (ms := headers.get("retry-after-ms")) is not None:
-            return max(0.0, float(ms) / 1000)
-        value = headers.get("retry-after")
-        if value is None:
-            return None
-        if value.strip().isdigit():
-            return float(value)
-        moment = email.utils.parsedate_to_datetime(value)
-        return max(0.0, moment.timestamp() - time.time())
-    except (ValueError, TypeError, OverflowError):
-        return None
 
 
 def split_text(text: str, limit: int) -> list[str]:

@@ -19,7 +19,8 @@ from brain.identity import BlockId
 from ingest.proposers.base import SourceText
 from ingest.proposers.candidates import Task
 from ingest.proposers.errors import ProposerError
-from ingest.proposers.openai import OpenAIProposer, _retry_after, split_text
+from brain.http_retry import retry_after as _retry_after
+from ingest.proposers.openai import OpenAIProposer, split_text
 
 SOURCE = BlockId("8" * 64)
 KEY = "sk-test-SECRET-0123456789"
