@@ -40,7 +40,9 @@ def ledger_facts_of(data: bytes) -> LedgerFacts | None:
     except orjson.JSONDecodeError:
         return None
     payload = document.get("payload") if isinstance(document, dict) else None
-    record = payload.get("record") if isinstance(payload, dict) and document.get("memory_type") == "provenance" else None
+    record = (
+        payload.get("record") if isinstance(payload, dict) and document.get("memory_type") == "provenance" else None
+    )
     if not isinstance(record, dict):
         return None
     actor: Any = record.get("actor")
@@ -78,7 +80,9 @@ class ChainStore(Protocol):
         ...
 
 
-def first_parent_walk(chain: ChainStore, start: OciDigest, snapshot: Snapshot) -> tuple[list[tuple[OciDigest, Snapshot]], bool]:
+def first_parent_walk(
+    chain: ChainStore, start: OciDigest, snapshot: Snapshot
+) -> tuple[list[tuple[OciDigest, Snapshot]], bool]:
     """`start` and its first-parent ancestors while held, and whether the walk was truncated."""
     walk = [(start, snapshot)]
     seen = {start}

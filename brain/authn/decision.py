@@ -171,13 +171,18 @@ def authenticate(  # noqa: C901 - §9's decision procedure, one numbered step af
     if pin is not None:
         reached = walk[-1][0] if not truncated else None
         if pin.genesis is not None and reached is not None and reached != pin.genesis:
-            findings.add(FindingCode.PIN_BRAIN_MISMATCH, f"pinned genesis {pin.genesis}, this chain starts at {reached}")
+            findings.add(
+                FindingCode.PIN_BRAIN_MISMATCH, f"pinned genesis {pin.genesis}, this chain starts at {reached}"
+            )
         elif digest_of(in_force) == pin.trust_root or (
             not truncated and any(digest_of(s.trust_root) == pin.trust_root for _, s in walk)
         ):
             pinned = True
         else:
-            findings.add(FindingCode.TRUST_ROOT_MISMATCH, f"no snapshot of this chain carries the pinned trust root {pin.trust_root}")
+            findings.add(
+                FindingCode.TRUST_ROOT_MISMATCH,
+                f"no snapshot of this chain carries the pinned trust root {pin.trust_root}",
+            )
 
     # 3. Since.
     if in_force is not None and role is not Role.TRUNCATED:
@@ -193,7 +198,11 @@ def authenticate(  # noqa: C901 - §9's decision procedure, one numbered step af
         previous = above.trust_root
         count = 0 if previous is None else _revision_quorum(chain, ancestor_digest, ancestor, previous, newest)
         if previous is None or count < previous.govern_quorum:
-            need = "no trust root was in force" if previous is None else f"{count} of {previous.govern_quorum} govern signatures"
+            need = (
+                "no trust root was in force"
+                if previous is None
+                else f"{count} of {previous.govern_quorum} govern signatures"
+            )
             findings.add(FindingCode.QUORUM_FAILURE, f"ancestor revision {ancestor_digest} is not approved: {need}")
     if truncated and role is not Role.TRUNCATED:
         findings.add(FindingCode.CHAIN_TRUNCATED, f"the history ends at {walk[-1][0]}, whose parent is not held",
@@ -218,7 +227,10 @@ def authenticate(  # noqa: C901 - §9's decision procedure, one numbered step af
         judged = [_judge(chain, r, digest, snapshot, in_force, newest, change, stance) for r in held]
         for j in judged:
             if j.verdict.outcome is Outcome.COMPROMISED_KEY:
-                findings.add(FindingCode.COMPROMISED_KEY, f"signature by {j.verdict.embedded_key} withdrawn: the key is compromised")
+                findings.add(
+                    FindingCode.COMPROMISED_KEY,
+                    f"signature by {j.verdict.embedded_key} withdrawn: the key is compromised",
+                )
             elif j.verdict.outcome is Outcome.UNVERIFIABLE:
                 findings.add(FindingCode.UNVERIFIABLE, f"signature by {j.verdict.embedded_key} cannot be checked here")
         # 9. Governance.
@@ -247,8 +259,10 @@ def _since_findings(findings: _Findings, in_force: TrustRoot, walk: list[tuple[O
         key = PublicKey.from_blob(_blob(entry))
         for root in roots.values():
             if root.revision >= entry.since and entry_for(root, key) is None:
-                findings.add(FindingCode.SINCE_REFUTED,
-                             f"key {key.fingerprint} claims since {entry.since}, but revision {root.revision} does not list it")
+                findings.add(
+                    FindingCode.SINCE_REFUTED,
+                    f"key {key.fingerprint} claims since {entry.since}, but revision {root.revision} does not list it",
+                )
                 break
 
 
@@ -266,7 +280,9 @@ def _verify_record(record: SignatureRecord, message: bytes) -> tuple[Outcome | N
         return Outcome.INVALID_SIGNATURE, None, e.message
     key = signature.public_key
     if key.fingerprint != record.key:
-        return Outcome.FINGERPRINT_MISMATCH, key, f"the record says {record.key}, the signature embeds {key.fingerprint}"
+        return (
+            Outcome.FINGERPRINT_MISMATCH, key, f"the record says {record.key}, the signature embeds {key.fingerprint}",
+        )
     checked = check_signature(signature, message)
     if checked is not Check.GOOD:
         return _CHECK_OUTCOME[checked], key, None
@@ -277,7 +293,11 @@ def _compromise(
     chain: ChainStore, digest: OciDigest, snapshot: Snapshot, key: PublicKey, entry: TrustKey, newest: TrustRoot | None
 ) -> Outcome | None:
     newest_entry = entry_for(newest, key)
-    marker = newest_entry.compromised_from if newest_entry is not None and newest_entry.compromised_from else entry.compromised_from
+    marker = (
+        newest_entry.compromised_from
+        if newest_entry is not None and newest_entry.compromised_from
+        else entry.compromised_from
+    )
     if marker is None:
         return None
     descends = descends_from(chain, digest, snapshot, marker)
@@ -298,7 +318,9 @@ def _judge(
 ) -> _Judged:
     claimed = [str(s) for s in record.scopes]
 
-    def verdict(outcome: Outcome, key: PublicKey | None, entry: TrustKey | None = None, detail: str | None = None) -> _Judged:
+    def verdict(
+        outcome: Outcome, key: PublicKey | None, entry: TrustKey | None = None, detail: str | None = None
+    ) -> _Judged:
         return _Judged(
             Verdict(
                 record=record.digest, key=record.key, embedded_key=None if key is None else key.fingerprint,
@@ -326,7 +348,9 @@ def _judge(
     if change.possible <= held:
         return verdict(Outcome.VALID, key, entry)
     if change.scopes <= held:
-        return verdict(Outcome.INSUFFICIENT_EVIDENCE, key, entry, "missing possibly required: " + _names(change.possible - held))
+        return verdict(
+            Outcome.INSUFFICIENT_EVIDENCE, key, entry, "missing possibly required: " + _names(change.possible - held)
+        )
     if TrustScope.PROPOSE in held and change.possible <= _PROPOSABLE:
         return verdict(Outcome.VALID_AS_PROPOSAL, key, entry)
     return verdict(Outcome.INSUFFICIENT_SCOPE, key, entry, "missing " + _names(change.scopes - held))
@@ -369,24 +393,38 @@ def _governance(
     if role in (Role.GENESIS, Role.REVISION) and root is not None:
         holders = len(govern_holders(root))
         if holders <= root.govern_quorum:
-            findings.add(FindingCode.QUORUM_MARGIN, f"{holders} govern holder(s) for a quorum of {root.govern_quorum}: no margin")
+            findings.add(
+                FindingCode.QUORUM_MARGIN, f"{holders} govern holder(s) for a quorum of {root.govern_quorum}: no margin"
+            )
     govern_signers = len({
         j.key.blob for j in judged
-        if j.key is not None and j.verdict.outcome is Outcome.VALID and j.entry is not None and TrustScope.GOVERN in j.entry.scopes
+        if j.key is not None and j.verdict.outcome is Outcome.VALID and j.entry is not None
+        and TrustScope.GOVERN in j.entry.scopes
     })
     if role is Role.GENESIS and root is not None and govern_signers < root.govern_quorum:
-        findings.add(FindingCode.GENESIS_BELOW_QUORUM, f"{govern_signers} of its own quorum {root.govern_quorum} signed the genesis")
+        findings.add(
+            FindingCode.GENESIS_BELOW_QUORUM,
+            f"{govern_signers} of its own quorum {root.govern_quorum} signed the genesis",
+        )
     if role is not Role.REVISION or parent is None:
         return None, None
     if snapshot.modules != parent.modules:
-        findings.add(FindingCode.REVISION_CHANGED_CONTENT, "a trust-root revision must keep the parent's modules verbatim")
+        findings.add(
+            FindingCode.REVISION_CHANGED_CONTENT, "a trust-root revision must keep the parent's modules verbatim"
+        )
     if in_force is None:
-        findings.add(FindingCode.QUORUM_FAILURE, "the revision introduces a trust root onto an ungoverned chain: no quorum exists")
+        findings.add(
+            FindingCode.QUORUM_FAILURE,
+            "the revision introduces a trust root onto an ungoverned chain: no quorum exists",
+        )
         return None, govern_signers
     if root is not None and root.revision <= in_force.revision:
         findings.add(FindingCode.REVISION_REGRESSED, f"revision {root.revision} does not exceed {in_force.revision}")
     if govern_signers < in_force.govern_quorum:
-        findings.add(FindingCode.QUORUM_FAILURE, f"{govern_signers} of {in_force.govern_quorum} govern signatures approve this revision")
+        findings.add(
+            FindingCode.QUORUM_FAILURE,
+            f"{govern_signers} of {in_force.govern_quorum} govern signatures approve this revision",
+        )
     return in_force.govern_quorum, govern_signers
 
 
@@ -399,11 +437,15 @@ def _policy(findings: _Findings, judged: list[_Judged], policy: Policy) -> None:
     if proposals and not policy.allow_propose_head:
         findings.add(FindingCode.PROPOSED_HEAD, "only proposal signatures: a proposal cannot be a head")
     else:
-        findings.add(FindingCode.SIGNATURES_BELOW_POLICY, f"{valid} valid key(s); the policy needs {policy.required_signatures}")
+        findings.add(
+            FindingCode.SIGNATURES_BELOW_POLICY, f"{valid} valid key(s); the policy needs {policy.required_signatures}"
+        )
 
 
 def _attribution(findings: _Findings, digest: OciDigest, change: Change, judged: list[_Judged]) -> Attribution:
-    covered = {j.entry.subject for j in judged if j.entry is not None and j.entry.subject and j.verdict.outcome in _ACCEPTED}
+    covered = {
+        j.entry.subject for j in judged if j.entry is not None and j.entry.subject and j.verdict.outcome in _ACCEPTED
+    }
     verified = sorted(change.actors & covered)
     asserted = sorted(change.actors - covered)
     if asserted and judged:
@@ -458,4 +500,6 @@ def _removal_findings(findings: _Findings, chain: ChainStore, child: Snapshot, p
     unexplained = [f"{name} {b}" for name, gone in removed.items() for b in sorted(gone - explained.get(name, set()))]
     if unexplained:
         more = f" and {len(unexplained) - 3} more" if len(unexplained) > 3 else ""
-        findings.add(FindingCode.REMOVAL_INVARIANT, "removed without a removal record: " + ", ".join(unexplained[:3]) + more)
+        findings.add(
+            FindingCode.REMOVAL_INVARIANT, "removed without a removal record: " + ", ".join(unexplained[:3]) + more
+        )

@@ -29,7 +29,9 @@ class RootChange:
 
     @property
     def empty(self) -> bool:
-        return not (self.add or self.remove or self.scopes or self.retire or self.compromised or self.quorum is not None)
+        return not (
+            self.add or self.remove or self.scopes or self.retire or self.compromised or self.quorum is not None
+        )
 
 
 def _blob(entry: TrustKey) -> bytes:
@@ -40,13 +42,18 @@ def _require_listed(root: TrustRoot, keys: Iterable[bytes], what: str) -> None:
     listed = {_blob(e) for e in root.keys}
     for blob in keys:
         if blob not in listed:
-            raise NotFoundError(f"cannot {what} key {PublicKey.from_blob(blob).fingerprint}: trust root revision {root.revision} does not list it")
+            raise NotFoundError(
+                f"cannot {what} key {PublicKey.from_blob(blob).fingerprint}: "
+                f"trust root revision {root.revision} does not list it"
+            )
 
 
 def revise(root: TrustRoot, change: RootChange) -> TrustRoot:
     """The next revision of `root` (raises `InvalidInputError` if the result breaks a §9.5 rule)."""
     if change.empty:
-        raise InvalidInputError("a rotation must change something: add, remove, re-scope, retire or compromise a key, or the quorum")
+        raise InvalidInputError(
+            "a rotation must change something: add, remove, re-scope, retire or compromise a key, or the quorum"
+        )
     revision = root.revision + 1
     removed = {k.blob for k in change.remove}
     retired = {k.blob for k in change.retire}
@@ -71,7 +78,8 @@ def revise(root: TrustRoot, change: RootChange) -> TrustRoot:
         entries.append(entry.model_copy(update={"since": revision}))
     try:
         return TrustRoot(
-            govern_quorum=change.quorum or root.govern_quorum, keys=tuple(entries), namespace=root.namespace, revision=revision,
+            govern_quorum=change.quorum or root.govern_quorum, keys=tuple(entries), namespace=root.namespace,
+            revision=revision,
         )
     except ValueError as e:
         raise InvalidInputError(f"the rotated trust root would be invalid: {e}") from None
@@ -79,4 +87,6 @@ def revise(root: TrustRoot, change: RootChange) -> TrustRoot:
 
 def revision_snapshot(parent_digest: OciDigest, parent: Snapshot, root: TrustRoot, created_at: str) -> Snapshot:
     """The revision: first parent = the head, modules and labels verbatim, the new root."""
-    return Snapshot(created_at=created_at, modules=dict(parent.modules), parent=parent_digest, labels=parent.labels, trust_root=root)
+    return Snapshot(
+        created_at=created_at, modules=dict(parent.modules), parent=parent_digest, labels=parent.labels, trust_root=root
+    )

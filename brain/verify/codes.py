@@ -32,7 +32,8 @@ _E, _W, _I = Severity.ERROR, Severity.WARNING, Severity.INFO
 PROBLEM_CODES: dict[str, CodeInfo] = {
     # The head pointer and the snapshot history (§5.3, §5.5).
     "head-not-retained": CodeInfo(
-        _W, "head.json's `retained` list does not start with the head snapshot", "commit once more, or rewrite head.json"
+        _W, "head.json's `retained` list does not start with the head snapshot",
+        "commit once more, or rewrite head.json"
     ),
     "snapshot-missing": CodeInfo(
         _E, "the checked snapshot, or one the head retains, is not stored", _RESTORE
@@ -48,7 +49,8 @@ PROBLEM_CODES: dict[str, CodeInfo] = {
     ),
     "module-not-installed": CodeInfo(
         _I,
-        "a partial pull left this module out: the published snapshot has it, the installed one does not, and none of its blocks are stored",
+        "a partial pull left this module out: the published snapshot has it, the installed one does not, and none of "
+        "its blocks are stored",
         "nothing to do; pull again with the module if you need it",
     ),
     # Compositions and module references (§5.1, §5.2).
@@ -84,7 +86,8 @@ PROBLEM_CODES: dict[str, CodeInfo] = {
         _E, "a block hashes correctly but fails a §1.5 check (envelope, schema, canonical form)", _RESTORE
     ),
     "block-wrong-module": CodeInfo(
-        _E, "a block's `memory_type` differs from the module it is a member of", "drop it (`brain drop ID --reason ...`) and ingest its source again"
+        _E, "a block's `memory_type` differs from the module it is a member of",
+        "drop it (`brain drop ID --reason ...`) and ingest its source again"
     ),
     # Content blobs named by blocks (§5.5).
     "blob-missing": CodeInfo(
@@ -92,14 +95,17 @@ PROBLEM_CODES: dict[str, CodeInfo] = {
     ),
     "blob-corrupt": CodeInfo(_E, "a content blob does not hash to the digest a block names", _RESTORE),
     "blob-size-mismatch": CodeInfo(
-        _E, "a content blob's length differs from the `size` the block states", "ingest the source again (`brain ingest PATH`)"
+        _E, "a content blob's length differs from the `size` the block states",
+        "ingest the source again (`brain ingest PATH`)"
     ),
     # The ledger (§3.7, §7).
     "derivation-missing": CodeInfo(
-        _E, "a semantic, procedural or episodic member has no derivation record", "drop it (`brain drop ID --reason ...`), or ingest its source again to re-derive it"
+        _E, "a semantic, procedural or episodic member has no derivation record",
+        "drop it (`brain drop ID --reason ...`), or ingest its source again to re-derive it"
     ),
     "validation-missing": CodeInfo(
-        _W, "a semantic, procedural or episodic member has no validation record", "ingest its source again (`brain ingest PATH`), or drop it (`brain drop ID --reason ...`)"
+        _W, "a semantic, procedural or episodic member has no validation record",
+        "ingest its source again (`brain ingest PATH`), or drop it (`brain drop ID --reason ...`)"
     ),
     "evidence-not-found": CodeInfo(
         _E,
@@ -112,14 +118,19 @@ PROBLEM_CODES: dict[str, CodeInfo] = {
         "drop the block (`brain drop ID --reason ...`) and ingest its source again",
     ),
     "relation-target-not-found": CodeInfo(
-        _E, "a semantic relation target is not a member of any module of the snapshot", "drop the block (`brain drop ID --reason ...`): its dependents go with it"
+        _E, "a semantic relation target is not a member of any module of the snapshot",
+        "drop the block (`brain drop ID --reason ...`): its dependents go with it"
     ),
     "step-use-not-found": CodeInfo(
-        _E, "a procedural step `uses` a block that is not a member of any module", "drop the block (`brain drop ID --reason ...`): its dependents go with it"
+        _E, "a procedural step `uses` a block that is not a member of any module",
+        "drop the block (`brain drop ID --reason ...`): its dependents go with it"
     ),
-    "registration-missing": CodeInfo(_E, "a canonical member has no registration record", "ingest the source again (`brain ingest PATH`)"),
+    "registration-missing": CodeInfo(
+        _E, "a canonical member has no registration record", "ingest the source again (`brain ingest PATH`)"
+    ),
     "normalization-missing": CodeInfo(
-        _E, "a canonical block's normalized view has no normalization record", "ingest the source again (`brain ingest PATH`)"
+        _E, "a canonical block's normalized view has no normalization record",
+        "ingest the source again (`brain ingest PATH`)"
     ),
     "precedence-conflict": CodeInfo(
         _W,
@@ -139,12 +150,14 @@ PROBLEM_CODES: dict[str, CodeInfo] = {
     "episodic-removed": CodeInfo(
         _E,
         "an episodic block left the episodic composition in a later snapshot (episodic memory is append-only)",
-        "pull the last good artifact again (`brain pull REF --force`); episodes may only be superseded or demoted (`brain supersede`, `brain demote`)",
+        "pull the last good artifact again (`brain pull REF --force`); episodes may only be superseded or demoted "
+        "(`brain supersede`, `brain demote`)",
     ),
     "removal-unexplained": CodeInfo(
         _E,
         "a block left a module between a snapshot and its first parent without a removal record (§7.7)",
-        "pull the last good artifact again (`brain pull REF --force`); removals go through `brain drop`, which writes the record",
+        "pull the last good artifact again (`brain pull REF --force`); removals go through `brain drop`, which writes "
+        "the record",
     ),
     # --deep: re-running normalization pipelines.
     "normalization-mismatch": CodeInfo(

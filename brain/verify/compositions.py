@@ -53,7 +53,9 @@ def _read(directory: str, digest: str) -> CompositionFacts:
     except (BrainError, OSError) as e:  # a FIFO, a directory, no permission: damage, never a hang or a crash
         return CompositionFacts(digest, CORRUPT, unreadable(e))
     try:
-        composition = decode_rehashed(data, digest, lambda checked: Composition.decode(checked, OciDigest.parse(digest)))
+        composition = decode_rehashed(
+            data, digest, lambda checked: Composition.decode(checked, OciDigest.parse(digest))
+        )
     except DigestMismatch as e:
         return CompositionFacts(digest, CORRUPT, f"hashes to {e.actual}")
     except IntegrityError as e:
@@ -64,7 +66,9 @@ def _read(directory: str, digest: str) -> CompositionFacts:
         member = composition.block_ids[index]
         if not composition.prove(member).verify(composition.root):
             detail = f"the inclusion proof of member {member} does not verify against the recomputed root"
-            return CompositionFacts(digest, UNPROVABLE, detail, composition.memory_type.value, str(composition.root), ids)
+            return CompositionFacts(
+                digest, UNPROVABLE, detail, composition.memory_type.value, str(composition.root), ids
+            )
     return CompositionFacts(digest, OK, memory_type=composition.memory_type.value, root=str(composition.root), ids=ids)
 
 
@@ -99,7 +103,9 @@ def composition_problems(facts: CompositionFacts, module: str, where: str) -> li
     return [Problem.of(codes[facts.state], detail, module=module, block=facts.digest)]
 
 
-def ref_problems(module: str, ref: ModuleRef, facts: CompositionFacts, members: frozenset[str], where: str) -> list[Problem]:
+def ref_problems(
+    module: str, ref: ModuleRef, facts: CompositionFacts, members: frozenset[str], where: str
+) -> list[Problem]:
     """Disagreements between a module reference and the (readable) composition it names."""
     problems: list[Problem] = []
     composition = facts.digest

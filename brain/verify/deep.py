@@ -50,9 +50,16 @@ def deep_problems(
             continue
         roles = {named.role: named for named in facts.blobs}
         source, view = roles.get("source"), roles.get("normalized view")
-        if source is None or view is None or blob_states.get(source.digest) != "ok" or blob_states.get(view.digest) != "ok":
+        if (
+            source is None
+            or view is None
+            or blob_states.get(source.digest) != "ok"
+            or blob_states.get(view.digest) != "ok"
+        ):
             continue
-        pipelines = sorted({(r.pipeline or "", r.pipeline_version or "") for _, r in index.normalizations.get(facts.block_id, [])})
+        pipelines = sorted(
+            {(r.pipeline or "", r.pipeline_version or "") for _, r in index.normalizations.get(facts.block_id, [])}
+        )
         for pipeline, recorded in pipelines:
             found = _rerun(facts.block_id, source.digest, view.digest, pipeline, recorded, renormalizer, blob_dir)
             codes = {p.code for p in found}

@@ -57,7 +57,9 @@ class _Run:
             self.facts[facts.block_id] = facts
         return {b: self.facts[b] for b in wanted}
 
-    def inspect_blobs(self, facts: Iterable[BlockFacts], skip: frozenset[str] = frozenset()) -> dict[str, tuple[str, int]]:
+    def inspect_blobs(
+        self, facts: Iterable[BlockFacts], skip: frozenset[str] = frozenset()
+    ) -> dict[str, tuple[str, int]]:
         """`(state, length)` of every distinct content blob named by readable `facts`, except `skip`."""
         digests = sorted({blob.digest for f in facts if f.ok for blob in f.blobs} - skip)
         todo = [d for d in digests if d not in self.blob_results]
@@ -178,7 +180,9 @@ def _check_members(run: _Run, report: VerifyReport, states: dict[str, ModuleStat
         for blob, owner in pairs:
             result = results.get(blob.digest)
             first = blob.digest not in content_states
-            content_states.setdefault(blob.digest, content_resolvability(blob.digest, tombstoned_blobs, result and result[0]))
+            content_states.setdefault(
+                blob.digest, content_resolvability(blob.digest, tombstoned_blobs, result and result[0])
+            )
             # A missing or corrupt blob is reported once; each stated size is compared on its own.
             if result is not None and (first or result[0] == OK):
                 where = str(run.blobs.path(OciDigest.parse(blob.digest)))

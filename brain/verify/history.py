@@ -133,7 +133,9 @@ class HistoryWalker:
                 history.mark_partial(f"snapshot {digest} ({named_by}) is not stored")
             return None
         except (BrainError, OSError) as e:  # a FIFO, a directory, no permission: damage, never a hang or a crash
-            history.problems.append(Problem.of("snapshot-corrupt", f"{path} ({named_by}): {unreadable(e)}", block=digest))
+            history.problems.append(
+                Problem.of("snapshot-corrupt", f"{path} ({named_by}): {unreadable(e)}", block=digest)
+            )
             return None
         try:
             return decode_rehashed(data, digest, lambda checked: Snapshot.decode(checked, OciDigest.parse(digest)))
@@ -155,7 +157,9 @@ class HistoryWalker:
         digests = sorted(first_use)
         heavy = stored_bytes(self.blobs.root, digests) >= PARALLEL_BYTES
         threshold = 1 if heavy else len(digests) + 1
-        found = {f.digest: f for f in parallel_map(inspect_compositions, self.blobs.root, digests, self.jobs, threshold)}
+        found = {
+            f.digest: f for f in parallel_map(inspect_compositions, self.blobs.root, digests, self.jobs, threshold)
+        }
         members: dict[str, frozenset[str] | None] = {}
         for digest, (module, first) in first_use.items():
             facts = found[digest]

@@ -79,9 +79,17 @@ def inspect_blobs(root: Path, digests: Sequence[str]) -> list[tuple[str, str, in
 def block_problems(module: str, facts: BlockFacts, where: str) -> list[Problem]:
     """Problems with one member block of `module`; `where` names the file for the detail."""
     if facts.state == MISSING:
-        return [Problem.of("block-missing", f"member of {module} is not stored at {where}", module=module, block=facts.block_id)]
+        return [
+            Problem.of(
+                "block-missing", f"member of {module} is not stored at {where}", module=module, block=facts.block_id
+            )
+        ]
     if facts.state == CORRUPT:
-        return [Problem.of("block-corrupt", f"{where}: {facts.detail}, not to its block id", module=module, block=facts.block_id)]
+        return [
+            Problem.of(
+                "block-corrupt", f"{where}: {facts.detail}, not to its block id", module=module, block=facts.block_id
+            )
+        ]
     if facts.state == INVALID:
         return [Problem.of("block-invalid", f"{where}: {facts.detail}", module=module, block=facts.block_id)]
     if facts.memory_type != module:
@@ -104,7 +112,11 @@ def blob_problems(
     if state == MISSING:
         return [Problem.of("blob-missing", f"{what} is not stored at {where}", module=module, block=named.digest)]
     if state == CORRUPT:
-        return [Problem.of("blob-corrupt", f"{what}: {where} does not hash to its digest", module=module, block=named.digest)]
+        return [
+            Problem.of(
+                "blob-corrupt", f"{what}: {where} does not hash to its digest", module=module, block=named.digest
+            )
+        ]
     if length != named.size:
         return [
             Problem.of(

@@ -98,11 +98,15 @@ def _derived_problems(
     derivations = index.derivations.get(block_id, [])
     if not derivations:
         problems.append(
-            Problem.of("derivation-missing", f"no derivation record names this {module} member", module=module, block=block_id)
+            Problem.of(
+                "derivation-missing", f"no derivation record names this {module} member", module=module, block=block_id
+            )
         )
     if block_id not in index.validated:
         problems.append(
-            Problem.of("validation-missing", f"no validation record names this {module} member", module=module, block=block_id)
+            Problem.of(
+                "validation-missing", f"no validation record names this {module} member", module=module, block=block_id
+            )
         )
     for record_id, record in derivations:
         for cited in record.derived_from:
@@ -110,9 +114,9 @@ def _derived_problems(
                 problems.append(
                     Problem.of(
                         "evidence-not-found",
-                        f"derivation record for {block_id} cites {cited}, which is not a member of the canonical module",
-                        module="provenance",
-                        block=record_id,
+                        f"derivation record for {block_id} cites {cited}, "
+                        "which is not a member of the canonical module",
+                        module="provenance", block=record_id,
                     )
                 )
     if facts is None or not facts.ok:
@@ -142,7 +146,10 @@ def _canonical_problems(block_id: str, facts: BlockFacts | None, index: LedgerIn
     problems: list[Problem] = []
     if block_id not in index.registered:
         problems.append(
-            Problem.of("registration-missing", "no registration record names this canonical member", module="canonical", block=block_id)
+            Problem.of(
+                "registration-missing", "no registration record names this canonical member", module="canonical",
+                block=block_id,
+            )
         )
     has_view = facts is not None and facts.ok and any(b.role == "normalized view" for b in facts.blobs)
     if has_view and block_id not in index.normalizations:
