@@ -58,7 +58,8 @@ def judge(
     if snapshot is None:
         raise NotFoundError(f"snapshot {target} is not stored (or not readable) in {brain.path}")
     return authenticate(
-        chain, target, snapshot, pin=read_pin(brain.path), newest=newest or head.trust_root, stance=stance, policy=policy,
+        chain, target, snapshot, pin=read_pin(brain.path), newest=newest or head.trust_root, stance=stance,
+        policy=policy,
     )
 
 
@@ -134,7 +135,8 @@ def sign_snapshot(
 
 
 def add_record(
-    brain: Brain, record: SignatureRecord, *, lock_timeout: float | None = None, on_wait: Callable[[str], None] | None = None
+    brain: Brain, record: SignatureRecord, *, lock_timeout: float | None = None,
+    on_wait: Callable[[str], None] | None = None
 ) -> bool:
     """Store a record made elsewhere (a countersignature, a pulled record); True if it was new."""
     if not brain.blobs.has(record.snapshot):
@@ -224,5 +226,7 @@ def apply_revision(
             hint=f"it needs {auth.quorum_required or 1} govern signature(s) from the keys in force: "
             "`brain trust rotate --plan FILE`, then `brain sign --document FILE` by each holder",
         )
-    digest = write_snapshot_signed(brain, plan, records, expect_head=head_digest, lock_timeout=lock_timeout, on_wait=on_wait)
+    digest = write_snapshot_signed(
+        brain, plan, records, expect_head=head_digest, lock_timeout=lock_timeout, on_wait=on_wait
+    )
     return digest, auth

@@ -206,7 +206,9 @@ class Brain:
             while start < len(ids) and ids[start].hex.startswith(text) and len(found) < 1000:
                 found.add(ids[start])
                 start += 1
-        return _unique(sorted(found), prefix, "block", none=f"no block in the current snapshot starts with {shown(prefix)}")
+        return _unique(
+            sorted(found), prefix, "block", none=f"no block in the current snapshot starts with {shown(prefix)}"
+        )
 
     def resolve_snapshot_prefix(self, prefix: str) -> OciDigest:
         """The stored snapshot whose digest starts with `prefix` (at least 4 hex digits, `sha256:` optional).

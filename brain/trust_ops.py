@@ -45,7 +45,9 @@ def init_governed(
     genesis = governed_genesis(root)
     record = make_record(signer, genesis.to_bytes(), {TrustScope.GOVERN})
     brain = Brain.init(path)
-    digest = write_snapshot_signed(brain, genesis, [record], expect_head=None, lock_timeout=lock_timeout, on_wait=on_wait)
+    digest = write_snapshot_signed(
+        brain, genesis, [record], expect_head=None, lock_timeout=lock_timeout, on_wait=on_wait
+    )
     return brain, digest, record
 
 
@@ -65,7 +67,9 @@ def pin_trust_root(
         raise UsageError(f"the brain at {brain.path} is empty: pull or init it first")
     if digest is None:
         if head.trust_root is None:
-            raise UsageError("the head has no trust root to pin", hint="pin a digest obtained out of band: brain trust pin DIGEST")
+            raise UsageError(
+                "the head has no trust root to pin", hint="pin a digest obtained out of band: brain trust pin DIGEST"
+            )
         target, source = head.trust_root.digest, PinSource.FIRST_USE
     else:
         target, source = digest, PinSource.OUT_OF_BAND
@@ -73,8 +77,10 @@ def pin_trust_root(
     genesis = None if truncated else walk[-1][0]
     current = brain.head()
     origin = None if current is None else current.origin
-    record = TrustPin(genesis=genesis, pinned_at=utc_timestamp(), reference=None if origin is None else _repository(origin.reference),
-                      source=source, trust_root=target)
+    record = TrustPin(
+        genesis=genesis, pinned_at=utc_timestamp(), reference=None if origin is None else _repository(origin.reference),
+        source=source, trust_root=target,
+    )
     with WriterLock(brain.path, timeout=lock_timeout, on_wait=on_wait):
         write_pin(brain.path, record)
     return record

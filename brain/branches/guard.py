@@ -50,7 +50,8 @@ def authenticate_move(brain: Brain, target: OciDigest, what: str) -> State | Non
         codes = ", ".join(f.code for f in auth.blocking) or "no valid signature"
         raise UntrustedArtifactError(
             f"{what}: snapshot {target.short} is {auth.state} as a head ({codes}); nothing moved",
-            hint=f"sign it with a key the trust root authorizes (`brain sign {target.short} --sign-with KEY`), then retry",
+            hint=f"sign it with a key the trust root authorizes (`brain sign {target.short} --sign-with KEY`), "
+                 "then retry",
         )
     return auth.state
 

@@ -239,7 +239,10 @@ def create_branch_at(
 
 
 _ANCESTRY = re.compile(r"(?P<base>[^~^]+)(?:~(?P<steps>\d+)|(?P<carets>\^+))?")
-_REF_HINT = "REF is a branch (`brain branch`), HEAD, a local tag (`brain tags`) or a snapshot digest prefix (`brain log`), optionally followed by ~N"
+_REF_HINT = (
+    "REF is a branch (`brain branch`), HEAD, a local tag (`brain tags`) or a snapshot digest prefix (`brain log`), "
+    "optionally followed by ~N"
+)
 
 
 def resolve_start(brain: Brain, text: str, *, tagged: Callable[[str], OciDigest | None] | None = None) -> OciDigest:
@@ -376,7 +379,8 @@ def checkout(
         if name == previous or head is None:
             snapshot = refs.branches[name].snapshot if head is None else head.snapshot
             return CheckoutResult(
-                branch=name, previous=previous, snapshot=snapshot, previous_snapshot=None if head is None else head.snapshot,
+                branch=name, previous=previous, snapshot=snapshot,
+                previous_snapshot=None if head is None else head.snapshot,
                 moved=False,
             )
         target = refs.branches[name].snapshot

@@ -11,7 +11,9 @@ from brain.lifecycle.drop import DropPlan
 from brain.writer import Writer
 
 
-def commit_records(writer: Writer, records: Sequence[ProvenanceBlock], plan: DropPlan | None = None) -> OciDigest | None:
+def commit_records(
+    writer: Writer, records: Sequence[ProvenanceBlock], plan: DropPlan | None = None
+) -> OciDigest | None:
     """Remove what `plan` removes (if any), add `records`, commit; the new snapshot's digest (None: no change)."""
     if plan is not None:
         for memory_type, block_ids in plan.removals.items():

@@ -160,7 +160,8 @@ def _module_diff(brain: Brain, change: ModuleChange, origins: Mapping[BlockId, s
         added=entries(change.added),
         removed=entries(change.removed),
         superseded=[
-            Change(block=loser, title=_title(brain, loser), winner=winner) for loser, winner in change.superseded.items()
+            Change(block=loser, title=_title(brain, loser), winner=winner)
+            for loser, winner in change.superseded.items()
         ],
         demoted=[Change(block=b, title=_title(brain, b), reason=reason) for b, reason in change.demoted.items()],
         redacted=[Change(block=b, title=None) for b in change.redacted],

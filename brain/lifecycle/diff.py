@@ -35,7 +35,9 @@ class ModuleChange:
         return not (self.added or self.removed or self.superseded or self.demoted or self.redacted)
 
 
-def member_changes(before: Sequence[BlockId], after: Sequence[BlockId]) -> tuple[tuple[BlockId, ...], tuple[BlockId, ...]]:
+def member_changes(
+    before: Sequence[BlockId], after: Sequence[BlockId]
+) -> tuple[tuple[BlockId, ...], tuple[BlockId, ...]]:
     """(added, removed) between two ascending member lists, ascending."""
     old, new = set(before), set(after)
     return tuple(b for b in after if b not in old), tuple(b for b in before if b not in new)
@@ -65,7 +67,8 @@ def module_changes(
 
 
 def apply_records(
-    changes: dict[MemoryType, ModuleChange], records: Iterable[Record], module_of: Callable[[BlockId], MemoryType | None]
+    changes: dict[MemoryType, ModuleChange], records: Iterable[Record],
+    module_of: Callable[[BlockId], MemoryType | None]
 ) -> None:
     """Attach what the records added between the snapshots say: removals, supersessions, demotions."""
     for record in records:

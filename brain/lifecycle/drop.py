@@ -102,7 +102,8 @@ def plan_drop(  # noqa: C901 - one refusal per §7.4 rule, checked in the order 
     for block in named:
         if placed[block] is MemoryType.EPISODIC:
             raise LifecycleRefusedError(
-                "episodic-append-only", str(block), f"block {said(block)} is episodic, and episodes are never dropped (§7.4)",
+                "episodic-append-only", str(block),
+                f"block {said(block)} is episodic, and episodes are never dropped (§7.4)",
                 f"demote it instead: `brain demote {block.short} --reason ...`",
             )
     for block in named:
@@ -123,9 +124,10 @@ def plan_drop(  # noqa: C901 - one refusal per §7.4 rule, checked in the order 
             source = _first_cause(block, named, graph)
             raise LifecycleRefusedError(
                 "cascade-reaches-episodic", str(source),
-                f"dropping {said(source)} would cascade to episodic block {said(block)}, and episodes are never dropped",
-                f"demote is the removal path: `brain demote {block.short} --reason ...` (or drop the blocks that do not "
-                "reach the episode)",
+                f"dropping {said(source)} would cascade to episodic block {said(block)}, "
+                "and episodes are never dropped",
+                f"demote is the removal path: `brain demote {block.short} --reason ...` (or drop the blocks that "
+                "do not reach the episode)",
             )
         if memory_type is MemoryType.CANONICAL and not allow_canonical:
             raise LifecycleRefusedError(

@@ -44,7 +44,9 @@ def log(brain: Brain, *, graph: bool = False) -> list[LogEntry]:
     for index, (digest, snapshot) in enumerate(history):
         parents = list(snapshot.parent_digests)
         parent = _parent(brain, history, index, snapshot, graph)
-        summary = snapshot_summary(brain, snapshot, parent) if parent is not None or not parents else "(parent not stored)"
+        summary = (
+            snapshot_summary(brain, snapshot, parent) if parent is not None or not parents else "(parent not stored)"
+        )
         entries.append(
             LogEntry(
                 snapshot=digest,

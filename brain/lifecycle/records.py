@@ -64,7 +64,9 @@ def removal_records(
     return records
 
 
-def supersession_record(winner: BlockId, loser: BlockId, *, actor: Actor, at: str, reason: str | None) -> ProvenanceBlock:
+def supersession_record(
+    winner: BlockId, loser: BlockId, *, actor: Actor, at: str, reason: str | None
+) -> ProvenanceBlock:
     """`winner` supersedes `loser` (§3.5)."""
     return ProvenanceBlock(record=SupersessionRecord(actor=actor, at=at, block=winner, supersedes=loser, reason=reason))
 

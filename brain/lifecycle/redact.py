@@ -4,8 +4,9 @@ Derived blocks quote their sources, so redacting a block redacts every member wh
 transitively, in every module (`only` limits it to the named blocks). Provenance records are refused: they
 are the brain's own record. A block that is no longer a member (dropped) but whose bytes are still stored
 (older snapshots, packed layers) is destroyed too, without a tombstone (there is no member to list): its
-digests join `tombstones.json` like the others (`destroy_only`). A content blob (a canonical block's source bytes and normalized view, a v2
-block's `content`) is destroyed unless a member that stays readable names it too.
+digests join `tombstones.json` like the others (`destroy_only`). A content blob (a canonical block's source
+bytes and normalized view, a v2 block's `content`) is destroyed unless a member that stays readable names it
+too.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ def content_digests(block: Block) -> tuple[str, ...]:
     holders = [payload.get("content")]
     if block.memory_type is MemoryType.CANONICAL:
         holders += [payload, payload.get("normalized_view")]
-    found = [h["blob"].removeprefix("sha256:") for h in holders if isinstance(h, dict) and isinstance(h.get("blob"), str)]
+    found = [
+        h["blob"].removeprefix("sha256:") for h in holders if isinstance(h, dict) and isinstance(h.get("blob"), str)
+    ]
     return tuple(dict.fromkeys(found))
 
 

@@ -190,8 +190,8 @@ def redact_blocks(
     """Redact `targets` and what quotes them (`only`: just them) in the order of the module docstring.
 
     `lineage` answers the dependency graph (`ingest.lifecycle.LOG_LINEAGE`: the lineage log, what the CLI and
-    `sdk.Brain` use). An interrupted redaction is finished first (unless a dry run). A dry run plans on the head without the
-    lock and writes nothing. Otherwise the plan is made under the writer lock, `confirm` (if given) sees it
+    `sdk.Brain` use). An interrupted redaction is finished first (unless a dry run). A dry run plans on the head
+    without the lock and writes nothing. Otherwise the plan is made under the writer lock, `confirm` (if given) sees it
     before anything is written and may raise to stop, and `signer` signs the new head.
     """
     if not reason.strip():

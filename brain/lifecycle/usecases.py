@@ -154,7 +154,9 @@ def require_reason(reason: str) -> None:
         raise UsageError("a drop needs --reason TEXT (it is recorded in every removal record)")
 
 
-def _plan_drop(brain: Brain, members: Members, graph: DependencyGraph, select: Select, allow_canonical: bool) -> DropPlan:
+def _plan_drop(
+    brain: Brain, members: Members, graph: DependencyGraph, select: Select, allow_canonical: bool
+) -> DropPlan:
     return plan_drop(select(members, graph), members, graph, allow_canonical=allow_canonical, describe=Titles(brain),
                      explains=lambda b: _explains(brain, b))
 
@@ -189,7 +191,9 @@ def made_by(
         found = [b for b in made if any(t in members and b in members[t] for t in wanted)]
         if not found:
             where = ", ".join(str(t) for t in wanted)
-            raise NotFoundError(f"no member of {where} was made by producer {text}", hint="see `brain show ID` for producers")
+            raise NotFoundError(
+                f"no member of {where} was made by producer {text}", hint="see `brain show ID` for producers"
+            )
         return found
 
     return select
