@@ -36,7 +36,9 @@ def verdict_rows(output: Output, verdicts: Iterable[Verdict], withdrawn: Iterabl
 def render_authenticity(auth: Authentication, output: Output) -> Iterable[RenderableType]:
     """The authenticity section."""
     if auth.state is State.UNSIGNED and auth.trust_root is None and auth.role is not Role.REVISION:
-        yield Text.assemble(("authenticity", "bold"), "  ", ("unsigned", "yellow"), "  (not governed: no trust root, no signatures)")
+        yield Text.assemble(
+            ("authenticity", "bold"), "  ", ("unsigned", "yellow"), "  (not governed: no trust root, no signatures)"
+        )
         return
     yield Text.assemble(("authenticity", "bold"), "  ", (str(auth.state), _STATE_STYLE[auth.state]),
                         f"  ({auth.role}, stance {auth.stance})")

@@ -288,7 +288,9 @@ class _Binder:
     def error(self, keys: tuple[str, ...], message: str, hint: str | None = None) -> ConfigFileError:
         return ConfigFileError(f"{self.file.where(keys)}: {message}", hint=hint)
 
-    def bind(self, command: Any, table: Mapping[str, Any], path: tuple[str, ...], keys: tuple[str, ...]) -> dict[str, Any]:
+    def bind(
+        self, command: Any, table: Mapping[str, Any], path: tuple[str, ...], keys: tuple[str, ...]
+    ) -> dict[str, Any]:
         options = _options_by_long_name(command, self.skip)
         subcommands = getattr(command, "commands", {}) or {}
         defaults: dict[str, Any] = {}

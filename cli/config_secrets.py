@@ -19,7 +19,9 @@ _SECRET_WORDS = re.compile(
     r"(^|[-_])(token|password|passwd|secret|api[-_]?key|apikey|credentials?|private[-_]key|auth)([-_]|$)"
 )
 _SECRET_REFERENCE_SUFFIXES = ("-env", "-stdin", "-file", "-helper", "-command")
-_SECRET_NAME = r"(?:[a-z0-9]+[-_])*(?:api[-_]?key|apikey|key|token|secret|password|passwd|pwd|auth|credentials?|sig|signature)"
+_SECRET_NAME = (
+    r"(?:[a-z0-9]+[-_])*(?:api[-_]?key|apikey|key|token|secret|password|passwd|pwd|auth|credentials?|sig|signature)"
+)
 _VALUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("a password in a URL", re.compile(r"[a-z][a-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@", re.IGNORECASE)),
     ("a credential in a URL's query", re.compile(rf"[?&;#]{_SECRET_NAME}=[^&\s]", re.IGNORECASE)),

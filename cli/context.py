@@ -114,7 +114,8 @@ class CliContext:
         return brain
 
     def wait_note(self) -> Callable[[str], None]:
-        """What a library use case waiting for the writer lock (commands hand it `lock_timeout` and this) calls to say who it waits for (stderr, unless --quiet)."""
+        """What a library use case waiting for the writer lock (commands hand it `lock_timeout` and this) calls to say
+        who it waits for (stderr, unless --quiet)."""
         return Output(quiet=self.quiet).message
 
     def output(self, as_json: bool) -> Output:

@@ -38,7 +38,8 @@ EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.CONFLICT: "conflict: lock held past --lock-timeout, diverged tag, refused operation",
     ExitCode.UNTRUSTED: "untrusted artifact refused: digest mismatch, hostile layer, lying annotations",
     ExitCode.REMOTE: "remote failure: registry unreachable, authentication refused, bad HTTP status",
-    ExitCode.STORAGE: "local storage refused a write: disk full, no inodes, quota, read-only (the brain stays at its last committed snapshot)",
+    ExitCode.STORAGE: "local storage refused a write: disk full, no inodes, quota, "
+                      "read-only (the brain stays at its last committed snapshot)",
     ExitCode.INTERNAL: "internal error (a bug): please report it with --debug output",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
     ExitCode.BROKEN_PIPE: "the reader of stdout went away (e.g. `| head`)",

@@ -127,7 +127,10 @@ def _missing_line(result: IngestResult) -> str:
     gone = result.missing
     if all(m.action == "missing" for m in gone):
         first = ", ".join(m.origin for m in gone[:3]) + (", ..." if len(gone) > 3 else "")
-        return f"missing {len(gone)} sources no longer under the roots ({first}): still in the brain; pass --sync to drop them"
+        return (
+            f"missing {len(gone)} sources no longer under the roots ({first}): still in the brain; "
+            "pass --sync to drop them"
+        )
     dropped = [m for m in gone if m.action == "dropped"]
     demoted = [m for m in gone if m.action == "demoted"]
     blocks = sum(n for m in gone for n in m.dropped.values())

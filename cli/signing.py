@@ -114,7 +114,9 @@ def with_signature(result: R, signed: SignedHead | None) -> R:
     return _signed_model(type(result))(**dict(result), signed=signed)  # type: ignore[return-value]
 
 
-_SPEC = re.compile(r"^(?P<key>.+?)(?:=(?P<scopes>[a-z:]+(?:,[a-z:]+)*))?(?:@(?P<subject>[^=@\s]+(?:@[^=@\s]+)?))?$", re.DOTALL)
+_SPEC = re.compile(
+    r"^(?P<key>.+?)(?:=(?P<scopes>[a-z:]+(?:,[a-z:]+)*))?(?:@(?P<subject>[^=@\s]+(?:@[^=@\s]+)?))?$", re.DOTALL
+)
 
 
 def read_public_key(text: str) -> PublicKey:
@@ -123,9 +125,13 @@ def read_public_key(text: str) -> PublicKey:
     if not candidate.startswith("ssh-"):
         path = Path(candidate).expanduser()
         try:
-            candidate = read_user_file(path, "public key file", MAX_KEY_FILE_BYTES, error=SigningKeyError).decode("utf-8")
+            candidate = read_user_file(path, "public key file", MAX_KEY_FILE_BYTES, error=SigningKeyError).decode(
+                "utf-8"
+            )
         except FileNotFoundError:
-            raise SigningKeyError(f"no public key file at {path}", hint="give 'ssh-ed25519 AAAA...' or a .pub file") from None
+            raise SigningKeyError(
+                f"no public key file at {path}", hint="give 'ssh-ed25519 AAAA...' or a .pub file"
+            ) from None
         except (OSError, UnicodeDecodeError) as e:
             raise SigningKeyError(f"cannot read public key file {path}: {e}") from None
     try:

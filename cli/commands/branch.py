@@ -25,7 +25,9 @@ def branches(
     ctx: typer.Context,
     remote: Annotated[
         str | None,
-        typer.Option("--remote", metavar="REF", help="List the branches a registry repository publishes (its br.* tags)."),
+        typer.Option(
+            "--remote", metavar="REF", help="List the branches a registry repository publishes (its br.* tags)."
+        ),
     ] = None,
     plain_http: PlainHttpFlag = False,
     as_json: JsonFlag = False,
@@ -44,7 +46,9 @@ def branches(
         from oci.branches import remote_branches
 
         ref = parse_reference(remote, plain_http=plain_http)
-        found = remote_branches(RegistryClient(ref, resolve_credentials(ref.registry)), local_main_tag(context.brain_path))
+        found = remote_branches(
+            RegistryClient(ref, resolve_credentials(ref.registry)), local_main_tag(context.brain_path)
+        )
         output.result(found, lambda r: _render_remote(r, output))
         return
     from brain.branches.operations import branch_list
@@ -71,11 +75,16 @@ def _render_remote(result, output: Output) -> Iterable[RenderableType]:  # type:
 @branch.command("create")
 def create(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(metavar="NAME", help="The new branch (segments of [A-Za-z0-9_-] joined by '/').")],
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", help="The new branch (segments of [A-Za-z0-9_-] joined by '/').")
+    ],
     at: Annotated[
         str | None,
-        typer.Option("--at", metavar="REF", help="Start it at this branch, HEAD, local tag or snapshot (digest or prefix), "
-                     "optionally with ~N (N first parents back); default: the head."),
+        typer.Option(
+            "--at", metavar="REF",
+            help="Start it at this branch, HEAD, local tag or snapshot (digest or prefix), "
+            "optionally with ~N (N first parents back); default: the head.",
+        ),
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -89,14 +98,20 @@ def create(
         brain, name, context.actor(), at, tagged=lambda tag: local_tag_snapshot(brain, tag),
         lock_timeout=context.lock_timeout, on_wait=context.wait_note(),
     )
-    context.output(as_json).result(change, lambda r: f"created branch {r.branch} at {r.snapshot} (publishes as {r.tag})")
+    context.output(as_json).result(
+        change, lambda r: f"created branch {r.branch} at {r.snapshot} (publishes as {r.tag})"
+    )
 
 
 @branch.command("delete")
 def delete(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(metavar="NAME", help="The branch to delete (its snapshots stay until pruned).")],
-    force: Annotated[bool, typer.Option("--force", help="Delete it even if it is neither merged nor published.")] = False,
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", help="The branch to delete (its snapshots stay until pruned).")
+    ],
+    force: Annotated[
+        bool, typer.Option("--force", help="Delete it even if it is neither merged nor published.")
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Delete a branch (never the current one; without --force, only one merged into another or published)."""

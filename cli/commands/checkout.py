@@ -20,7 +20,9 @@ def checkout(
 
     context = cli_context(ctx)
     brain = context.open_brain()
-    result = checkout_branch(brain, name, context.actor(), lock_timeout=context.lock_timeout, on_wait=context.wait_note())
+    result = checkout_branch(
+        brain, name, context.actor(), lock_timeout=context.lock_timeout, on_wait=context.wait_note()
+    )
     context.output(as_json).result(
         result,
         lambda r: f"switched to branch {r.branch} at {r.snapshot}" if r.moved else f"already on branch {r.branch}",

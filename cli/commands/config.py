@@ -99,7 +99,10 @@ def show(
         "output": context.output_format, "quiet": context.quiet, "debug": context.debug,
     }  # fmt: skip
     rows = [
-        SettingRow(command="", option=name.replace("_", "-"), value=_plain(values[name]), source=context.sources.get(name, "default"))
+        SettingRow(
+            command="", option=name.replace("_", "-"), value=_plain(values[name]),
+            source=context.sources.get(name, "default"),
+        )
         for name in GLOBAL_OPTIONS
     ]
     if bound is not None and rows[3].source == "default":
@@ -108,7 +111,9 @@ def show(
         rows += _command_rows(ctx.find_root().command, command, bound)
     elif bound is not None:
         rows += [
-            SettingRow(command=" ".join(s.command), option=s.key, value=_shown(s.key, s.value), source=f"config {s.where}")
+            SettingRow(
+                command=" ".join(s.command), option=s.key, value=_shown(s.key, s.value), source=f"config {s.where}"
+            )
             for s in bound.settings
             if s.command
         ]
@@ -121,6 +126,12 @@ def _render(result: ConfigShowResult, output: Output) -> Iterable[RenderableType
     yield f"config file: {result.file}" if result.file else "config file: none (no brain.toml or [tool.brain] found)"
     table = output.table("command", "option", "value", "source")
     for row in result.settings:
-        value = "" if row.value is None else ",".join(map(str, row.value)) if isinstance(row.value, list) else str(row.value)
+        value = (
+            ""
+            if row.value is None
+            else ",".join(map(str, row.value))
+            if isinstance(row.value, list)
+            else str(row.value)
+        )
         table.add_row(row.command or "(global)", row.option, value, row.source)
     yield table

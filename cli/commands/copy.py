@@ -14,7 +14,9 @@ from cli.transfer import PlainHttpFlag, blob_progress
 def copy(
     ctx: typer.Context,
     source: Annotated[str, typer.Argument(metavar="SRC", help="HOST[:PORT]/REPOSITORY[:TAG][@DIGEST]")],
-    destination: Annotated[str, typer.Argument(metavar="DST", help="HOST[:PORT]/REPOSITORY[:TAG] (default: SRC's tag)")],
+    destination: Annotated[
+        str, typer.Argument(metavar="DST", help="HOST[:PORT]/REPOSITORY[:TAG] (default: SRC's tag)")
+    ],
     force: Annotated[bool, typer.Option("--force", help="Move DST's tag if it names another manifest.")] = False,
     no_referrers: Annotated[
         bool, typer.Option("--no-referrers", help="Do not bring the artifact's referrers (signatures) along.")

@@ -19,12 +19,15 @@ from cli.signing import SignWithOption, load_signer, with_signature
 
 def demote(
     ctx: typer.Context,
-    blocks: Annotated[list[str], typer.Argument(metavar="ID|ORIGIN...", help="Block ids, unambiguous prefixes or source origins.",
-                                                show_default=False)],
+    blocks: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="ID|ORIGIN...", help="Block ids, unambiguous prefixes or source origins.", show_default=False
+        ),
+    ],
     reason: ReasonOption = None,
     policy: Annotated[str | None, typer.Option("--policy", metavar="NAME", help="Policy name to record.")] = None,
-    sign_with: SignWithOption = None,
-    as_json: JsonFlag = False,
+    sign_with: SignWithOption = None, as_json: JsonFlag = False,
 ) -> None:
     """Demote blocks: they stay members but are no longer accessible."""
     from brain.lifecycle.usecases import demote as record_demotions
@@ -42,5 +45,9 @@ def demote(
         )  # fmt: skip
     digest = done.snapshot
     result = with_signature(StanceResult(snapshot=digest, blocks=list(done.blocks), refused=None), done.signed)
-    text = f"demoted {len(done.blocks)} blocks (snapshot {digest.short})" if digest else "already demoted: nothing to write"
+    text = (
+        f"demoted {len(done.blocks)} blocks (snapshot {digest.short})"
+        if digest
+        else "already demoted: nothing to write"
+    )
     output.result(result, lambda r: [text])

@@ -82,7 +82,9 @@ def _render(result: DiffResult, output: Output) -> list[RenderableType]:
         return [f"{_counts_line(result)}: identical"]
     table = output.table("module", "change", "block", "title", "origin", "detail")
     for module, kind, change in _rows(result):
-        table.add_row(module, kind, change.block.short, change.title or "-", change.origin or "-", _detail(kind, change))
+        table.add_row(
+            module, kind, change.block.short, change.title or "-", change.origin or "-", _detail(kind, change)
+        )
     return [table, _counts_line(result), result.summary]
 
 

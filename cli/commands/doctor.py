@@ -1,8 +1,8 @@
 """`brain doctor`: check what a CI job needs (brain, disk, actor, registry, proposer, signing key) and say what to fix.
 
 Each check reads its target from the command line, else from the config file (`[push] reference`,
-`[ingest] proposer/model/base-url/api-key-env`, `[sign] sign-with`, `$BRAIN_SIGN_WITH`), else skips with a note saying how to ask for
-it. A check that fails exits 1 after all checks ran; warnings do not.
+`[ingest] proposer/model/base-url/api-key-env`, `[sign] sign-with`, `$BRAIN_SIGN_WITH`), else skips with a note
+saying how to ask for it. A check that fails exits 1 after all checks ran; warnings do not.
 """
 
 from __future__ import annotations
@@ -58,7 +58,10 @@ def _configured(context: CliContext, command: str, key: str) -> Any:
 def _brain(context: CliContext) -> Check:
     path = context.brain_path
     if not path.exists():
-        return Check(check="brain", status="warn", detail=f"no brain at {path}", fix="`brain init`, or `brain pull REF` to start from a published one")
+        return Check(
+            check="brain", status="warn", detail=f"no brain at {path}",
+            fix="`brain init`, or `brain pull REF` to start from a published one",
+        )
     try:
         brain = context.open_brain()
         head = brain.snapshot_digest()
@@ -66,7 +69,9 @@ def _brain(context: CliContext) -> Check:
         return Check(check="brain", status="fail", detail=e.message, fix=e.hint)
     lock_dir = path / "boltzmann"
     if not os.access(lock_dir if lock_dir.exists() else path, os.W_OK):
-        return Check(check="brain", status="fail", detail=f"{path} is not writable by this user", fix="fix its permissions")
+        return Check(
+            check="brain", status="fail", detail=f"{path} is not writable by this user", fix="fix its permissions"
+        )
     return Check(check="brain", status="ok", detail=f"{path}: " + (f"head {head.short}" if head else "empty"))
 
 
@@ -77,7 +82,9 @@ def _disk(context: CliContext) -> Check:
     free_inodes = stats.f_favail
     detail = f"{usage.free / 2**30:.1f} GiB free, {free_inodes} inodes free on the file system of {path}"
     if usage.free < MIN_FREE_BYTES or (stats.f_files and free_inodes < MIN_FREE_INODES):
-        return Check(check="disk", status="fail", detail=detail, fix="free space (or inodes) or point --brain elsewhere")
+        return Check(
+            check="disk", status="fail", detail=detail, fix="free space (or inodes) or point --brain elsewhere"
+        )
     if usage.free < WARN_FREE_BYTES:
         return Check(check="disk", status="warn", detail=detail, fix="large ingests and pulls may run out of space")
     return Check(check="disk", status="ok", detail=detail)
@@ -93,7 +100,10 @@ def _actor(context: CliContext) -> Check:
 
 def _registry(reference: str | None, plain_http: bool) -> Check:
     if not reference:
-        return Check(check="registry", status="skip", detail="no registry to check", fix="pass --registry REF or set [push] reference")
+        return Check(
+            check="registry", status="skip", detail="no registry to check",
+            fix="pass --registry REF or set [push] reference",
+        )
     from oci.auth import resolve_credentials
     from oci.reference import parse_reference
     from oci.remote_tags import list_tags
@@ -110,7 +120,10 @@ def _registry(reference: str | None, plain_http: bool) -> Check:
         except BrainError:
             count = f"{ref.repository} does not exist yet"
     except BrainError as e:
-        return Check(check="registry", status="fail", detail=e.message, fix=e.hint or f"check `brain login {reference.split('/')[0]}`")
+        return Check(
+            check="registry", status="fail", detail=e.message,
+            fix=e.hint or f"check `brain login {reference.split('/')[0]}`",
+        )
     return Check(check="registry", status="ok", detail=f"{ref.registry} answers {who}; {count}")
 
 
@@ -122,21 +135,41 @@ def _proposer(name: str | None, model: str | None, base_url: str | None, key_env
     import openai
 
     environ = os.environ
-    base_url = base_url or environ.get("BRAIN_OPENAI_BASE_URL") or environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+    base_url = (
+        base_url
+        or environ.get("BRAIN_OPENAI_BASE_URL")
+        or environ.get("OPENAI_BASE_URL")
+        or "https://api.openai.com/v1"
+    )
     key = environ.get(key_env) if key_env else environ.get("BRAIN_OPENAI_API_KEY") or environ.get("OPENAI_API_KEY")
     model = model or environ.get("BRAIN_OPENAI_MODEL")
     if key_env and not key:
-        return Check(check="proposer", status="fail", detail=f"{key_env} is not set", fix=f"export {key_env} from the CI secret store")
+        return Check(
+            check="proposer", status="fail", detail=f"{key_env} is not set",
+            fix=f"export {key_env} from the CI secret store",
+        )
     client = openai.OpenAI(base_url=base_url, api_key=key or "unused", max_retries=0, timeout=PROBE_TIMEOUT)
     try:
         models = [m.id for m in client.models.list()]
     except openai.APIStatusError as e:
-        return Check(check="proposer", status="fail", detail=f"{base_url} answered HTTP {e.status_code}", fix="check the API key and the base URL")
+        return Check(
+            check="proposer", status="fail", detail=f"{base_url} answered HTTP {e.status_code}",
+            fix="check the API key and the base URL",
+        )
     except openai.APIError as e:
-        return Check(check="proposer", status="fail", detail=f"{base_url}: {type(e).__name__}", fix="check that the endpoint is running and reachable")
+        return Check(
+            check="proposer", status="fail", detail=f"{base_url}: {type(e).__name__}",
+            fix="check that the endpoint is running and reachable",
+        )
     if model and models and model not in models:
-        return Check(check="proposer", status="warn", detail=f"{base_url} answers but does not list model {model}", fix="check --model")
-    return Check(check="proposer", status="ok", detail=f"{base_url} answers; {len(models)} model(s)" + (f", {model} among them" if model in models else ""))
+        return Check(
+            check="proposer", status="warn", detail=f"{base_url} answers but does not list model {model}",
+            fix="check --model",
+        )
+    return Check(
+        check="proposer", status="ok",
+        detail=f"{base_url} answers; {len(models)} model(s)" + (f", {model} among them" if model in models else ""),
+    )
 
 
 def _signing_key(context: CliContext, spec: str | None) -> Check:
@@ -158,8 +191,14 @@ def _signing_key(context: CliContext, spec: str | None) -> Check:
         return Check(check="signing key", status="fail", detail=f"{fingerprint} made a signature that does not verify")
     path = Path(spec).expanduser()
     if path.is_file() and path.stat().st_mode & 0o077:
-        return Check(check="signing key", status="warn", detail=f"{fingerprint}: {path} is readable by others", fix=f"chmod 600 {path}")
-    return Check(check="signing key", status="ok", detail=f"{fingerprint} signs" + _trusted_scopes(context, signer.public_key.text))
+        return Check(
+            check="signing key", status="warn", detail=f"{fingerprint}: {path} is readable by others",
+            fix=f"chmod 600 {path}",
+        )
+    return Check(
+        check="signing key", status="ok",
+        detail=f"{fingerprint} signs" + _trusted_scopes(context, signer.public_key.text),
+    )
 
 
 def _trusted_scopes(context: CliContext, key_text: str) -> str:
@@ -179,11 +218,19 @@ def _trusted_scopes(context: CliContext, key_text: str) -> str:
 
 def doctor(
     ctx: typer.Context,
-    registry: Annotated[str | None, typer.Option("--registry", metavar="REF", help="Registry repository to check (default: [push] reference).")] = None,
-    proposer: Annotated[str | None, typer.Option("--proposer", metavar="NAME", help="Proposer to probe (default: [ingest] proposer).")] = None,
+    registry: Annotated[
+        str | None,
+        typer.Option("--registry", metavar="REF", help="Registry repository to check (default: [push] reference)."),
+    ] = None,
+    proposer: Annotated[
+        str | None, typer.Option("--proposer", metavar="NAME", help="Proposer to probe (default: [ingest] proposer).")
+    ] = None,
     signing_key: Annotated[
         Path | None,
-        typer.Option("--sign-with", envvar="BRAIN_SIGN_WITH", metavar="KEY", help="Signing key to try (default: [sign] sign-with)."),
+        typer.Option(
+            "--sign-with", envvar="BRAIN_SIGN_WITH", metavar="KEY",
+            help="Signing key to try (default: [sign] sign-with).",
+        ),
     ] = None,
     plain_http: PlainHttpFlag = False,
     as_json: JsonFlag = False,

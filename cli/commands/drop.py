@@ -39,9 +39,12 @@ class DropResult(Result):
 
 def drop(
     ctx: typer.Context,
-    blocks: Annotated[list[str] | None, typer.Argument(metavar="ID|ORIGIN...", help="Block ids, unambiguous prefixes or source origins.",
+    blocks: Annotated[list[str] | None, typer.Argument(metavar="ID|ORIGIN...", help="Block ids, unambiguous prefixes "
+                                                                                    "or source origins.",
                                                       show_default=False)] = None,
-    reason: Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why (recorded in each removal record).")] = "",
+    reason: Annotated[
+        str, typer.Option("--reason", metavar="TEXT", help="Why (recorded in each removal record).")
+    ] = "",
     policy: Annotated[str | None, typer.Option("--policy", metavar="NAME", help="Policy name to record.")] = None,
     producer: Annotated[
         str | None,
@@ -51,7 +54,9 @@ def drop(
         list[str] | None, typer.Option("--module", metavar="TYPE", help="With --producer: only these modules.")
     ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the cascade; write nothing.")] = False,
-    allow_canonical: Annotated[bool, typer.Option("--allow-canonical", help="Allow dropping canonical blocks.")] = False,
+    allow_canonical: Annotated[
+        bool, typer.Option("--allow-canonical", help="Allow dropping canonical blocks.")
+    ] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before dropping a cascade.")] = False,
     sign_with: SignWithOption = None,
     as_json: JsonFlag = False,

@@ -36,7 +36,9 @@ def export(
     format_: Annotated[ExportFormat, typer.Option("--format", "-f", help="jsonl or markdown.")] = ExportFormat.JSONL,
     to: Annotated[
         Path | None,
-        typer.Option("--to", metavar="PATH", help="File (jsonl; default stdout) or new directory (markdown, required)."),
+        typer.Option(
+            "--to", metavar="PATH", help="File (jsonl; default stdout) or new directory (markdown, required)."
+        ),
     ] = None,
     provenance: Annotated[bool, typer.Option("--provenance", help="jsonl: add the ledger's records.")] = False,
     as_json: JsonFlag = False,
@@ -66,6 +68,8 @@ def export(
     result = ExportResult(
         format=format_, destination=str(to), snapshot=str(reader.snapshot) if reader.snapshot else None, counts=counts
     )
-    total = sum(v for k, v in counts.items() if k != "files") if format_ is ExportFormat.MARKDOWN else sum(counts.values())
+    total = (
+        sum(v for k, v in counts.items() if k != "files") if format_ is ExportFormat.MARKDOWN else sum(counts.values())
+    )
     output.result(result, lambda r: f"exported {total} record(s) to {r.destination} ({r.format.value})")
 

@@ -86,7 +86,8 @@ def ingest(
         bool,
         typer.Option(
             "--strict",
-            help="Exit 1 if any source failed or any candidate was rejected (a duplicate of a member is not a problem).",
+            help="Exit 1 if any source failed or any candidate was rejected (a duplicate of a member is not a "
+                 "problem).",
         )
     ] = False,
     verbose: Annotated[
@@ -94,10 +95,14 @@ def ingest(
     ] = False,
     sign_with: SignWithOption = None,
     max_tokens: Annotated[
-        int | None, typer.Option("--max-tokens", metavar="N", help="Stop proposing before a model would spend more tokens.")
+        int | None,
+        typer.Option("--max-tokens", metavar="N", help="Stop proposing before a model would spend more tokens.")
     ] = None,
     max_cost: Annotated[
-        str | None, typer.Option("--max-cost", metavar="USD", help="Stop proposing before a model would cost more (needs --price).")
+        str | None,
+        typer.Option(
+            "--max-cost", metavar="USD", help="Stop proposing before a model would cost more (needs --price)."
+        )
     ] = None,
     shard: Annotated[
         str | None,
@@ -127,8 +132,10 @@ def ingest(
     api_key = None
     if api_key_env is not None:
         if not is_env_name(api_key_env):
-            raise UsageError("--api-key-env takes the NAME of an environment variable, not a key (the value is not shown)",
-                             hint="export the key, e.g. OPENAI_API_KEY=..., and pass --api-key-env OPENAI_API_KEY")
+            raise UsageError(
+                "--api-key-env takes the NAME of an environment variable, not a key (the value is not shown)",
+                hint="export the key, e.g. OPENAI_API_KEY=..., and pass --api-key-env OPENAI_API_KEY",
+            )
         api_key = os.environ.get(api_key_env)
         if not api_key:
             raise UsageError(f"--api-key-env {api_key_env}: that environment variable is not set")

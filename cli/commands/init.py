@@ -69,9 +69,12 @@ def init(
             "'ssh-ed25519 AAAA...'; SCOPES default to ingest,commit,govern.",
         ),
     ] = None,
-    quorum: Annotated[int, typer.Option("--quorum", min=1, metavar="N", help="Govern signatures a trust-root revision needs.")] = 1,
+    quorum: Annotated[
+        int, typer.Option("--quorum", min=1, metavar="N", help="Govern signatures a trust-root revision needs.")
+    ] = 1,
     trust_root: Annotated[
-        Path | None, typer.Option("--trust-root", metavar="FILE", help="The trust root as a JSON file (instead of --trust-key).")
+        Path | None,
+        typer.Option("--trust-root", metavar="FILE", help="The trust root as a JSON file (instead of --trust-key).")
     ] = None,
     sign_with: SignWithOption = None,
     as_json: JsonFlag = False,
@@ -94,8 +97,9 @@ def init(
     if sign_with is None:
         raise UsageError("a governed genesis must be signed", hint="add --sign-with KEY (a key holding govern)")
     # Everything that can fail (the key, its scopes, the signature) happens before the directory exists.
-    _, digest, record = init_governed(context.brain_path, root, load_signer(sign_with), lock_timeout=context.lock_timeout,
-                                      on_wait=context.wait_note())
+    _, digest, record = init_governed(
+        context.brain_path, root, load_signer(sign_with), lock_timeout=context.lock_timeout, on_wait=context.wait_note()
+    )
     result = GovernedInitResult(brain=str(context.brain_path), genesis=str(digest), trust_root=str(root.digest),
                                 record=str(record.digest), key=record.key)
     context.output(as_json).result(result, _render)

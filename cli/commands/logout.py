@@ -29,7 +29,9 @@ def logout(
     from oci.auth import logout as forget
 
     done = forget(host)
-    result = LogoutResult(registry=done.registry, config=str(done.config), removed=done.was_logged_in, helper=done.helper)
+    result = LogoutResult(
+        registry=done.registry, config=str(done.config), removed=done.was_logged_in, helper=done.helper
+    )
 
     def render(r: LogoutResult) -> str:
         if not r.removed:

@@ -83,13 +83,19 @@ def merge(
     refs: Annotated[list[str], typer.Argument(metavar="BRANCH|SNAPSHOT|REF...", help="What to merge in.",
                                               show_default=False)],
     reason: Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why (kept in the history log).")] = "",
-    strategy: Annotated[StrategyChoice, typer.Option("--strategy", help="merge, rebase or squash.")] = StrategyChoice.merge,
+    strategy: Annotated[
+        StrategyChoice, typer.Option("--strategy", help="merge, rebase or squash.")
+    ] = StrategyChoice.merge,
     plan: Annotated[bool, typer.Option("--plan", help="Print the review; write nothing.")] = False,
     ff_only: Annotated[bool, typer.Option("--ff-only", help="Refuse unless it is a fast-forward.")] = False,
     no_ff: Annotated[bool, typer.Option("--no-ff", help="Write a merge snapshot even for a fast-forward.")] = False,
-    allow_unrelated: Annotated[bool, typer.Option("--allow-unrelated", help="Join histories with no common ancestor.")] = False,
+    allow_unrelated: Annotated[
+        bool, typer.Option("--allow-unrelated", help="Join histories with no common ancestor.")
+    ] = False,
     plain_http: Annotated[bool, typer.Option("--plain-http", help="Fetch a registry REF over plain HTTP.")] = False,
-    output_format: Annotated[FormatChoice, typer.Option("--format", help="table or markdown (a pull-request comment).")] = FormatChoice.table,
+    output_format: Annotated[
+        FormatChoice, typer.Option("--format", help="table or markdown (a pull-request comment).")
+    ] = FormatChoice.table,
     sign_with: SignWithOption = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -205,11 +211,16 @@ def render(result: MergeResult, output: Output, *, review: bool = True) -> list[
     shown: list[RenderableType] = [f"## brain merge — {head}" if output.markdown else head]
     if result.ancestor is not None and result.outcome not in ("up_to_date", "fast_forward"):
         counts = Counter(v.verdict for v in result.verdicts)
-        tally = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items(), key=lambda c: (c[0] != "validated", c[0])))
+        tally = ", ".join(
+            f"{n} {verdict}" for verdict, n in sorted(counts.items(), key=lambda c: (c[0] != "validated", c[0]))
+        )
         shown.append(f"ancestor {result.ancestor.short}; {result.judged} incoming blocks judged"
                      + (f": {tally}" if tally else ""))
     if result.modules:
-        sides = ["ours", *(["theirs"] if len(result.theirs) == 1 else [f"theirs {i + 1}" for i in range(len(result.theirs))])]
+        sides = [
+            "ours",
+            *(["theirs"] if len(result.theirs) == 1 else [f"theirs {i + 1}" for i in range(len(result.theirs))]),
+        ]
         table = output.table("module", "ancestor", *(f"+{s}" for s in sides), *(f"-{s}" for s in sides), "result")
         for row in result.modules:
             table.add_row(row["module"], str(row["ancestor"]), *(str(len(a)) for a in row["added"]),

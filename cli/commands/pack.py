@@ -19,7 +19,10 @@ def pack(
     tag: Annotated[str | None, typer.Option("--tag", metavar="TAG", help="Tag the artifact in index.json.")] = None,
     module: Annotated[
         list[str] | None,
-        typer.Option("--module", "-m", metavar="TYPE", help="Publish only these modules (repeatable; §6.7 subset); provenance always comes along."),
+        typer.Option(
+            "--module", "-m", metavar="TYPE",
+            help="Publish only these modules (repeatable; §6.7 subset); provenance always comes along.",
+        ),
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:

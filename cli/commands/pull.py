@@ -63,23 +63,33 @@ def render(result) -> Iterable[RenderableType]:  # type: ignore[no-untyped-def]
         yield f"switched to branch {result.switched_to}"
     authenticity = getattr(result, "authenticity", None)
     if authenticity is not None:
-        yield f"authenticity {authenticity.state} ({authenticity.records} signature record(s), {authenticity.stored} new)"
+        yield (
+            f"authenticity {authenticity.state} ({authenticity.records} signature record(s), {authenticity.stored} new)"
+        )
         if authenticity.re_rooted:
-            yield "re-rooted: this brain now trusts the pulled chain's trust root (recorded in boltzmann/trust-log.jsonl)"
+            yield (
+                "re-rooted: this brain now trusts the pulled chain's trust root (recorded in boltzmann/trust-log.jsonl)"
+            )
 
 
 def pull(
     ctx: typer.Context,
     reference: Annotated[str, typer.Argument(metavar="REF", help="HOST[:PORT]/REPOSITORY[:TAG][@DIGEST]")],
     module: ModuleOption = None,
-    force: Annotated[bool, typer.Option("--force", help="Move the head even if the local head is not in the pulled history.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Move the head even if the local head is not in the pulled history.")
+    ] = False,
     plain_http: PlainHttpFlag = False,
     max_inflate: MaxInflateOption = None,
     require_signed: Annotated[
-        bool, typer.Option("--require-signed", help="Refuse an unsigned head too (default: only for brains seen signed).")
+        bool,
+        typer.Option("--require-signed", help="Refuse an unsigned head too (default: only for brains seen signed).")
     ] = False,
     allow_unauthorized: Annotated[
-        bool, typer.Option("--allow-unauthorized", help="Install a head that is not authorized (says so): the explicit escape.")
+        bool,
+        typer.Option(
+            "--allow-unauthorized", help="Install a head that is not authorized (says so): the explicit escape."
+        )
     ] = False,
     branch: Annotated[
         str | None,
@@ -116,6 +126,7 @@ def run_pull(ctx: typer.Context, reference: str, plain_http: bool, as_json: bool
         )
     result = result.model_copy(update={"initialized": created})
     output.message(
-        f"{result.blobs_fetched} blob(s) downloaded ({result.bytes_fetched} bytes), {result.blobs_reused} already stored"
+        f"{result.blobs_fetched} blob(s) downloaded ({result.bytes_fetched} bytes), "
+        f"{result.blobs_reused} already stored"
     )
     output.result(result, render)

@@ -23,7 +23,8 @@ def push(
         typer.Option("--packed", help="Publish the tag exactly as packed, even if it lags the current head."),
     ] = False,
     immutable: Annotated[
-        bool, typer.Option("--immutable", help="Refuse if the remote tag already names another manifest (release tags).")
+        bool,
+        typer.Option("--immutable", help="Refuse if the remote tag already names another manifest (release tags).")
     ] = False,
     allow_narrowing: Annotated[
         bool, typer.Option("--allow-narrowing", help="Publish fewer modules than the tag's artifact holds now.")

@@ -66,7 +66,9 @@ def resolve(
     block: Annotated[str, typer.Argument(metavar="ID", help="The open question's block id (or a prefix).")],
     admit: Annotated[bool, typer.Option("--admit", help="Let a contradicted or pending block in.")] = False,
     reject: Annotated[bool, typer.Option("--reject", help="Leave the block out (it stays stored).")] = False,
-    prefer: Annotated[str | None, typer.Option("--prefer", metavar="WINNER", help="Settle a competing supersession.")] = None,
+    prefer: Annotated[
+        str | None, typer.Option("--prefer", metavar="WINNER", help="Settle a competing supersession.")
+    ] = None,
     reason: Annotated[str | None, typer.Option("--reason", metavar="TEXT", help="Why.")] = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -82,16 +84,22 @@ def resolve(
     target, answer = run_resolve(brain, context.actor(), block, kind, index_of(brain, persist=False), prefer=prefer,
                                  reason=reason, lock_timeout=context.lock_timeout)
     output = context.output(as_json)
-    output.result(Answered(block=str(target), kind=answer.kind, prefer=None if answer.prefer is None else str(answer.prefer)),
-                  lambda r: f"{r.kind} {target.short}" + (f" (prefer {r.prefer[:19]}…)" if r.prefer else ""))
+    output.result(
+        Answered(block=str(target), kind=answer.kind, prefer=None if answer.prefer is None else str(answer.prefer)),
+        lambda r: f"{r.kind} {target.short}" + (f" (prefer {r.prefer[:19]}…)" if r.prefer else ""),
+    )
     output.message("next: `brain reconcile status` shows what is still open; `brain reconcile continue` commits")
 
 
 @reconcile.command("accept-removals")
 def accept_removals(
     ctx: typer.Context,
-    reason: Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why (recorded in the removal records).")] = "",
-    allow_canonical: Annotated[bool, typer.Option("--allow-canonical", help="Accept withdrawn canonical blocks too.")] = False,
+    reason: Annotated[
+        str, typer.Option("--reason", metavar="TEXT", help="Why (recorded in the removal records).")
+    ] = "",
+    allow_canonical: Annotated[
+        bool, typer.Option("--allow-canonical", help="Accept withdrawn canonical blocks too.")
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Accept every withdrawn block of ours, in one statement."""
@@ -104,8 +112,10 @@ def accept_removals(
                           allow_canonical=allow_canonical, lock_timeout=context.lock_timeout)
     output = context.output(as_json)
     blocks = {t.value: [str(b) for b in ids] for t, ids in accepted.blocks.items()}
-    output.result(Answered(block=",".join(blocks), kind="accept-removals", prefer=None),
-                  lambda r: f"accepted the removal of {counted(sum(len(v) for v in blocks.values()), 'block')} ({r.block})")
+    output.result(
+        Answered(block=",".join(blocks), kind="accept-removals", prefer=None),
+        lambda r: f"accepted the removal of {counted(sum(len(v) for v in blocks.values()), 'block')} ({r.block})",
+    )
     output.message("next: `brain reconcile status` shows what is still open; `brain reconcile continue` commits")
 
 

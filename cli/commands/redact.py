@@ -51,12 +51,20 @@ class RedactResult(Result):
 
 def redact(
     ctx: typer.Context,
-    blocks: Annotated[list[str] | None, typer.Argument(metavar="ID|ORIGIN...", show_default=False,
-                                                       help="Block ids, unambiguous prefixes or source origins.")] = None,
-    reason: Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why (recorded, and in tombstones.json).")] = "",
+    blocks: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="ID|ORIGIN...", show_default=False, help="Block ids, unambiguous prefixes or source origins."
+        ),
+    ] = None,
+    reason: Annotated[
+        str, typer.Option("--reason", metavar="TEXT", help="Why (recorded, and in tombstones.json).")
+    ] = "",
     only: Annotated[bool, typer.Option("--only", help="Only the named blocks, not what quotes them.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be destroyed; write nothing.")] = False,
-    resume_flag: Annotated[bool, typer.Option("--resume", help="Finish an interrupted redaction (nothing else).")] = False,
+    resume_flag: Annotated[
+        bool, typer.Option("--resume", help="Finish an interrupted redaction (nothing else).")
+    ] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before redacting a cascade.")] = False,
     sign_with: SignWithOption = None,
     as_json: JsonFlag = False,

@@ -142,7 +142,9 @@ def _render(result: ShowResult, output: Output) -> Iterable[RenderableType]:
     for citation in result.ledger.cited:
         where = " ".join(part for part in (citation.origin, citation.locator) if part)
         table.add_row("evidence", f"{where} ({citation.block.short})" if where else str(citation.block))
-    for name, value in result.ledger.model_dump(mode="json", exclude={"accessible", "removed", "evidence", "cited"}).items():
+    for name, value in result.ledger.model_dump(
+        mode="json", exclude={"accessible", "removed", "evidence", "cited"}
+    ).items():
         if value not in (None, []):
             table.add_row(name.replace("_", " "), _describe(value))
     if table.row_count:

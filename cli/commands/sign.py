@@ -31,15 +31,21 @@ class SignResult(Result):
 def sign(
     ctx: typer.Context,
     snapshot: Annotated[
-        str | None, typer.Argument(metavar="[SNAPSHOT]", help="The snapshot to sign (digest or unique prefix); default: the head.")
+        str | None,
+        typer.Argument(metavar="[SNAPSHOT]", help="The snapshot to sign (digest or unique prefix); default: the head.")
     ] = None,
     sign_with: SignWithOption = None,
     document: Annotated[
         Path | None,
-        typer.Option("--document", metavar="FILE", help="Sign the exact bytes of a rotation plan (`brain trust rotate --plan`)."),
+        typer.Option(
+            "--document", metavar="FILE", help="Sign the exact bytes of a rotation plan (`brain trust rotate --plan`)."
+        ),
     ] = None,
     output_file: Annotated[
-        Path | None, typer.Option("--output", "-o", metavar="FILE", help="With --document: write the record here (default: stdout).")
+        Path | None,
+        typer.Option(
+            "--output", "-o", metavar="FILE", help="With --document: write the record here (default: stdout)."
+        )
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -63,7 +69,9 @@ def sign(
     context.output(as_json).result(result, _render)
 
 
-def _sign_document(context: CliContext, document: Path, sign_with: str, output_file: Path | None, as_json: bool) -> None:
+def _sign_document(
+    context: CliContext, document: Path, sign_with: str, output_file: Path | None, as_json: bool
+) -> None:
     from brain.trust_ops import read_plan, sign_plan
 
     plan = read_plan(document, "--document")

@@ -45,8 +45,18 @@ def refusal_as_json(output: Output, as_json: bool) -> Iterator[None]:
 
 def supersede(
     ctx: typer.Context,
-    old: Annotated[str, typer.Argument(metavar="OLD", help="The block that is superseded (id, prefix or source origin).", show_default=False)],
-    new: Annotated[str, typer.Argument(metavar="NEW", help="The block that supersedes it (id, prefix or source origin).", show_default=False)],
+    old: Annotated[
+        str,
+        typer.Argument(
+            metavar="OLD", help="The block that is superseded (id, prefix or source origin).", show_default=False
+        ),
+    ],
+    new: Annotated[
+        str,
+        typer.Argument(
+            metavar="NEW", help="The block that supersedes it (id, prefix or source origin).", show_default=False
+        ),
+    ],
     reason: ReasonOption = None,
     sign_with: SignWithOption = None,
     as_json: JsonFlag = False,
@@ -61,7 +71,8 @@ def supersede(
     loser, winner = resolve_all(brain, [old, new])
     with refusal_as_json(output, as_json):
         done = record_supersession(
-            brain, loser, winner, actor=context.actor(), reason=reason, signer=None if sign_with is None else load_signer(sign_with),
+            brain, loser, winner, actor=context.actor(), reason=reason,
+            signer=None if sign_with is None else load_signer(sign_with),
             lineage=LOG_LINEAGE, lock_timeout=context.lock_timeout, on_wait=context.wait_note(),
         )  # fmt: skip
     digest = done.snapshot

@@ -26,7 +26,8 @@ def tag(
     plain_http: PlainHttpFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Tag an artifact: locally (SRC_TAG NEW_TAG) or on its registry (REF NEW_TAG); never moves a tag without --force."""
+    """Tag an artifact: locally (SRC_TAG NEW_TAG) or on its registry (REF NEW_TAG); never moves a tag without
+    --force."""
     context = cli_context(ctx)
     output = context.output(as_json)
     if _is_remote(source):
@@ -41,7 +42,9 @@ def tag(
     from oci.local_tags import tag_local
 
     brain = context.open_brain()
-    local = tag_local(brain, source, new_tag, force=force, lock_timeout=context.lock_timeout, on_wait=context.wait_note())
+    local = tag_local(
+        brain, source, new_tag, force=force, lock_timeout=context.lock_timeout, on_wait=context.wait_note()
+    )
     if local.replaced is not None:
         output.warning(f"moved tag {local.tag} from {local.replaced.short}")
     output.result(local, lambda r: f"{r.tag} {r.digest}")

@@ -140,7 +140,8 @@ def _render_show(result: TrustShowResult, output: Output) -> Iterable[Renderable
 def pin(
     ctx: typer.Context,
     digest: Annotated[
-        str | None, typer.Argument(metavar="[DIGEST]", help="A trust-root digest obtained out of band; default: the head's.")
+        str | None,
+        typer.Argument(metavar="[DIGEST]", help="A trust-root digest obtained out of band; default: the head's.")
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
@@ -159,18 +160,31 @@ def pin(
 
 _SignWithMany = Annotated[
     list[str] | None,
-    typer.Option("--sign-with", envvar="BRAIN_SIGN_WITH", metavar="KEY", help="Sign the revision with this govern key (repeatable)."),
+    typer.Option(
+        "--sign-with", envvar="BRAIN_SIGN_WITH", metavar="KEY",
+        help="Sign the revision with this govern key (repeatable).",
+    ),
 ]
-_Plan = Annotated[Path | None, typer.Option("--plan", metavar="FILE", help="Write the revision's exact bytes here for several holders to sign.")]
+_Plan = Annotated[
+    Path | None,
+    typer.Option("--plan", metavar="FILE", help="Write the revision's exact bytes here for several holders to sign."),
+]
 _Apply = Annotated[Path | None, typer.Option("--apply", metavar="FILE", help="Apply a plan written by --plan.")]
-_Records = Annotated[list[Path] | None, typer.Option("--record", metavar="FILE", help="With --apply: a record from `brain sign --document` (repeatable).")]
+_Records = Annotated[
+    list[Path] | None,
+    typer.Option("--record", metavar="FILE", help="With --apply: a record from `brain sign --document` (repeatable)."),
+]
 
 
 @trust.command("rotate")
 def rotate(
     ctx: typer.Context,
-    add: Annotated[list[str] | None, typer.Option("--add", metavar="PUBKEY[=SCOPES][@SUBJECT]", help="Admit a key (repeatable).")] = None,
-    remove: Annotated[list[str] | None, typer.Option("--remove", metavar="PUBKEY", help="Remove a key (repeatable).")] = None,
+    add: Annotated[
+        list[str] | None, typer.Option("--add", metavar="PUBKEY[=SCOPES][@SUBJECT]", help="Admit a key (repeatable).")
+    ] = None,
+    remove: Annotated[
+        list[str] | None, typer.Option("--remove", metavar="PUBKEY", help="Remove a key (repeatable).")
+    ] = None,
     scopes: Annotated[
         list[str] | None, typer.Option("--scopes", metavar="PUBKEY=SCOPES", help="Change a key's scopes (repeatable).")
     ] = None,
@@ -188,8 +202,10 @@ def rotate(
             raise UsageError("--apply takes only --record and --sign-with: the plan already says what changes")
         _apply(context, apply, list(record or ()), list(sign_with or ()), as_json)
         return
-    change = RootChange(add=[parse_trust_key_spec(s) for s in add or ()], remove=[read_public_key(k) for k in remove or ()],
-                        quorum=quorum)
+    change = RootChange(
+        add=[parse_trust_key_spec(s) for s in add or ()], remove=[read_public_key(k) for k in remove or ()],
+        quorum=quorum,
+    )
     for spec in scopes or ():
         entry = parse_trust_key_spec(spec)
         change.scopes[read_public_key(entry.key).blob] = entry.scopes
@@ -200,9 +216,14 @@ def rotate(
 def revoke(
     ctx: typer.Context,
     key: Annotated[str, typer.Argument(metavar="KEY", help="The key: a .pub file or 'ssh-ed25519 AAAA...'.")],
-    retired: Annotated[bool, typer.Option("--retired", help="Retire it from the new revision on (earlier signatures stand).")] = False,
+    retired: Annotated[
+        bool, typer.Option("--retired", help="Retire it from the new revision on (earlier signatures stand).")
+    ] = False,
     compromised_from: Annotated[
-        str | None, typer.Option("--compromised-from", metavar="SNAPSHOT", help="Withdraw its signatures over SNAPSHOT and descendants.")
+        str | None,
+        typer.Option(
+            "--compromised-from", metavar="SNAPSHOT", help="Withdraw its signatures over SNAPSHOT and descendants."
+        )
     ] = None,
     sign_with: _SignWithMany = None,
     plan: _Plan = None,
@@ -259,7 +280,10 @@ def _revision_result(revision: Revision, plan_file: Path | None) -> RevisionResu
 def _render_revision(result: RevisionResult) -> Iterable[str]:
     if not result.applied:
         yield f"planned revision {result.revision} (snapshot {result.snapshot}) in {result.plan}"
-        yield f"each govern holder: brain sign --document {result.plan} --sign-with KEY -o RECORD; then brain trust rotate --apply {result.plan} --record RECORD..."
+        yield (
+            f"each govern holder: brain sign --document {result.plan} --sign-with KEY -o RECORD; "
+            f"then brain trust rotate --apply {result.plan} --record RECORD..."
+        )
         return
     yield f"trust root revision {result.revision} is the head: {result.snapshot}"
     yield f"quorum {result.quorum_met} of {result.quorum_required}; {len(result.records)} record(s)"

@@ -24,7 +24,8 @@ def verify(
         bool, typer.Option("--deep", help="Also re-run each recorded normalization pipeline and compare bytes.")
     ] = False,
     tag: Annotated[
-        str | None, typer.Option("--tag", metavar="TAG", help="Check the packed artifact a tag (or manifest digest) names.")
+        str | None,
+        typer.Option("--tag", metavar="TAG", help="Check the packed artifact a tag (or manifest digest) names.")
     ] = None,
     snapshot: Annotated[
         str | None,
