@@ -202,7 +202,8 @@ def _check_module_layer(
     present = set(names)
     large = {
         b.hex for b in composition.block_ids
-        if b not in tombstones and b.hex not in small and BLOBS_PREFIX + b.hex in present and not check.brain.blobs.has(b)
+        if b not in tombstones and b.hex not in small and BLOBS_PREFIX + b.hex in present
+        and not check.brain.blobs.has(b)
     }
     if large:
         small = {**small, **_large_members(check, layer, large)}

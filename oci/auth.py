@@ -178,7 +178,9 @@ def _erase_with_helper(helper: str, host: str) -> bool:
     """`docker-credential-<helper> erase` for `host`; False when the helper had nothing stored."""
     binary = f"docker-credential-{helper}"
     try:
-        proc = subprocess.run([binary, "erase"], input=host.encode(), capture_output=True, timeout=HELPER_TIMEOUT, check=False)
+        proc = subprocess.run(
+            [binary, "erase"], input=host.encode(), capture_output=True, timeout=HELPER_TIMEOUT, check=False
+        )
     except FileNotFoundError:
         raise RemoteError(f"credential helper {binary} named in {docker_config_path()} is not on PATH") from None
     except subprocess.TimeoutExpired:

@@ -41,7 +41,9 @@ from brain.store.chain import StoreChain
 from brain.store.lock import WriterLock
 from brain.authn.trust import RemoteMemory, TrustPin
 from oci import media_types as mt
-from oci.binding import RE_ROOT_HINT, Binding, binding_of, carries, effective_pin, markers_for, record_re_root, remembered_signed
+from oci.binding import (
+    RE_ROOT_HINT, Binding, binding_of, carries, effective_pin, markers_for, record_re_root, remembered_signed,
+)
 from oci.manifest import Manifest
 from oci.referrers import fetch_signature_records
 from oci.transport import RegistryClient
@@ -162,7 +164,9 @@ class PullGate:
                 record_re_root(brain, self.repository, self.source, authorized=authorized, previous=self.binding)
                 remembered, re_rooted = authorized, True
             elif head_moved and authorized:
-                write_remotes(brain.path, RemoteMemory(seen_signed={**remembered_signed(brain), self.repository: self.source}))
+                write_remotes(
+                    brain.path, RemoteMemory(seen_signed={**remembered_signed(brain), self.repository: self.source})
+                )
                 remembered = True
         return PullAuthentication(snapshot=self.source, state=self.state, records=len(self.records), stored=stored,
                                   remembered=remembered, re_rooted=re_rooted, warnings=list(self.warnings))
@@ -171,7 +175,11 @@ class PullGate:
 def _describe(auth: Authentication) -> str:
     blocking = ", ".join(f"{f.code} ({f.detail})" for f in auth.blocking)
     outcomes = ", ".join(f"{v.embedded_key or v.key}: {v.outcome}" for v in auth.signatures)
-    return f"its head is {auth.state}" + (f": {blocking}" if blocking else "") + (f"; signatures: {outcomes}" if outcomes else "")
+    return (
+        f"its head is {auth.state}"
+        + (f": {blocking}" if blocking else "")
+        + (f"; signatures: {outcomes}" if outcomes else "")
+    )
 
 
 def _source(config: bytes, manifest: Manifest) -> OciDigest:
@@ -180,7 +188,9 @@ def _source(config: bytes, manifest: Manifest) -> OciDigest:
             return Projection.decode(config, manifest.config.digest).source
         return Snapshot.decode(config, manifest.config.digest).digest
     except BrainError as e:
-        raise UntrustedArtifactError(f"the artifact's config is not a valid {mt.SNAPSHOT_CONFIG}: {e.message}") from None
+        raise UntrustedArtifactError(
+            f"the artifact's config is not a valid {mt.SNAPSHOT_CONFIG}: {e.message}"
+        ) from None
 
 
 def authenticate_pull(
@@ -216,7 +226,11 @@ def authenticate_pull(
         discovered = fetch_signature_records(client, manifest_digest, {d for d, _ in walk})
         head = brain.snapshot()
         newest = snapshot.trust_root
-        if head is not None and head.trust_root is not None and (newest is None or head.trust_root.revision > newest.revision):
+        if (
+            head is not None
+            and head.trust_root is not None
+            and (newest is None or head.trust_root.revision > newest.revision)
+        ):
             newest = head.trust_root
         binding = binding_of(brain, local)
         gate = PullGate(brain, repository_key(client), source, discovered.records, policy, newest,
@@ -239,11 +253,17 @@ def authenticate_pull(
 def _early(gate: PullGate, local: ChainStore, snapshot: Snapshot) -> None:
     binding = None if gate.policy.re_root else gate.binding
     markers = {} if binding is None else markers_for(binding, gate.repository, gate.chain(), gate.source, snapshot)
-    if binding is not None and binding.trust_root is not None and not carries(gate.chain(), gate.source, snapshot, binding.trust_root):
+    if (
+        binding is not None
+        and binding.trust_root is not None
+        and not carries(gate.chain(), gate.source, snapshot, binding.trust_root)
+    ):
         # Not an unauthorized head of this brain but another authority: --allow-unauthorized does not cover it.
         raise UntrustedArtifactError(
-            f"refused {gate.source.short}: a foreign chain (trust_root_mismatch): this brain {binding.why}, and no snapshot of the served "
-            "history carries it (another brain, or another trust root)", hint=RE_ROOT_HINT)
+            f"refused {gate.source.short}: a foreign chain (trust_root_mismatch): this brain {binding.why}, "
+            "and no snapshot of the served "
+            "history carries it (another brain, or another trust root)", hint=RE_ROOT_HINT,
+        )
     for key, marker in markers.items():
         if not descends_from(gate.chain(), gate.source, snapshot, marker):
             gate._refuse(f"this brain last pulled {key} signed at {marker.short}, and the served head "

@@ -53,7 +53,11 @@ def binding_of(brain: Brain, chain: ChainStore) -> Binding | None:
     head = brain.snapshot()
     if head is not None and head.trust_root is not None:
         return Binding(head.trust_root.digest, f"is governed by trust root {head.trust_root.digest.short}", markers)
-    roots = [s.trust_root for s in (chain.snapshot(d) for d in markers.values()) if s is not None and s.trust_root is not None]
+    roots = [
+        s.trust_root
+        for s in (chain.snapshot(d) for d in markers.values())
+        if s is not None and s.trust_root is not None
+    ]
     if roots:
         root = max(roots, key=lambda r: r.revision).digest
         return Binding(root, f"was pulled signed under trust root {root.short}", markers)
@@ -85,7 +89,9 @@ def carries(chain: ChainStore, digest: OciDigest, snapshot: Snapshot, root: OciD
     return any(s.trust_root is not None and s.trust_root.digest == root for _, s in walk)
 
 
-def markers_for(binding: Binding, repository: str, chain: ChainStore, source: OciDigest, snapshot: Snapshot) -> dict[str, OciDigest]:
+def markers_for(
+    binding: Binding, repository: str, chain: ChainStore, source: OciDigest, snapshot: Snapshot
+) -> dict[str, OciDigest]:
     """The snapshots pulled signed that the served head must descend from: the one of this repository, and
     every one of the same brain (same genesis, or a genesis that cannot be told) from any reference."""
     served = genesis_of(chain, source, snapshot)

@@ -34,7 +34,9 @@ class _SourceBlob:
     def __init__(self, client: RegistryClient, digest: OciDigest, size: int) -> None:
         self._client, self._digest, self._size = client, digest, size
         reference = client.reference
-        self._response = client.request("GET", f"{reference.base_url}/v2/{reference.repository}/blobs/{digest}", stream=True)
+        self._response = client.request(
+            "GET", f"{reference.base_url}/v2/{reference.repository}/blobs/{digest}", stream=True
+        )
         if self._response.status_code != 200:
             status = self._response.status_code
             self._response.close()
@@ -59,7 +61,9 @@ class _SourceBlob:
         except StopIteration:
             return False
         except NETWORK_ERRORS as e:
-            raise RemoteError(f"reading blob {self._digest.short} from {self._client.reference.registry} failed: {type(e).__name__}") from e
+            raise RemoteError(
+                f"reading blob {self._digest.short} from {self._client.reference.registry} failed: {type(e).__name__}"
+            ) from e
         self._received += len(chunk)
         if self._received > self._size:
             raise self._refuse(f"sent more than the {self._size} bytes the manifest says")
@@ -136,7 +140,10 @@ def _blobs_of(data: bytes, what: str) -> tuple[list[Descriptor], str | None]:
 
     try:
         value = json.loads(data)
-        blobs = [Descriptor.model_validate(value["config"]), *(Descriptor.model_validate(d) for d in value.get("layers", []))]
+        blobs = [
+            Descriptor.model_validate(value["config"]),
+            *(Descriptor.model_validate(d) for d in value.get("layers", [])),
+        ]
     except (ValueError, KeyError, TypeError) as e:
         raise UntrustedArtifactError(f"{what} is not an OCI image manifest ({type(e).__name__})") from None
     artifact_type = value.get("artifactType") if isinstance(value.get("artifactType"), str) else None
@@ -158,7 +165,9 @@ def copy_artifact(
     from oci.auth import resolve_credentials
 
     if destination_ref.digest is not None:
-        raise UsageError(f"cannot copy to {destination_ref}: the destination names a tag, not a digest", hint="drop @sha256:...")
+        raise UsageError(
+            f"cannot copy to {destination_ref}: the destination names a tag, not a digest", hint="drop @sha256:..."
+        )
     source = source or RegistryClient(source_ref, resolve_credentials(source_ref.registry))
     destination = destination or RegistryClient(destination_ref, resolve_credentials(destination_ref.registry))
     fetched = source.get_manifest(source_ref.manifest_reference)

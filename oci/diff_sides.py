@@ -20,7 +20,8 @@ _HEAD = re.compile(r"HEAD(?:~(\d+)|(\^+))?")
 
 
 def diff(
-    brain: Brain, a: str | None = None, b: str | None = None, *, plain_http: bool = False, lineage: Lineage | None = None
+    brain: Brain, a: str | None = None, b: str | None = None, *, plain_http: bool = False,
+    lineage: Lineage | None = None
 ) -> DiffResult:
     """The diff of A and B (see the module docstring); origins from `lineage` (default: the head's ledger)."""
     left, right = sides(brain, a, b, plain_http=plain_http)
@@ -80,7 +81,9 @@ def _named_snapshot(brain: Brain, text: str) -> OciDigest:
     if local is None and is_branch_name(text):
         return resolve_branch(brain, text)
     if local is None:
-        raise NotFoundError(f"{text!r} is not a stored snapshot, a local tag, HEAD~N or a branch", hint="see `brain log`")
+        raise NotFoundError(
+            f"{text!r} is not a stored snapshot, a local tag, HEAD~N or a branch", hint="see `brain log`"
+        )
     return local
 
 

@@ -77,7 +77,9 @@ def describe(reference: Reference, digest: OciDigest, manifest: Manifest, config
             decoded = Snapshot.decode(config, manifest.config.digest)
             refs, snapshot, created_at = decoded.modules, manifest.config.digest, decoded.created_at
     except BrainError as e:
-        raise UntrustedArtifactError(f"{reference}: the config {manifest.config.digest} is not valid: {e.message}") from e
+        raise UntrustedArtifactError(
+            f"{reference}: the config {manifest.config.digest} is not valid: {e.message}"
+        ) from e
     layers = {mt.module_of_layer(layer.mediaType): layer for layer in manifest.layers}
     modules: list[InspectedModule] = []
     for name, ref in refs.items():
@@ -85,7 +87,9 @@ def describe(reference: Reference, digest: OciDigest, manifest: Manifest, config
         layer = layers.get(memory_type)
         if layer is None:
             raise UntrustedArtifactError(f"{reference}: the config names module {name} but no layer carries it")
-        if layer.annotation(mt.MERKLE_ROOT) != str(ref.root) or layer.annotation(mt.BLOCK_COUNT) != str(ref.block_count):
+        if layer.annotation(mt.MERKLE_ROOT) != str(ref.root) or layer.annotation(mt.BLOCK_COUNT) != str(
+            ref.block_count
+        ):
             raise UntrustedArtifactError(f"{reference}: the {name} layer's annotations disagree with the config")
         modules.append(
             InspectedModule(
@@ -123,4 +127,6 @@ def inspect(reference: Reference, *, client: RegistryClient | None = None) -> In
     config = client.get_blob_bytes(manifest.config.digest, manifest.config.size)
     signatures, _ = summarize_signatures(client, fetched.digest, config)
     described = describe(reference, fetched.digest, manifest, config)
-    return described.model_copy(update={"signatures": signatures, "trust_root": manifest.annotations.get(mt.TRUST_ROOT)})
+    return described.model_copy(
+        update={"signatures": signatures, "trust_root": manifest.annotations.get(mt.TRUST_ROOT)}
+    )

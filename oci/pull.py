@@ -158,14 +158,18 @@ def _descriptors(manifest: Manifest, modules: list[MemoryType]) -> list[tuple[De
     return chosen
 
 
-def plan_pull(brain: Brain, reference: Reference, digest: OciDigest, manifest: Manifest, wanted: set[MemoryType] | None) -> PullPlan:
+def plan_pull(
+    brain: Brain, reference: Reference, digest: OciDigest, manifest: Manifest, wanted: set[MemoryType] | None
+) -> PullPlan:
     """Decide which blobs to download (a stored blob counts only if it re-hashes to its name)."""
     selection = select_modules(artifact_modules(manifest), wanted, publishing=False, holder="the artifact")
     modules, left_out = list(selection.chosen), list(selection.left_out)
     blobs = [
         PlannedBlob(
             digest=d.digest, size=d.size, media_type=d.mediaType, memory_type=t,
-            stored=brain.blobs.has(d.digest) and brain.blobs.size(d.digest) == d.size and brain.blobs.verify_file(d.digest),
+            stored=brain.blobs.has(d.digest)
+            and brain.blobs.size(d.digest) == d.size
+            and brain.blobs.verify_file(d.digest),
         )
         for d, t in _descriptors(manifest, modules)
     ]
@@ -251,7 +255,9 @@ def pull(
     manifest = Manifest.decode(fetched.data, what=f"manifest of {reference}")
     plan = plan_pull(brain, reference, fetched.digest, manifest, modules)
     # §9.8: config, history and signatures are judged before any module layer is downloaded.
-    gate = authenticate_pull(brain, client, fetched.digest, manifest, authn, on_warning=on_warning, fetch_only=fetch_only)
+    gate = authenticate_pull(
+        brain, client, fetched.digest, manifest, authn, on_warning=on_warning, fetch_only=fetch_only
+    )
     # Pulled by tag: the local index.json names it the same; pinned to a digest alone: an untagged entry.
     local_tag = reference.tag if reference.digest is not None else reference.tag_or_default
     added: list[OciDigest] = list(gate.prefetched)  # removed again if the artifact is refused

@@ -100,7 +100,9 @@ def local_artifact(
     except NotFoundError:
         result = pack(brain, tag, lock_timeout=lock_timeout, on_wait=on_wait)
         data = brain.blobs.get(brain.layout.resolve_tag(result.tag or tag).digest)
-        return LocalArtifact(data=data, manifest=Manifest.decode(data, what=f"local manifest (tag {tag})"), created_tag=True)
+        return LocalArtifact(
+            data=data, manifest=Manifest.decode(data, what=f"local manifest (tag {tag})"), created_tag=True
+        )
     data = brain.blobs.get(entry.digest)
     manifest = Manifest.decode(data, what=f"local manifest {entry.digest} (tag {tag})")
     old_snapshot, head = artifact_snapshot(manifest), brain.snapshot_digest()

@@ -178,7 +178,9 @@ def honour_tombstones(brain: Brain) -> Purged:
 def redacted_here(brain: Brain) -> frozenset[BlockId]:
     """Every block the head tombstones and every digest `tombstones.json` lists (as block ids)."""
     head = brain.snapshot_digest()
-    tombstoned = frozenset() if head is None else frozenset().union(*(m.tombstones for m in brain.modules(head).values()))
+    tombstoned = (
+        frozenset() if head is None else frozenset().union(*(m.tombstones for m in brain.modules(head).values()))
+    )
     return tombstoned | {BlockId(h) for h in brain.blobs.destroyed()}
 
 
@@ -198,7 +200,9 @@ class _Holding:
             ref = module.ref
             if ref.composition not in self._compositions:
                 try:
-                    self._compositions[ref.composition] = frozenset(self.brain.composition(ref).block_ids) & self.redacted
+                    self._compositions[ref.composition] = (
+                        frozenset(self.brain.composition(ref).block_ids) & self.redacted
+                    )
                 except BrainError:
                     self._compositions[ref.composition] = frozenset()
             if self._compositions[ref.composition] - set(ref.tombstones or ()):
@@ -260,7 +264,8 @@ def remote_tags_holding(brain: Brain, reference: Reference, client: RegistryClie
             manifest = Manifest.decode(fetched.data, what=f"manifest of tag {tag}")
             if brain.blobs.has(manifest.config.digest) and holding_layers(brain, manifest, redacted):
                 holding.append(RemoteCopy(
-                    repository=reference.repository_key, tag=tag, digest=fetched.digest, snapshot=manifest.config.digest,
+                    repository=reference.repository_key, tag=tag, digest=fetched.digest,
+                    snapshot=manifest.config.digest,
                     known_from="registry tag", delete=_delete_command(reference.repository_key, fetched.digest,
                                                                       reference.plain_http)))
         except BrainError:

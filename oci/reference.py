@@ -71,8 +71,8 @@ class Reference:
     @property
     def canonical(self) -> str:
         """`repository_key[:tag][@digest]`: the one spelling recorded in head.json's `origin` (`LOCALHOST:5000/x`,
-        `localhost:5000/x` and `127.0.0.1:5000/x` all read `127.0.0.1:5000/x`; `docker.io/x`, `index.docker.io/library/x`
-        read `docker.io/library/x`)."""
+        `localhost:5000/x` and `127.0.0.1:5000/x` all read `127.0.0.1:5000/x`; `docker.io/x`,
+        `index.docker.io/library/x` read `docker.io/library/x`)."""
         text = self.repository_key
         if self.tag is not None:
             text += f":{self.tag}"
@@ -163,7 +163,9 @@ def _port_problem(domain: str) -> str | None:
 def _looks_like_host(text: str) -> bool:
     """`127.0.0.1:5000`, `localhost`, `ghcr.io`: a registry host, not a repository with a tag."""
     name, _, port = text.partition(":")
-    return _DOMAIN.fullmatch(text) is not None and ("." in name or name == "localhost" or (port.isdigit() and ":" in text))
+    return _DOMAIN.fullmatch(text) is not None and (
+        "." in name or name == "localhost" or (port.isdigit() and ":" in text)
+    )
 
 
 def _bad(text: str, why: str) -> UsageError:

@@ -83,7 +83,9 @@ def read_fallback_index(client: RegistryClient, subject: OciDigest) -> list[obje
     return index_entries(fetched.data, f"the fallback referrers index {tag}")
 
 
-def list_referrers(client: RegistryClient, subject: OciDigest, artifact_type: str | None = mt.SIGNATURE_ARTIFACT) -> list[Referrer]:
+def list_referrers(
+    client: RegistryClient, subject: OciDigest, artifact_type: str | None = mt.SIGNATURE_ARTIFACT
+) -> list[Referrer]:
     """The manifests that name `subject`: the Referrers API when the registry has it, else the fallback tag."""
     listed = _api_listing(client, subject, artifact_type)
     if listed is None:
@@ -112,7 +114,11 @@ def collect_referrers(client: RegistryClient, subject: OciDigest) -> Referrers:
         raise UntrustedArtifactError(
             f"the referrers of {subject.short} on {client.reference.registry}: more than {MAX_REFERRERS} are listed"
         )
-    descriptors = None if fallback is None else strict_descriptors(fallback, f"the fallback referrers index {fallback_tag(subject)}")
+    descriptors = (
+        None
+        if fallback is None
+        else strict_descriptors(fallback, f"the fallback referrers index {fallback_tag(subject)}")
+    )
     manifests = []
     for referrer in referrers:
         fetched = client.get_manifest(str(referrer.digest))
@@ -121,7 +127,9 @@ def collect_referrers(client: RegistryClient, subject: OciDigest) -> Referrers:
         except CanonicalFormError:
             named = None
         if named != str(subject):
-            raise UntrustedArtifactError(f"referrer {fetched.digest.short} is listed for {subject.short} but names subject {named}")
+            raise UntrustedArtifactError(
+                f"referrer {fetched.digest.short} is listed for {subject.short} but names subject {named}"
+            )
         manifests.append(fetched)
     return Referrers(manifests, descriptors)
 
@@ -134,7 +142,9 @@ def merge_fallback_index(client: RegistryClient, subject: OciDigest, entries: It
     if body is None:
         return
     # Read-modify-write: not atomic (a concurrent push of other signatures may be lost; the next push re-adds it).
-    response = client.request("PUT", f"{client.repository_url}/manifests/{tag}", headers={"Content-Type": mt.INDEX}, data=body)
+    response = client.request(
+        "PUT", f"{client.repository_url}/manifests/{tag}", headers={"Content-Type": mt.INDEX}, data=body
+    )
     response.close()
     if response.status_code != 201:
         raise _status_error(client, f"updating the referrers fallback index {tag}", response.status_code)
@@ -173,7 +183,9 @@ def fetch_signature_records(
         count = per_snapshot.get(record.snapshot, 0)
         if count >= MAX_RECORDS_PER_SNAPSHOT:
             if count == MAX_RECORDS_PER_SNAPSHOT:  # said once per snapshot
-                found.skipped.append(f"more than {MAX_RECORDS_PER_SNAPSHOT} records over {record.snapshot.short}: the rest are ignored")
+                found.skipped.append(
+                    f"more than {MAX_RECORDS_PER_SNAPSHOT} records over {record.snapshot.short}: the rest are ignored"
+                )
             per_snapshot[record.snapshot] = count + 1
             continue
         per_snapshot[record.snapshot] = count + 1
@@ -193,7 +205,9 @@ def _fetch_record(client: RegistryClient, subject: OciDigest, referrer: Referrer
         raise NotASignature(e.message) from None
 
 
-def push_signatures(client: RegistryClient, brain: Brain, snapshot: OciDigest, subject: OciDigest, subject_size: int) -> int:
+def push_signatures(
+    client: RegistryClient, brain: Brain, snapshot: OciDigest, subject: OciDigest, subject_size: int
+) -> int:
     """Upload the travelling records of `snapshot` as referrers of `subject`; returns how many manifests were sent."""
     records = travelling_records(chain_of(brain), snapshot)
     if not records:
@@ -232,7 +246,9 @@ class SignatureSummary(FrozenModel):
     signature_ok: bool | None
 
 
-def summarize_signatures(client: RegistryClient, subject: OciDigest, config: bytes) -> tuple[list[SignatureSummary], list[str]]:
+def summarize_signatures(
+    client: RegistryClient, subject: OciDigest, config: bytes
+) -> tuple[list[SignatureSummary], list[str]]:
     """Every record the artifact's referrers carry; the math is checked for those over the config snapshot.
 
     Whether a key was *allowed* needs the history and the trust root (that is what `pull` and `verify` judge).

@@ -68,13 +68,19 @@ def remote_state(brain: Brain, reference: Reference, *, client: RegistryClient |
                 reader = LayerReader(stream, compressed_size=history.size, what=f"history layer of {reference}")
                 for entry, chunks in reader.members():
                     prefix, _, hex_digest = entry.name.partition("/")
-                    if prefix != "compositions" or not _HEX.fullmatch(hex_digest) or OciDigest(hex_digest) not in wanted:
+                    if (
+                        prefix != "compositions"
+                        or not _HEX.fullmatch(hex_digest)
+                        or OciDigest(hex_digest) not in wanted
+                    ):
                         continue
                     data = read_all(chunks, _MAX_COMPOSITION, entry.name)
                     try:
                         compositions[OciDigest(hex_digest)] = Composition.decode(data, OciDigest(hex_digest))
                     except BrainError as e:
-                        raise UntrustedArtifactError(f"{reference}: {entry.name} is not a composition: {e.message}") from None
+                        raise UntrustedArtifactError(
+                            f"{reference}: {entry.name} is not a composition: {e.message}"
+                        ) from None
     missing = [str(ref.memory_type) for ref in refs.values() if ref.composition not in compositions]
     if missing:
         raise UntrustedArtifactError(f"{reference} does not carry the compositions of its {', '.join(missing)} modules")

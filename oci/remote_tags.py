@@ -49,7 +49,9 @@ def list_tags(client: RegistryClient) -> list[str]:
                 page = response.json()
                 names = page.get("tags") or []
             except (ValueError, AttributeError):
-                raise UntrustedArtifactError(f"{reference.registry} answered the tag list with something that is not JSON") from None
+                raise UntrustedArtifactError(
+                    f"{reference.registry} answered the tag list with something that is not JSON"
+                ) from None
             if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
                 raise UntrustedArtifactError(f"{reference.registry} answered the tag list with a malformed list")
             tags.extend(names)
@@ -87,7 +89,9 @@ def refuse_moving(client: RegistryClient, tag: str, digest: OciDigest, force: bo
     return current
 
 
-def tag_remote(source: Reference, new_tag: str, *, force: bool = False, client: RegistryClient | None = None) -> RemoteTagResult:
+def tag_remote(
+    source: Reference, new_tag: str, *, force: bool = False, client: RegistryClient | None = None
+) -> RemoteTagResult:
     """Tag the manifest `source` names as `new_tag` in the same repository (exact bytes, same digest)."""
     from oci.auth import resolve_credentials
 

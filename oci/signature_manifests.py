@@ -134,8 +134,10 @@ def index_entries(data: bytes, where: str) -> list[object]:
     try:
         document = parse_strict(data)
     except CanonicalFormError as e:
-        raise UntrustedArtifactError(f"{where} is not a JSON image index: {e.message}",
-                                     hint="the registry holds a broken referrers index; nothing was installed") from None
+        raise UntrustedArtifactError(
+            f"{where} is not a JSON image index: {e.message}",
+            hint="the registry holds a broken referrers index; nothing was installed",
+        ) from None
     manifests = document.get("manifests") if isinstance(document, dict) else None
     if not isinstance(manifests, list):
         raise UntrustedArtifactError(f"{where} is not an image index (no manifests list)")

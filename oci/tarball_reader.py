@@ -167,7 +167,8 @@ class LayerReader:
     """Iterate the regular-file members of one gzip tar layer, enforcing every §6.8 safety rule."""
 
     def __init__(
-        self, stream: ByteStream, *, compressed_size: int, what: str, cap: int | None = None, max_inflate: int | None = None
+        self, stream: ByteStream, *, compressed_size: int, what: str, cap: int | None = None,
+        max_inflate: int | None = None
     ) -> None:
         self._inflater = _Inflater(stream, inflate_bound(compressed_size, cap, max_inflate), what)
         self._what = what

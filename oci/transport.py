@@ -133,7 +133,9 @@ class RegistryClient:
         if response.status_code == 401:
             raise self._auth.refusal()
         if response.status_code == 403:
-            raise RemoteError(f"registry {self.reference.registry} denied access to {self.reference.repository} (HTTP 403)")
+            raise RemoteError(
+                f"registry {self.reference.registry} denied access to {self.reference.repository} (HTTP 403)"
+            )
         return response
 
     def ping(self) -> None:
