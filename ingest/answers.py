@@ -209,5 +209,6 @@ def merge_answers(answers: list[Answer | None], rest: Sequence[Answer]) -> list[
 
 
 __all__ = [
-    "Answer", "AnswerSource", "CachedAnswers", "InProcessAnswers", "Job", "PooledAnswers", "answer_source", "merge_answers",
+    "Answer", "AnswerSource", "CachedAnswers", "InProcessAnswers", "Job", "PooledAnswers", "answer_source",
+    "merge_answers",
 ]

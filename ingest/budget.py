@@ -32,7 +32,9 @@ OUTPUT_SHARE = 4
 OUTPUT_BASE = 256
 PER_MILLION = Decimal(1_000_000)
 BUDGET_EXHAUSTED = "budget-exhausted"
-_PRICE_PART = re.compile(r"^\s*(input|output)\s*=\s*\$?\s*([0-9]+(?:\.[0-9]+)?)\s*(?:/\s*(?:1?m|million))?\s*$", re.IGNORECASE)
+_PRICE_PART = re.compile(
+    r"^\s*(input|output)\s*=\s*\$?\s*([0-9]+(?:\.[0-9]+)?)\s*(?:/\s*(?:1?m|million))?\s*$", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,10 @@ def parse_prices(text: str) -> Prices:
         found[match.group(1).lower()] = Decimal(match.group(2))
     missing = [name for name in ("input", "output") if name not in found]
     if missing:
-        raise UsageError(f"--price {text!r} has no {' or '.join(missing)} price", hint="--price input=P,output=Q (USD per million tokens)")
+        raise UsageError(
+            f"--price {text!r} has no {' or '.join(missing)} price",
+            hint="--price input=P,output=Q (USD per million tokens)",
+        )
     return Prices(found["input"], found["output"])
 
 
@@ -88,7 +93,9 @@ class Estimate:
         return self.prompt_tokens + self.completion_tokens
 
 
-def estimate(characters: int, fixed_prompt_characters: int = 0, requests: int = 1, max_output: int | None = None) -> Estimate:
+def estimate(
+    characters: int, fixed_prompt_characters: int = 0, requests: int = 1, max_output: int | None = None
+) -> Estimate:
     """The documented estimate for a source of `characters` sent in `requests` requests (see the module)."""
     prompt = math.ceil(characters / CHARS_PER_TOKEN) + requests * math.ceil(fixed_prompt_characters / CHARS_PER_TOKEN)
     output = math.ceil(prompt / OUTPUT_SHARE) + requests * OUTPUT_BASE
@@ -100,7 +107,9 @@ def estimate(characters: int, fixed_prompt_characters: int = 0, requests: int = 
 def estimate_usage(characters: int, fixed_prompt_characters: int = 0, requests: int = 1) -> TokenUsage:
     """`estimate` as a `TokenUsage` (what `Proposer.estimate` returns)."""
     guess = estimate(characters, fixed_prompt_characters, requests)
-    return TokenUsage(prompt_tokens=guess.prompt_tokens, completion_tokens=guess.completion_tokens, total_tokens=guess.total)
+    return TokenUsage(
+        prompt_tokens=guess.prompt_tokens, completion_tokens=guess.completion_tokens, total_tokens=guess.total
+    )
 
 
 def as_estimate(usage: TokenUsage) -> Estimate:
@@ -127,7 +136,10 @@ class Budget:
         if self.max_cost is not None and self.max_cost < 0:
             raise UsageError(f"--max-cost {self.max_cost} must be a non-negative amount in USD")
         if self.max_cost is not None and self.prices is None:
-            raise UsageError("--max-cost needs prices", hint="add --price input=P,output=Q (USD per million tokens) or set price in brain.toml")
+            raise UsageError(
+                "--max-cost needs prices",
+                hint="add --price input=P,output=Q (USD per million tokens) or set price in brain.toml",
+            )
 
     @property
     def limited(self) -> bool:
@@ -168,7 +180,8 @@ class Budget:
             self.reserved_tokens -= expected.total
             self.reserved_cost -= self.cost_of(expected.prompt_tokens, expected.completion_tokens) or Decimal(0)
             actual = usage or TokenUsage(
-                prompt_tokens=expected.prompt_tokens, completion_tokens=expected.completion_tokens, total_tokens=expected.total
+                prompt_tokens=expected.prompt_tokens, completion_tokens=expected.completion_tokens,
+                total_tokens=expected.total
             )
             self.spent = self.spent + actual
 

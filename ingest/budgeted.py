@@ -125,7 +125,11 @@ class Meter:
 
     def wrap(self, inner: AnswerSource) -> AnswerSource:
         """The source that answers behind the cache: estimates only (`--dry-run`), or budgeted."""
-        self.source = EstimatingAnswers(self.proposer, self.budget) if self.dry_run else BudgetedAnswers(inner, self.proposer, self.budget)
+        self.source = (
+            EstimatingAnswers(self.proposer, self.budget)
+            if self.dry_run
+            else BudgetedAnswers(inner, self.proposer, self.budget)
+        )
         return self.source
 
     def usage(self) -> ProposerUsage:
@@ -133,7 +137,8 @@ class Meter:
         spent = self.budget.spent
         cost = self.budget.spent_cost
         return ProposerUsage(
-            prompt_tokens=spent.prompt_tokens, completion_tokens=spent.completion_tokens, total_tokens=spent.total_tokens,
+            prompt_tokens=spent.prompt_tokens, completion_tokens=spent.completion_tokens,
+            total_tokens=spent.total_tokens,
             cost_usd=None if cost is None else str(cost.quantize(MICRO_USD)), estimated=self.dry_run,
             budget_exhausted=self.source.exhausted if self.source is not None else 0,
             max_tokens=self.budget.max_tokens,

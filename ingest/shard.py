@@ -116,7 +116,9 @@ def resolve_base(brain: Brain, ref: str) -> OciDigest | None:
         try:
             return brain.resolve_snapshot_prefix(ref)
         except NotFoundError as e:
-            raise NotFoundError(f"--base {ref}: {e.message}", hint="`brain pull` or `brain fetch` the base first") from e
+            raise NotFoundError(
+                f"--base {ref}: {e.message}", hint="`brain pull` or `brain fetch` the base first"
+            ) from e
     found = _pulled(brain, ref) or _tagged(brain, ref)
     if found is None:
         raise NotFoundError(
@@ -134,7 +136,9 @@ def _pulled(brain: Brain, ref: str) -> OciDigest | None:
         return None
     named = {origin.reference}
     if origin.tag is not None:
-        named.add(f"{origin.reference.rsplit(':', 1)[0] if _has_tag(origin.reference) else origin.reference}:{origin.tag}")
+        named.add(
+            f"{origin.reference.rsplit(':', 1)[0] if _has_tag(origin.reference) else origin.reference}:{origin.tag}"
+        )
     return origin.snapshot if ref in named else None
 
 

@@ -303,7 +303,9 @@ def _nothing_missing(brain: Brain, snapshot: OciDigest, scopes: Sequence[Scope],
 def _forget_gone(index: FingerprintIndex, gone: list[tuple[str, BlockId]]) -> None:
     """Fingerprint entries of removed sources' paths that no longer exist (the files are gone)."""
     hexes = {block.hex for _, block in gone}
-    stale = [p for p in index.paths() if (e := index.get(p)) is not None and e.block.hex in hexes and not os.path.exists(p)]
+    stale = [
+        p for p in index.paths() if (e := index.get(p)) is not None and e.block.hex in hexes and not os.path.exists(p)
+    ]
     for path in stale:
         index.forget(path)
     if stale:

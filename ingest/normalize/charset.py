@@ -104,7 +104,9 @@ def decode(data: bytes, *, html: bool = False) -> Decoded:
         bad_byte = e.start
     else:
         if claimed not in (None, UTF8) and not data.isascii():
-            return Decoded(text, UTF8, f"{CHARSET_MISMATCH}: declared {claimed}, but the bytes are valid UTF-8; read as UTF-8")
+            return Decoded(
+                text, UTF8, f"{CHARSET_MISMATCH}: declared {claimed}, but the bytes are valid UTF-8; read as UTF-8"
+            )
         return Decoded(text, UTF8)
     if claimed is not None and claimed != UTF8:
         for codec in ("cp1252", claimed) if html and claimed in _WINDOWS_1252_LABELS else (claimed,):

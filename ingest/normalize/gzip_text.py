@@ -106,7 +106,9 @@ class GzipText:
         # Handed on, not kept: the inner pipeline lets go of the bytes once it has decoded them.
         output = inner.normalize_bytes(content.pop())
         if output is None:  # a pipeline that reads files only (a gzipped PDF): no view of the content
-            raise NormalizationError(GZIP_NOT_TEXT, f"the gzip content is for {inner.name}, which reads files only", note=True)
+            raise NormalizationError(
+                GZIP_NOT_TEXT, f"the gzip content is for {inner.name}, which reads files only", note=True
+            )
         recorded = output.pipeline or inner.name
         return NormalizedOutput(output.data, output.media_type, pipeline=PREFIX + recorded, notes=output.notes)
 

@@ -104,7 +104,11 @@ def unescape(text: str) -> str:
 
 
 _MDOC_INLINE = frozenset(
-    ["Ad", "An", "Aq", "Ar", "At", "Bq", "Brq", "Bx", "Cd", "Cm", "Dq", "Dv", "Ec", "Em", "Eo", "Er", "Ev", "Fa", "Fl", "Fn", "Fo", "Fc", "Ft", "Ic", "Li", "Lk", "Ms", "Mt", "Nm", "No", "Ns", "Nx", "Oc", "Oo", "Op", "Ox", "Pa", "Pq", "Ql", "Qq", "Sq", "Sx", "Sy", "Tn", "Ux", "Va", "Xr", "Xo", "Xc"]
+    [
+        "Ad", "An", "Aq", "Ar", "At", "Bq", "Brq", "Bx", "Cd", "Cm", "Dq", "Dv", "Ec", "Em", "Eo", "Er", "Ev", "Fa",
+        "Fl", "Fn", "Fo", "Fc", "Ft", "Ic", "Li", "Lk", "Ms", "Mt", "Nm", "No", "Ns", "Nx", "Oc", "Oo", "Op", "Ox",
+        "Pa", "Pq", "Ql", "Qq", "Sq", "Sx", "Sy", "Tn", "Ux", "Va", "Xr", "Xo", "Xc",
+    ]
 )
 
 

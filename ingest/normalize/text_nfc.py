@@ -50,4 +50,6 @@ class TextNfc(TextPipeline):
         decoded = read_text(data, self.charset)
         del data  # a large source: only its text is needed from here on (the caller passed it, not kept it)
         notes = (decoded.note,) if decoded.note else ()
-        return NormalizedOutput(text_view(decoded.take()), pipeline=parameterized(self.name, decoded.charset), notes=notes)
+        return NormalizedOutput(
+            text_view(decoded.take()), pipeline=parameterized(self.name, decoded.charset), notes=notes
+        )
