@@ -24,7 +24,8 @@ def write_jsonl(
 
 
 def write_jsonl_file(reader: BrainReader, path: Path, *, provenance: bool = False) -> dict[str, int]:
-    """`write_jsonl` into `path` (never inside the brain) through a temporary file: a killed export leaves no torn file."""
+    """`write_jsonl` into `path` (never inside the brain) through a temporary file: a killed export leaves no torn
+    file."""
     outside_brain(reader.brain.path, path)
     temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:

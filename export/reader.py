@@ -78,7 +78,9 @@ class BrainReader:
 
     def _by_origin(self, origin: str) -> BlockId | None:
         canonical = self._modules.get(MemoryType.CANONICAL)
-        matches = [b for b, r in self.ledger.registrations.items() if r.origin == origin and canonical and b in canonical]
+        matches = [
+            b for b, r in self.ledger.registrations.items() if r.origin == origin and canonical and b in canonical
+        ]
         return matches[-1] if matches else None
 
     def show(self, block: str | BlockId) -> KnowledgeRecord:

@@ -106,7 +106,9 @@ def record_of(
         )  # fmt: skip
     if memory_type is MemoryType.EPISODIC:
         when = payload["occurred_at"] + (f" to {payload['ended_at']}" if payload.get("ended_at") else "")
-        text = _lines(payload["summary"], payload.get("context"), payload.get("outcome") and f"Outcome: {payload['outcome']}")
+        text = _lines(
+            payload["summary"], payload.get("context"), payload.get("outcome") and f"Outcome: {payload['outcome']}"
+        )
         return KnowledgeRecord(**common, title=f"{when}: {payload['summary']}"[:200], text=text, evidence=evidence)
     record = payload.get("record") or {}
     return KnowledgeRecord(

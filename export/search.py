@@ -35,7 +35,9 @@ class Hit(FrozenModel):
     verified: bool
 
 
-def search(reader: BrainReader, query: str, k: int = 5, *, types: tuple[str, ...] = (), subject: str | None = None) -> list[Hit]:
+def search(
+    reader: BrainReader, query: str, k: int = 5, *, types: tuple[str, ...] = (), subject: str | None = None
+) -> list[Hit]:
     """The `k` best matches for `query` among the current snapshot's accessible blocks."""
     from retrieval.query import Searcher, SearchRequest
 
