@@ -28,7 +28,9 @@ SIGN_TIMEOUT = 60.0
 class AgentClient:
     """One connection per request to the agent listening on `socket_path`."""
 
-    def __init__(self, socket_path: str | Path, *, timeout: float = CONNECT_TIMEOUT, sign_timeout: float = SIGN_TIMEOUT) -> None:
+    def __init__(
+        self, socket_path: str | Path, *, timeout: float = CONNECT_TIMEOUT, sign_timeout: float = SIGN_TIMEOUT
+    ) -> None:
         self.socket_path = str(socket_path)
         self.timeout = timeout
         self.sign_timeout = sign_timeout
@@ -52,7 +54,8 @@ class AgentClient:
             ) from None
         except (FileNotFoundError, ConnectionRefusedError):
             raise AgentError(
-                f"no ssh-agent listens at {self.socket_path}", hint="start one (`eval $(ssh-agent)`) and `ssh-add` the key"
+                f"no ssh-agent listens at {self.socket_path}",
+                hint="start one (`eval $(ssh-agent)`) and `ssh-add` the key"
             ) from None
         except OSError as e:
             raise AgentError(f"ssh-agent at {self.socket_path}: {e.strerror or e}") from None
@@ -119,9 +122,13 @@ class AgentSigner:
         """The agent's identity matching `key` (full blob) or `fingerprint`."""
         held = client.identities()
         for candidate, _ in held:
-            if (key is not None and candidate.blob == key.blob) or (fingerprint is not None and candidate.fingerprint == fingerprint):
+            if (key is not None and candidate.blob == key.blob) or (
+                fingerprint is not None and candidate.fingerprint == fingerprint
+            ):
                 if candidate.key_type != ED25519:
-                    raise AgentKeyNotFoundError(f"the agent's key {candidate.fingerprint} is {candidate.key_type}, not Ed25519")
+                    raise AgentKeyNotFoundError(
+                        f"the agent's key {candidate.fingerprint} is {candidate.key_type}, not Ed25519"
+                    )
                 return cls(client, candidate)
         wanted = fingerprint or (key.fingerprint if key is not None else "?")
         listed = ", ".join(k.fingerprint for k, _ in held) or "none"

@@ -36,8 +36,10 @@ def open_signer(spec: str, passphrase: PassphraseSource, environ: Mapping[str, s
     text = spec.strip()
     if "PRIVATE KEY" in text or "\n" in text:
         # Key material pasted as the argument: say so without ever echoing it.
-        raise SigningKeyError("--sign-with takes a key file's path (or an agent key's .pub, public key or fingerprint), "
-                              "not the key's contents", hint="write the key to a file readable only by you (chmod 600)")
+        raise SigningKeyError(
+            "--sign-with takes a key file's path (or an agent key's .pub, public key or fingerprint), "
+            "not the key's contents", hint="write the key to a file readable only by you (chmod 600)",
+        )
     if FINGERPRINT_PATTERN.fullmatch(text):
         return AgentSigner.find(_agent(environ), fingerprint=text)
     if text.startswith("ssh-"):
@@ -51,7 +53,8 @@ def open_signer(spec: str, passphrase: PassphraseSource, environ: Mapping[str, s
         data = read_user_file(path, "signing key", MAX_KEY_FILE, error=SigningKeyError)
     except FileNotFoundError:
         raise SigningKeyError(
-            f"no signing key at {path}", hint="pass a private key file, a .pub file of an agent key, or a SHA256: fingerprint"
+            f"no signing key at {path}",
+            hint="pass a private key file, a .pub file of an agent key, or a SHA256: fingerprint"
         ) from None
     except OSError as e:
         raise SigningKeyError(f"cannot read signing key {path}: {e.strerror}") from None
