@@ -98,7 +98,9 @@ def main(argv: list[str]) -> int:
         report(f"verify_brain alone (integrity), {blocks} blocks", medians["integrity"], 30.0)
         report("verify + authenticity, signed head", medians["signed"], 30.0 * TARGET_RATIO)
         report("verify + authenticity, unsigned head", medians["unsigned"], 30.0)
-        report("the §9.7 decision alone (signed head)", median_seconds(lambda: judge(Brain.open(path)), repeat=REPEAT), 1.5)
+        report(
+            "the §9.7 decision alone (signed head)", median_seconds(lambda: judge(Brain.open(path)), repeat=REPEAT), 1.5
+        )
         signed, integrity, plain = medians["signed"], medians["integrity"], medians["unsigned"]
         print(f"signed / integrity-only: {signed[0] / integrity[0]:.3f} wall, {signed[1] / integrity[1]:.3f} CPU "
               f"(target <= {TARGET_RATIO}); signed / unsigned: {signed[0] / plain[0]:.3f} wall, "

@@ -23,7 +23,8 @@ def main() -> None:
         for i in range(count):
             data = str(i).encode()
             index.record(
-                f"/home/user/notes/project-{i % 50}/note-{i:05d}.md", size=1000 + i, mtime_ns=1_700_000_000_000_000_000 + i,
+                f"/home/user/notes/project-{i % 50}/note-{i:05d}.md", size=1000 + i,
+                mtime_ns=1_700_000_000_000_000_000 + i,
                 blake3=OciDigest.of(data + b"b3").hex, sha256=OciDigest.of(data), block=BlockId.of(data),
                 media_type="text/markdown", pipeline="text-nfc", pipeline_version="1+unicode-14.0.0",
             )  # fmt: skip
@@ -35,7 +36,9 @@ def main() -> None:
             loads.append(time.perf_counter() - start)
             start = time.perf_counter()
             for i in range(count):
-                index.lookup(f"/home/user/notes/project-{i % 50}/note-{i:05d}.md", 1000 + i, 1_700_000_000_000_000_000 + i)
+                index.lookup(
+                    f"/home/user/notes/project-{i % 50}/note-{i:05d}.md", 1000 + i, 1_700_000_000_000_000_000 + i
+                )
             lookups.append(time.perf_counter() - start)
             index._dirty = True  # force a rewrite: measure the save itself
             start = time.perf_counter()

@@ -78,8 +78,9 @@ def main() -> None:
                     capture_output=True, text=True, check=True,
                 ).stdout.strip()  # fmt: skip
                 peaks.append(int(peak))
-                records = int(subprocess.run([str(BRAIN), "--brain", str(brain), "export"], capture_output=True, text=True,
-                                             check=True).stdout.count("\n"))  # fmt: skip
+                records = int(subprocess.run(
+                    [str(BRAIN), "--brain", str(brain), "export"], capture_output=True, text=True, check=True,
+                ).stdout.count("\n"))  # fmt: skip
                 median = statistics.median(times)
                 print(f"{sources} sources ({text_mb:.1f} MB text), {records} records, {fmt}: median {median:.2f} s, "
                       f"{records / median:.0f} records/s, jsonl peak RSS {peaks[0] / 1024:.0f} MiB")  # fmt: skip

@@ -13,7 +13,11 @@ from typing import Any
 _URL = re.compile(r"https?://\S+|www\.\S+")
 _RESIDUE = re.compile(r"¶|\\f[BIRP]|^\.[A-Z]{1,2}\s|\*\*|(?<!\w)__|\]\(|!\[|\\-|:[a-z]+:`|`")
 _FUNCTION = frozenset(
-    ["a", "an", "the", "if", "and", "or", "but", "so", "then", "hence", "thus", "when", "while", "because", "following", "are", "is", "be", "of", "to", "in", "on", "for", "with", "as", "at", "by", "from", "this", "that", "these", "those", "it", "there", "here", "which", "what", "see", "also"]
+    [
+        "a", "an", "the", "if", "and", "or", "but", "so", "then", "hence", "thus", "when", "while", "because",
+        "following", "are", "is", "be", "of", "to", "in", "on", "for", "with", "as", "at", "by", "from", "this", "that",
+        "these", "those", "it", "there", "here", "which", "what", "see", "also",
+    ]
 )
 _EMAIL = re.compile(r"<?\S+@\S+\.\w+>?")
 # A change-log entry: "src/file.c (func): what changed", "deps: update npm", "cf-socket: improvements in ...".
@@ -24,7 +28,8 @@ _CHANGE_ENTRY = re.compile(
 )
 _PARAMETER = re.compile(r"\[(?:in|out|in,\s*out)\]|^\S+:\s*[<{][\w|.]+[>}]")
 _LICENCE = re.compile(
-    r"\b(?:licen[cs]e[ds]?|copyright|warranty|redistribut\w+|merchantability|gpl|mit license|apache license)\b", re.IGNORECASE
+    r"\b(?:licen[cs]e[ds]?|copyright|warranty|redistribut\w+|merchantability|gpl|mit license|apache license)\b",
+    re.IGNORECASE
 )
 
 

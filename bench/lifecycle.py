@@ -61,7 +61,9 @@ def add_hub(path: Path) -> str:
     with brain.writer("bench@example.org") as writer:
         source = CanonicalBlock(blob=writer.put_blob(data), media_type="text/plain", size=len(data))
         writer.add(source)
-        writer.add(ProvenanceBlock(record=RegistrationRecord(actor=ACTOR, at=AT, block=source.block_id, origin="hub.md")))
+        writer.add(
+            ProvenanceBlock(record=RegistrationRecord(actor=ACTOR, at=AT, block=source.block_id, origin="hub.md"))
+        )
         previous = None
         for i in range(CASCADE):
             relations = (Relation(predicate="refines", target=previous),) if previous and i % 10 == 0 else None

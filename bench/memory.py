@@ -132,7 +132,10 @@ def bench(work: Path, formats: list[str], size: int, repeat: int) -> None:
     tiny = work / "tiny.md"
     tiny.write_text("The cache is a node that keeps data close.\n")
     walls, peaks = zip(*(ingest_once(work, tiny, "tiny") for _ in range(repeat)), strict=True)
-    print(f"{'baseline':8} one 44-byte line: peak {statistics.median(peaks) / 1e6:6.1f} MB, wall {statistics.median(walls):5.2f} s")
+    print(
+        f"{'baseline':8} one 44-byte line: peak {statistics.median(peaks) / 1e6:6.1f} MB, "
+        f"wall {statistics.median(walls):5.2f} s"
+    )
     for fmt in formats:
         directory = work / fmt.replace(".", "-")
         directory.mkdir(parents=True, exist_ok=True)

@@ -39,9 +39,15 @@ def build(path: Path, count: int) -> Brain:
                 data = f"source document number {i}\n".encode()
                 writer.add(CanonicalBlock(blob=writer.put_blob(data), media_type="text/plain", size=len(data)))
             elif kind < 4:
-                writer.add(Block.from_payload("semantic", {"kind": "fact", "label": f"fact {i}", "statement": f"statement {i}"}))
+                writer.add(
+                    Block.from_payload(
+                        "semantic", {"kind": "fact", "label": f"fact {i}", "statement": f"statement {i}"}
+                    )
+                )
             else:
-                writer.add(Block.from_payload("episodic", {"summary": f"event {i}", "occurred_at": "2026-01-01T00:00:00Z"}))
+                writer.add(
+                    Block.from_payload("episodic", {"summary": f"event {i}", "occurred_at": "2026-01-01T00:00:00Z"})
+                )
         writer.commit()
     return brain
 
@@ -70,7 +76,10 @@ def main() -> None:
             assert all(layer.reused for layer in result.layers)
         assert set(brain.blobs.directory.iterdir()) == blobs, "an unchanged repack wrote a blob"
         size = sum(layer.size for layer in result.layers)
-        print(f"pack from scratch      median {statistics.median(scratch):7.2f} s  (target 20 s; layers {size / 1e6:.1f} MB)")
+        print(
+            f"pack from scratch      median {statistics.median(scratch):7.2f} s  (target 20 s; "
+            f"layers {size / 1e6:.1f} MB)"
+        )
         print(f"repack unchanged       median {statistics.median(again):7.2f} s  (target 2 s; no new blob)")
         if statistics.median(scratch) > TARGET_SCRATCH or statistics.median(again) > TARGET_REPACK:
             sys.exit("oci_pack: missed a target")

@@ -80,7 +80,9 @@ def main() -> None:
 
                 proxy.hook = reset_third
                 started = time.perf_counter()
-                _client(proxy.host, chunk_size=8 * MIB).push_blob(OciDigest.of(fresh), len(fresh), lambda b=fresh: io.BytesIO(b))
+                _client(proxy.host, chunk_size=8 * MIB).push_blob(
+                    OciDigest.of(fresh), len(fresh), lambda b=fresh: io.BytesIO(b)
+                )
                 up_seconds.append(time.perf_counter() - started)
                 up_bytes.append(sum(n for method, _, n in proxy.received if method in ("PATCH", "PUT")))
                 proxy.stop()

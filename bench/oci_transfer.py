@@ -67,7 +67,10 @@ def _build_brain(directory: Path, source: Path) -> None:
         writer.commit()
     started = time.perf_counter()
     pack(brain, "bench")
-    print(f"setup: pack of the {size >> 20} MiB brain took {time.perf_counter() - started:.1f}s (pack section measures this)")
+    print(
+        f"setup: pack of the {size >> 20} MiB brain took {time.perf_counter() - started:.1f}s "
+        "(pack section measures this)"
+    )
 
 
 def _child(op: str, brain_dir: Path, ref: str) -> dict:
@@ -94,12 +97,21 @@ def run(size_mib: int) -> bool:
         again = _child("push", work / "brain", ref)
         pulled = _child("pull", work / "pulled", ref)
         mib = size_mib
-        print(f"push:     {first['seconds']:.1f}s ({mib / first['seconds']:.0f} MiB/s), peak RSS {first['peak_rss_mb']:.0f} MB")
+        print(
+            f"push:     {first['seconds']:.1f}s ({mib / first['seconds']:.0f} MiB/s), "
+            f"peak RSS {first['peak_rss_mb']:.0f} MB"
+        )
         print(f"re-push:  {again['seconds']:.2f}s, requests {' '.join(again['requests'])}")
-        print(f"pull:     {pulled['seconds']:.1f}s ({mib / pulled['seconds']:.0f} MiB/s), peak RSS {pulled['peak_rss_mb']:.0f} MB")
+        print(
+            f"pull:     {pulled['seconds']:.1f}s ({mib / pulled['seconds']:.0f} MiB/s), "
+            f"peak RSS {pulled['peak_rss_mb']:.0f} MB"
+        )
         only_checks = all(m in ("GET", "HEAD") for m in again["requests"][:-1]) and again["requests"][-1] == "PUT"
         ok = max(first["peak_rss_mb"], pulled["peak_rss_mb"]) <= RSS_LIMIT_MB and only_checks
-        print(f"targets:  peak RSS <= {RSS_LIMIT_MB} MB and unchanged re-push = checks + manifest: {'met' if ok else 'MISSED'}")
+        print(
+            f"targets:  peak RSS <= {RSS_LIMIT_MB} MB and unchanged re-push = checks + manifest: "
+            f"{'met' if ok else 'MISSED'}"
+        )
         return ok
     finally:
         stop_registry(server.process)

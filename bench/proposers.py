@@ -98,7 +98,9 @@ def evaluate(show: bool) -> None:
             for extra in derived - expected:
                 print(f"{path.name}: extra  {extra}")
             for candidate in junk:
-                print(f"{path.name}: junk   {junk_reasons(candidate.memory_type, candidate.payload)} {candidate.payload}")
+                print(
+                    f"{path.name}: junk   {junk_reasons(candidate.memory_type, candidate.payload)} {candidate.payload}"
+                )
     total: Counter[str] = Counter()
     print(f"{'format':<10}{'docs':>5}{'expected':>9}{'derived':>8}{'precision':>10}{'recall':>7}{'junk':>7}")
     for fmt, row in [*sorted(rows.items()), ("all", total)]:

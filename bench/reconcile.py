@@ -112,7 +112,9 @@ def timed(path: Path, *args: str) -> tuple[float, float]:
     env = {**os.environ, "BRAIN_ACTOR": ACTOR}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run([str(BRAIN_EXE), "--brain", str(path), "-q", *args], env=env, capture_output=True, check=False)
+    done = subprocess.run(
+        [str(BRAIN_EXE), "--brain", str(path), "-q", *args], env=env, capture_output=True, check=False
+    )
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -139,7 +141,10 @@ def main() -> None:
                   f"({'sources + facts' if semantic else 'sources'}; each branch added {ADDED:,} sources)")
             saved = _pointers(path)
             status = _median([timed(path, "status") for _ in range(REPEAT)])
-            print(f"  {size:>7,} blocks  status (the CLI's floor now)  median {status[0]:5.2f} s wall, {status[1]:5.2f} s CPU")
+            print(
+                f"  {size:>7,} blocks  status (the CLI's floor now)  median {status[0]:5.2f} s wall, "
+                f"{status[1]:5.2f} s CPU"
+            )
             plan = _median([timed(path, "merge", "x", "--plan", "--json") for _ in range(REPEAT)])
             merges = []
             for _ in range(REPEAT):
@@ -148,8 +153,11 @@ def main() -> None:
             merge = _median(merges)
             for label, (wall, cpu) in (("plan", plan), ("merge", merge)):
                 verdict = "ok" if wall <= TARGETS[label] else "OVER"
-                print(f"  {size:>7,} blocks  merge {'--plan' if label == 'plan' else '      '}  median {wall:5.2f} s wall, "
-                      f"{cpu:5.2f} s CPU   target ≤ {TARGETS[label]:.0f} s at 100k  {verdict}")
+                print(
+                    f"  {size:>7,} blocks  merge {'--plan' if label == 'plan' else '      '}  median {wall:5.2f} s "
+                    "wall, "
+                    f"{cpu:5.2f} s CPU   target ≤ {TARGETS[label]:.0f} s at 100k  {verdict}"
+                )
             shutil.rmtree(path)
 
 

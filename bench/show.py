@@ -40,7 +40,9 @@ def bench_show(path: Path, blocks: int) -> None:
                              cwd=Path(__file__).resolve().parents[1])
     fact = listing.stdout.strip()
     prime = "from brain.brain import Brain; from ingest.lineage_graph import graph_of; b = Brain.open(%r); "
-    for targets, label in (([fact], "show FACT"), (["hub.md"], "show ORIGIN (hub.md)"), ([fact, "--json"], "show FACT --json")):
+    for targets, label in (
+        ([fact], "show FACT"), (["hub.md"], "show ORIGIN (hub.md)"), ([fact, "--json"], "show FACT --json"),
+    ):
         subprocess.run([sys.executable, "-c", prime % str(path) + "graph_of(b, b.snapshot_digest())"],
                        cwd=Path(__file__).resolve().parents[1], check=True)
         def show(targets: list[str] = targets) -> None:
