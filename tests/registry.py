@@ -248,8 +248,14 @@ class FaultyProxy:
                     return
                 if callable(action):
                     content = action(content)
-                out = {k: v for k, v in upstream.headers.items() if k.lower() not in ("content-length", "connection", "transfer-encoding", "content-encoding")}
-                out["Content-Length"] = upstream.headers.get("Content-Length", "0") if self.command == "HEAD" else str(len(content))
+                out = {
+                    k: v
+                    for k, v in upstream.headers.items()
+                    if k.lower() not in ("content-length", "connection", "transfer-encoding", "content-encoding")
+                }
+                out["Content-Length"] = (
+                    upstream.headers.get("Content-Length", "0") if self.command == "HEAD" else str(len(content))
+                )
                 if isinstance(action, WrongLength):
                     out.update({"Content-Length": str(action.length), "Connection": "close"})
                     self.close_connection = True

@@ -26,7 +26,9 @@ def load_vectors(name: str) -> dict:
 def write_key(directory: Path, name: str, seed: bytes | None = None, passphrase: bytes | None = None) -> Path:
     """An OpenSSH Ed25519 private key file `<directory>/<name>` (and `<name>.pub`); random unless `seed`."""
     key = Ed25519PrivateKey.generate() if seed is None else Ed25519PrivateKey.from_private_bytes(seed)
-    encryption = serialization.NoEncryption() if passphrase is None else serialization.BestAvailableEncryption(passphrase)
+    encryption = (
+        serialization.NoEncryption() if passphrase is None else serialization.BestAvailableEncryption(passphrase)
+    )
     path = directory / name
     path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH, encryption))
     path.chmod(0o600)

@@ -62,7 +62,9 @@ class LoopbackRegistry:
                     self.wfile.write(body)
 
             def _unknown(self, code: str) -> None:
-                self._reply(404, json.dumps({"errors": [{"code": code}]}).encode(), {"Content-Type": "application/json"})
+                self._reply(
+                    404, json.dumps({"errors": [{"code": code}]}).encode(), {"Content-Type": "application/json"}
+                )
 
             def _handle(self) -> None:
                 registry.requests.append((self.command, self.path))
@@ -137,10 +139,17 @@ class LoopbackRegistry:
                         continue
                     if wanted is not None and document.get("artifactType") != wanted:
                         continue
-                    found.append({"annotations": document.get("annotations", {}), "artifactType": document.get("artifactType"),
-                                  "digest": digest, "mediaType": media_type, "size": len(data)})
+                    found.append(
+                        {
+                            "annotations": document.get("annotations", {}),
+                            "artifactType": document.get("artifactType"), "digest": digest, "mediaType": media_type,
+                            "size": len(data),
+                        }
+                    )
                 index = {"manifests": found, "mediaType": "application/vnd.oci.image.index.v1+json", "schemaVersion": 2}
-                self._reply(200, json.dumps(index).encode(), {"Content-Type": "application/vnd.oci.image.index.v1+json"})
+                self._reply(
+                    200, json.dumps(index).encode(), {"Content-Type": "application/vnd.oci.image.index.v1+json"}
+                )
 
             do_GET = do_HEAD = do_PUT = do_POST = do_PATCH = _handle
 

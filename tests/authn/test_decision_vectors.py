@@ -139,8 +139,13 @@ def test_tampered_records_name_their_outcome() -> None:
     broken = good.model_copy(update={"signature": good.signature.replace("U1NIU0lH", "U1NIU0lI", 1)})
     other = make_record(GOVERNOR, GENESIS.to_bytes(), {TrustScope.COMMIT}).signature
     swapped = good.model_copy(update={"signature": other})
-    outcomes = [authenticate(chain, CHILD.digest, records=[r]).signatures[0].outcome for r in (wrong_key, wrong_ns, broken, swapped)]
-    assert outcomes == [Outcome.FINGERPRINT_MISMATCH, Outcome.WRONG_NAMESPACE, Outcome.INVALID_SIGNATURE, Outcome.INVALID_SIGNATURE]
+    outcomes = [
+        authenticate(chain, CHILD.digest, records=[r]).signatures[0].outcome
+        for r in (wrong_key, wrong_ns, broken, swapped)
+    ]
+    assert outcomes == [
+        Outcome.FINGERPRINT_MISMATCH, Outcome.WRONG_NAMESPACE, Outcome.INVALID_SIGNATURE, Outcome.INVALID_SIGNATURE,
+    ]
 
 
 def test_brain_authn_is_pure() -> None:
@@ -153,7 +158,11 @@ def test_brain_authn_is_pure() -> None:
     for path in package.glob("*.py"):
         tree = ast.parse(path.read_text())
         names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        names |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and n.level == 0}
+        names |= {
+            n.module.split(".")[0]
+            for n in ast.walk(tree)
+            if isinstance(n, ast.ImportFrom) and n.module and n.level == 0
+        }
         assert not names & forbidden, (path.name, names & forbidden)
         assert "open(" not in path.read_text(), path.name
 
@@ -164,7 +173,9 @@ def test_a_compromise_marker_beyond_a_missing_second_parent_is_undecidable() -> 
     signer = Key(4)
     marker = OciDigest.of(b"a snapshot this chain does not hold")
     root = TrustRoot(govern_quorum=1, revision=1, keys=(
-        TrustKey(key=GOVERNOR.public_key.text, scopes=(TrustScope.INGEST, TrustScope.COMMIT, TrustScope.GOVERN), since=1),
+        TrustKey(
+            key=GOVERNOR.public_key.text, scopes=(TrustScope.INGEST, TrustScope.COMMIT, TrustScope.GOVERN), since=1
+        ),
         TrustKey(key=signer.public_key.text, scopes=(TrustScope.COMMIT,), since=1, compromised_from=marker),
     ))  # fmt: skip
     genesis = Snapshot(created_at="2026-12-01T00:00:00Z", modules={}, trust_root=root)

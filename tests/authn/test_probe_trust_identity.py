@@ -69,8 +69,10 @@ def test_an_alias_or_another_repository_cannot_install_an_unsigned_head(
     _ingest(tmp_path, brain, source, None, "an unsigned follow-up\n")  # a head nobody signed
     _push(brain, source, registry.ref("probe/alias:v2"))
     _push(brain, source, registry.ref("probe/other:v1"))
-    for ref in (_alias(registry, "probe/alias:v2"), _alias(registry, "probe/alias:v2").replace("localhost", "LOCALHOST"),
-                registry.ref("probe/other:v1"), _alias(registry, "probe/other:v1")):
+    for ref in (
+        _alias(registry, "probe/alias:v2"), _alias(registry, "probe/alias:v2").replace("localhost", "LOCALHOST"),
+        registry.ref("probe/other:v1"), _alias(registry, "probe/other:v1"),
+    ):
         for extra in ((), ("--force",)):
             done = brain("--brain", str(consumer), "pull", ref, *extra)
             assert_one_line_error(done, 6)
@@ -116,7 +118,9 @@ def test_a_rogue_trust_root_is_a_foreign_chain_until_an_explicit_logged_re_root(
         assert_one_line_error(done, 6)
     assert brain("--brain", str(consumer), "trust", "show", "--json").json()["keys"] == genuine_keys
     # The explicit re-root adopts the other root, and says so in the trust log.
-    done = brain("--brain", str(consumer), "pull", _alias(registry, "probe/genuine:v2"), "--force", "--re-root", "--json")
+    done = brain(
+        "--brain", str(consumer), "pull", _alias(registry, "probe/genuine:v2"), "--force", "--re-root", "--json"
+    )
     assert done.code == 0, done
     assert _head(consumer) == _head(rogue)
     log = [json.loads(line) for line in (consumer / "boltzmann" / "trust-log.jsonl").read_text().splitlines()]

@@ -22,8 +22,10 @@ EXPECTED = json.loads((SIGNED_BRAIN / "authenticate.json").read_text())
 
 def test_the_head_authenticates_exactly_as_the_reference_reports() -> None:
     result = judge(Brain.open(SIGNED_BRAIN / "brain")).model_dump(mode="json")
-    for key in ("snapshot", "role", "trust_root", "trust_root_revision", "pinned", "pin", "required_scopes",
-                "undetermined", "withdrawn", "quorum_required", "quorum_met", "findings", "signatures_required", "stance"):
+    for key in (
+        "snapshot", "role", "trust_root", "trust_root_revision", "pinned", "pin", "required_scopes", "undetermined",
+        "withdrawn", "quorum_required", "quorum_met", "findings", "signatures_required", "stance",
+    ):
         assert result[key] == EXPECTED[key], key
     assert result["state"] == "authorized"
     [verdict] = result["signatures"]
@@ -71,7 +73,9 @@ def test_record_reading_is_strict(mutate) -> None:  # type: ignore[no-untyped-de
 
 def test_unsorted_scopes_read_and_another_namespace_reads(tmp_path: Path) -> None:
     data = (SIGNED_BRAIN / "record-head.json").read_bytes()
-    assert SignatureRecord.decode(data.replace(b'"commit","ingest"', b'"ingest","commit"')).scopes == ("ingest", "commit")
+    assert SignatureRecord.decode(data.replace(b'"commit","ingest"', b'"ingest","commit"')).scopes == (
+        "ingest", "commit",
+    )
     assert SignatureRecord.decode(data.replace(b'"boltzmann.snapshot.v1"', b'"git"')).namespace == "git"
 
 
@@ -87,7 +91,9 @@ def test_repacking_reproduces_the_index_and_signature_manifests(signed_brain: Pa
     result = pack(brain, "v1")
     assert str(result.digest) == "sha256:63f19363e64a985ffe705121a6649f82b9e01ca789c54e94ac33c28a2e9545cd"
     assert (signed_brain / "index.json").read_bytes() == index
-    manifest = brain.blobs.get(OciDigest.parse("sha256:68dc7d08def1afb39eecfc9f4088caafbd3d11d42c8a0b15113be05d8e31eebd"))
+    manifest = brain.blobs.get(
+        OciDigest.parse("sha256:68dc7d08def1afb39eecfc9f4088caafbd3d11d42c8a0b15113be05d8e31eebd")
+    )
     assert manifest == (SIGNED_BRAIN / "signature-manifest-head.json").read_bytes()
     pack(brain, "v1")  # again: nothing is listed twice
     assert (signed_brain / "index.json").read_bytes() == index

@@ -79,7 +79,10 @@ def test_ci_loop_through_the_real_registry(registry: RegistryServer, tmp_path: P
         capture_output=True, check=True, timeout=60).stdout)
     assert manifest["annotations"]["ai.gaussia.boltzmann.protocol-version"] == "2"
     fallback = json.loads(subprocess.run(
-        [require_tool("skopeo"), "inspect", "--raw", "--tls-verify=false", f"docker://{registry.ref('signed/loop:' + fallback_tag(digest))}"],
+        [
+            require_tool("skopeo"), "inspect", "--raw", "--tls-verify=false",
+            f"docker://{registry.ref('signed/loop:' + fallback_tag(digest))}",
+        ],
         capture_output=True, check=True, timeout=60).stdout)
     snapshots = sorted(e["annotations"]["ai.gaussia.boltzmann.signature-snapshot"] for e in fallback["manifests"])
     assert len(snapshots) == 2 and str(head) in snapshots  # the head and the genesis travel
@@ -104,14 +107,24 @@ def test_ci_loop_through_the_real_registry(registry: RegistryServer, tmp_path: P
     # A rotation with quorum 2: admit a second govern key (quorum 1 signs it), then one more key by plan,
     # countersigned by both, applied, pushed and pulled.
     second = write_key(tmp_path, "second")
-    done = brain("--brain", str(source), "trust", "rotate", "--add", f"{second}.pub@second@example.org", "--quorum", "2",
-                 "--sign-with", str(key))
+    done = brain(
+        "--brain", str(source), "trust", "rotate", "--add", f"{second}.pub@second@example.org", "--quorum", "2",
+        "--sign-with", str(key),
+    )
     assert done.code == 0, done
     third = write_key(tmp_path, "third")
     plan = tmp_path / "plan.json"
-    assert brain("--brain", str(source), "trust", "rotate", "--add", f"{third}.pub=commit", "--plan", str(plan)).code == 0
+    assert (
+        brain("--brain", str(source), "trust", "rotate", "--add", f"{third}.pub=commit", "--plan", str(plan)).code == 0
+    )
     for name, signer in (("r1", key), ("r2", second)):
-        assert brain("--brain", str(source), "sign", "--document", str(plan), "--sign-with", str(signer), "-o", str(tmp_path / name)).code == 0
+        assert (
+            brain(
+                "--brain", str(source), "sign", "--document", str(plan), "--sign-with", str(signer), "-o",
+                str(tmp_path / name),
+            ).code
+            == 0
+        )
     done = brain("--brain", str(source), "trust", "rotate", "--apply", str(plan), "--record", str(tmp_path / "r1"),
                  "--record", str(tmp_path / "r2"))
     assert done.code == 0, done
@@ -175,7 +188,9 @@ def test_unsigned_heads_policy(registry: RegistryServer, tmp_path: Path, brain: 
     assert not strict.exists()
 
 
-def test_a_pinned_consumer_refuses_another_trust_root(registry: RegistryServer, tmp_path: Path, brain: BrainRunner) -> None:
+def test_a_pinned_consumer_refuses_another_trust_root(
+    registry: RegistryServer, tmp_path: Path, brain: BrainRunner
+) -> None:
     ref = registry.ref("signed/pinned:v1")
     _publish(tmp_path, brain, ref, "pinned release\n")
     consumer = tmp_path / "consumer"
@@ -241,7 +256,9 @@ def test_hostile_referrers(loopback: LoopbackRegistry, tmp_path: Path, brain: Br
 
 
 @pytest.mark.parametrize("count", [600, 10_000])
-def test_many_records_over_one_snapshot(loopback: LoopbackRegistry, tmp_path: Path, brain: BrainRunner, count: int) -> None:
+def test_many_records_over_one_snapshot(
+    loopback: LoopbackRegistry, tmp_path: Path, brain: BrainRunner, count: int
+) -> None:
     loopback.referrers_api = False
     ref = f"{loopback.host}/many/brain:v1"
     source, _key = _publish(tmp_path, brain, ref, "many signatures\n")
@@ -255,10 +272,14 @@ def test_many_records_over_one_snapshot(loopback: LoopbackRegistry, tmp_path: Pa
     entries = list(index["manifests"])
     for n in range(count):
         # The same signature, re-armored: a distinct record digest, one key.
-        variant = record.model_copy(update={"signature": record.signature + " " * (n % 7) + "\n" * (n // 7 % 5) + f"#{n}"})
+        variant = record.model_copy(
+            update={"signature": record.signature + " " * (n % 7) + "\n" * (n // 7 % 5) + f"#{n}"}
+        )
         data = variant.to_bytes()
         loopback.blobs[str(variant.digest)] = data
-        manifest = canonicalize({**template, "layers": [{**template["layers"][0], "digest": str(variant.digest), "size": len(data)}]})
+        manifest = canonicalize(
+            {**template, "layers": [{**template["layers"][0], "digest": str(variant.digest), "size": len(data)}]}
+        )
         loopback.manifests[str(OciDigest.of(manifest))] = (manifest, "application/vnd.oci.image.manifest.v1+json")
         entries.append({**head, "digest": str(OciDigest.of(manifest)), "size": len(manifest)})
     fallback = canonicalize({**index, "manifests": entries})
@@ -278,7 +299,9 @@ def test_many_records_over_one_snapshot(loopback: LoopbackRegistry, tmp_path: Pa
     assert max(len(v) for v in stored.values()) <= 512
 
 
-def test_copying_a_signed_fixture_layout(tmp_path: Path, loopback: LoopbackRegistry, signed_brain: Path, brain: BrainRunner) -> None:
+def test_copying_a_signed_fixture_layout(
+    tmp_path: Path, loopback: LoopbackRegistry, signed_brain: Path, brain: BrainRunner
+) -> None:
     """The reference's signed brain, pushed by us, pulled by a fresh consumer: both records travel."""
     ref = f"{loopback.host}/fixture/signed:v1"
     done = brain("--brain", str(signed_brain), "push", ref, "--json")
@@ -287,5 +310,7 @@ def test_copying_a_signed_fixture_layout(tmp_path: Path, loopback: LoopbackRegis
     consumer = tmp_path / "consumer"
     done = brain("--brain", str(consumer), "pull", ref, "--json")
     assert done.code == 0 and done.json()["authenticity"]["state"] == "authorized", done
-    assert (consumer / "boltzmann" / "signatures.json").read_bytes() == (signed_brain / "boltzmann" / "signatures.json").read_bytes()
+    assert (consumer / "boltzmann" / "signatures.json").read_bytes() == (
+        signed_brain / "boltzmann" / "signatures.json"
+    ).read_bytes()
     shutil.rmtree(consumer)

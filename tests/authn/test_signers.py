@@ -81,7 +81,9 @@ def test_keys_that_cannot_sign_are_refused_in_one_line(tmp_path: Path) -> None:
 
 def test_a_real_ssh_agent_signs_named_by_pub_file_key_or_fingerprint(tmp_path: Path, agent: dict[str, str]) -> None:
     key = write_key(tmp_path, "held")
-    subprocess.run([require_tool("ssh-add"), "-q", str(key)], env={**os.environ, **agent}, check=True, capture_output=True)
+    subprocess.run(
+        [require_tool("ssh-add"), "-q", str(key)], env={**os.environ, **agent}, check=True, capture_output=True
+    )
     text = public_text(key)
     fingerprint = open_signer(str(key), _no_passphrase).public_key.fingerprint
     for spec in (str(key) + ".pub", text, fingerprint):
@@ -125,7 +127,9 @@ def test_key_material_passed_as_the_argument_is_never_echoed(tmp_path: Path) -> 
 
 def test_ingest_signs_through_the_agent_from_the_cli(tmp_path: Path, agent: dict[str, str], brain) -> None:  # type: ignore[no-untyped-def]
     key = write_key(tmp_path, "agentkey")
-    subprocess.run([require_tool("ssh-add"), "-q", str(key)], env={**os.environ, **agent}, check=True, capture_output=True)
+    subprocess.run(
+        [require_tool("ssh-add"), "-q", str(key)], env={**os.environ, **agent}, check=True, capture_output=True
+    )
     key.unlink()  # only the agent holds the private half now
     target = tmp_path / "brain"
     done = brain("--brain", str(target), "init", "--trust-key", f"{key}.pub", "--sign-with", f"{key}.pub", env=agent)

@@ -72,7 +72,10 @@ def test_init_refuses_bad_keys_and_writes_nothing(tmp_path: Path, brain: BrainRu
         (("--trust-key", f"{locked}.pub=ingest,commit", "--trust-key", f"{key}.pub", "--sign-with", str(locked)), 5),
     ]
     for args, code in cases:
-        done = brain("--brain", str(target), "init", *args, env={"BRAIN_SIGNING_PASSPHRASE": "secret words"} if code == 5 else None)
+        done = brain(
+            "--brain", str(target), "init", *args,
+            env={"BRAIN_SIGNING_PASSPHRASE": "secret words"} if code == 5 else None,
+        )
         assert_one_line_error(done, code)
         assert not target.exists()
     done = brain("--brain", str(target), "init", "--trust-key", f"{locked}.pub", "--sign-with", str(locked),
@@ -113,7 +116,9 @@ def test_brain_sign_adds_one_record_and_is_idempotent(governed: tuple[Path, Path
     ("namespace", "wrong_namespace"),
     ("key", "fingerprint_mismatch"),
 ])
-def test_tampering_with_a_record_is_named(governed: tuple[Path, Path], brain: BrainRunner, tamper: str, outcome: str) -> None:
+def test_tampering_with_a_record_is_named(
+    governed: tuple[Path, Path], brain: BrainRunner, tamper: str, outcome: str
+) -> None:
     target, _ = governed
     handle = Brain.open(target)
     head = handle.snapshot_digest()
@@ -143,7 +148,9 @@ def test_tampering_with_a_record_is_named(governed: tuple[Path, Path], brain: Br
     assert "signatures_below_policy" in [f["code"] for f in authenticity["findings"]]
 
 
-def test_tampering_with_the_trust_root_is_refused(governed: tuple[Path, Path], tmp_path: Path, brain: BrainRunner) -> None:
+def test_tampering_with_the_trust_root_is_refused(
+    governed: tuple[Path, Path], tmp_path: Path, brain: BrainRunner
+) -> None:
     from brain.authenticity import sign_snapshot
     from brain.snapshot import TrustKey, TrustScope
     from signers import open_signer
@@ -153,11 +160,15 @@ def test_tampering_with_the_trust_root_is_refused(governed: tuple[Path, Path], t
     head = handle.snapshot()
     assert head is not None and head.trust_root is not None
     stranger = write_key(tmp_path, "stranger")
-    admitted = TrustKey(key=public_text(stranger), scopes=(TrustScope.INGEST, TrustScope.COMMIT, TrustScope.GOVERN), since=1)
+    admitted = TrustKey(
+        key=public_text(stranger), scopes=(TrustScope.INGEST, TrustScope.COMMIT, TrustScope.GOVERN), since=1
+    )
     root = head.trust_root.model_copy(update={"keys": (*head.trust_root.keys, admitted)})
     forged = head.model_copy(update={"trust_root": root})
     digest = handle.blobs.put(forged.to_bytes())
-    (target / "boltzmann" / "head.json").write_bytes(canonicalize({"boltzmann": 1, "retained": [str(digest)], "snapshot": str(digest)}))
+    (target / "boltzmann" / "head.json").write_bytes(
+        canonicalize({"boltzmann": 1, "retained": [str(digest)], "snapshot": str(digest)})
+    )
     done = brain("--brain", str(target), "verify", "--json")
     # The old record is over other bytes: nothing vouches for these (unsigned is reported, not failed: §9.10 item 5).
     assert done.code == 0 and done.json()["authenticity"]["state"] == "unsigned"
@@ -174,8 +185,10 @@ def test_rotation_with_quorum_two_and_a_revoked_keys_later_signature(
 ) -> None:
     target, owner = governed
     second = write_key(tmp_path, "second")
-    done = brain("--brain", str(target), "trust", "rotate", "--add", f"{second}.pub@second@example.org", "--quorum", "2",
-                 "--sign-with", str(owner), "--json")
+    done = brain(
+        "--brain", str(target), "trust", "rotate", "--add", f"{second}.pub@second@example.org", "--quorum", "2",
+        "--sign-with", str(owner), "--json",
+    )
     assert done.code == 0 and done.json()["applied"], done
     third = write_key(tmp_path, "third")
     plan = tmp_path / "plan.json"
@@ -183,7 +196,9 @@ def test_rotation_with_quorum_two_and_a_revoked_keys_later_signature(
     assert done.code == 0 and plan.exists()
     head_before = Brain.open(target).snapshot_digest()
     for name, key in (("r1", owner), ("r2", second)):
-        done = brain("--brain", str(target), "sign", "--document", str(plan), "--sign-with", str(key), "-o", str(tmp_path / name))
+        done = brain(
+            "--brain", str(target), "sign", "--document", str(plan), "--sign-with", str(key), "-o", str(tmp_path / name)
+        )
         assert done.code == 0, done
     done = brain("--brain", str(target), "trust", "rotate", "--apply", str(plan), "--record", str(tmp_path / "r1"))
     assert_one_line_error(done, 5)
@@ -258,10 +273,17 @@ def test_an_ungoverned_brain_verifies_as_before(tmp_path: Path, brain: BrainRunn
     assert "no trust root" in done.stderr
 
 
-def test_lifecycle_commands_sign_and_check_scopes_first(governed: tuple[Path, Path], tmp_path: Path, brain: BrainRunner) -> None:
+def test_lifecycle_commands_sign_and_check_scopes_first(
+    governed: tuple[Path, Path], tmp_path: Path, brain: BrainRunner
+) -> None:
     target, owner = governed
     committer = write_key(tmp_path, "committer2")
-    assert brain("--brain", str(target), "trust", "rotate", "--add", f"{committer}.pub=commit", "--sign-with", str(owner)).code == 0
+    assert (
+        brain(
+            "--brain", str(target), "trust", "rotate", "--add", f"{committer}.pub=commit", "--sign-with", str(owner)
+        ).code
+        == 0
+    )
     handle = Brain.open(target)
     [source] = handle.module(handle.modules().__iter__().__next__()).block_ids  # the one canonical block
     before = _files(target)
@@ -281,7 +303,9 @@ def test_lifecycle_commands_sign_and_check_scopes_first(governed: tuple[Path, Pa
     assert "lacks scope redact" in done.stderr
 
 
-def test_bad_plan_and_record_files_are_usage_errors(governed: tuple[Path, Path], tmp_path: Path, brain: BrainRunner) -> None:
+def test_bad_plan_and_record_files_are_usage_errors(
+    governed: tuple[Path, Path], tmp_path: Path, brain: BrainRunner
+) -> None:
     target, owner = governed
     junk = tmp_path / "junk.json"
     junk.write_text('{"not": "a plan"}')
@@ -289,8 +313,13 @@ def test_bad_plan_and_record_files_are_usage_errors(governed: tuple[Path, Path],
     assert_one_line_error(done, 3)
     assert "is not a rotation plan" in done.stderr
     plan = tmp_path / "plan.json"
-    assert brain("--brain", str(target), "trust", "rotate", "--quorum", "1", "--scopes", f"{owner}.pub=ingest,commit,govern,redact",
-                 "--plan", str(plan)).code == 0
+    assert (
+        brain(
+            "--brain", str(target), "trust", "rotate", "--quorum", "1", "--scopes",
+            f"{owner}.pub=ingest,commit,govern,redact", "--plan", str(plan),
+        ).code
+        == 0
+    )
     done = brain("--brain", str(target), "trust", "rotate", "--apply", str(plan), "--record", str(junk))
     assert_one_line_error(done, 3)
     assert "is not a signature record" in done.stderr

@@ -36,12 +36,23 @@ ODD = [
     "２０２６-11-30T13:32:11Z",
 ]
 VALID: dict[MemoryType, dict[str, Any]] = {
-    MemoryType.CANONICAL: {"blob": DIGEST, "media_type": "text/plain", "size": 3, "normalized_view": {"blob": DIGEST, "media_type": "text/plain", "size": 3}},
+    MemoryType.CANONICAL: {
+        "blob": DIGEST, "media_type": "text/plain", "size": 3,
+        "normalized_view": {"blob": DIGEST, "media_type": "text/plain", "size": 3},
+    },
     MemoryType.EPISODIC: {"summary": "s", "occurred_at": AT, "ended_at": AT, "tags": ["t"], "evidence": [DIGEST]},
-    MemoryType.SEMANTIC: {"kind": "fact", "label": "l", "statement": "s", "relations": [{"predicate": "p", "target": DIGEST}], "aliases": []},
-    MemoryType.PROCEDURAL: {"label": "l", "goal": "g", "steps": [{"action": "a", "uses": [DIGEST], "alternatives": ["b"]}]},
+    MemoryType.SEMANTIC: {
+        "kind": "fact", "label": "l", "statement": "s", "relations": [{"predicate": "p", "target": DIGEST}],
+        "aliases": [],
+    },
+    MemoryType.PROCEDURAL: {
+        "label": "l", "goal": "g", "steps": [{"action": "a", "uses": [DIGEST], "alternatives": ["b"]}],
+    },
     MemoryType.PROVENANCE: {
-        "record": {"record_type": "validation", "actor": {"id": "a@b.org", "kind": "human"}, "at": AT, "block": DIGEST, "verdict": "validated", "checks": ["c"]}
+        "record": {
+            "record_type": "validation", "actor": {"id": "a@b.org", "kind": "human"}, "at": AT, "block": DIGEST,
+            "verdict": "validated", "checks": ["c"],
+        }
     },
 }  # fmt: skip
 

@@ -28,7 +28,9 @@ def test_updated_levels_equal_a_fresh_build(old: set[int], added: set[int], drop
     levels = updated_levels(levels_of_sorted_hex(old_hexes), old_hexes, new_hexes, [_hex(n) for n in added], removed)
     assert levels == levels_of_sorted_hex(new_hexes)
     root = top(levels)
-    assert (root.hex() if root is not None else None) == (merkle_root_of_sorted_hex(new_hexes).hex if new_hexes else None)
+    assert (root.hex() if root is not None else None) == (
+        merkle_root_of_sorted_hex(new_hexes).hex if new_hexes else None
+    )
 
 
 def test_a_chain_of_small_additions_keeps_the_root_of_a_fresh_build() -> None:

@@ -1,4 +1,5 @@
-"""The one re-hash-then-decode rule (`brain.identity.rehash`): nothing is decoded before its bytes hash to their name."""
+"""The one re-hash-then-decode rule (`brain.identity.rehash`): nothing is decoded before its bytes hash to their
+name."""
 
 from __future__ import annotations
 

@@ -116,7 +116,12 @@ def test_decode_checks_the_hash_first() -> None:
 def test_labels_and_trust_root_round_trip() -> None:
     trust = TrustRoot(
         govern_quorum=1,
-        keys=(TrustKey(key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAOhB7/zzhC+HXDdGOdLwJln5NYwm6UNXx3chmQSVTG4", scopes=(TrustScope.GOVERN, TrustScope.DROP_CANONICAL), since=1),),
+        keys=(
+            TrustKey(
+                key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAOhB7/zzhC+HXDdGOdLwJln5NYwm6UNXx3chmQSVTG4",
+                scopes=(TrustScope.GOVERN, TrustScope.DROP_CANONICAL), since=1,
+            ),
+        ),
         revision=1,
     )
     assert trust.digest == OciDigest.of(canonicalize(trust.to_json()))

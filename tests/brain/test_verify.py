@@ -15,7 +15,9 @@ from brain.identity import OciDigest
 from brain.verify import PROBLEM_CODES, Problem, Severity, VerifyReport, verify_brain
 from brain.verify.compositions import UNPROVABLE, CompositionFacts, composition_problems, inspect_compositions, usable
 from brain.concurrency import parallel_map
-from tests.brain.verify_damage import HEAD, MARKDOWN_BLOB, MARKDOWN_BLOCK, V1_CONFIG, blob_path, copy_brain, reference_source
+from tests.brain.verify_damage import (
+    HEAD, MARKDOWN_BLOB, MARKDOWN_BLOCK, V1_CONFIG, blob_path, copy_brain, reference_source,
+)
 
 DOCS = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -184,7 +186,9 @@ def test_composition_states_map_to_codes() -> None:
 
 
 def test_reference_compositions_prove_their_members() -> None:
-    facts = inspect_compositions(reference_source(), ["sha256:15158afc748ba46e8700223a2be7c1e15a8b9b8abae91725eef325406eba870f"])
+    facts = inspect_compositions(
+        reference_source(), ["sha256:15158afc748ba46e8700223a2be7c1e15a8b9b8abae91725eef325406eba870f"]
+    )
     assert [(f.state, f.root, len(f.ids)) for f in facts] == [
         ("ok", "sha256:d3623701e36e62fe9f0f4466f0029db073562c921375d82f0c7f5a17379d6a2c", 3)
     ]

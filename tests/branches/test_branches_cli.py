@@ -97,7 +97,10 @@ def test_a_switching_the_reference_left_is_repaired_on_open(branched: Path, brai
         (refs_bytes()[:-1] + b',"extra":1}', "Extra"),
         (refs_bytes(current="nope"), "not one of its branches"),
         (refs_bytes(feature="sha256:" + "0" * 64), "not stored"),
-        (refs_bytes(feature="sha256:bcce8857fbb5d57249129a498dc80735432acfdd141285d77ed905c1635ca953"), "not a snapshot"),
+        (
+            refs_bytes(feature="sha256:bcce8857fbb5d57249129a498dc80735432acfdd141285d77ed905c1635ca953"),
+            "not a snapshot",
+        ),
         (refs_bytes().replace(b"br.feature.x", b"br.main"), "tag"),
         (b"{not json", "JSON"),
     ],

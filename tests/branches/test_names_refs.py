@@ -61,7 +61,9 @@ def test_decode(tag: str, main_tag: str, name: str | None) -> None:
 def test_refs_bytes_are_the_observed_shape(tmp_path) -> None:
     refs = Refs(
         current="main",
-        branches={"main": BranchEntry(snapshot=A, tag="latest"), "feature/x": BranchEntry(snapshot=B, tag="br.feature.x")},
+        branches={
+            "main": BranchEntry(snapshot=A, tag="latest"), "feature/x": BranchEntry(snapshot=B, tag="br.feature.x"),
+        },
     )
     write_refs(tmp_path, refs)
     raw = (tmp_path / "boltzmann" / "refs.json").read_bytes()

@@ -99,7 +99,10 @@ def github_steps(event: str, ref: str, secrets: dict[str, str], github: dict[str
             continue  # the test's environment is the installed package
         if "if" in step and not _github_condition(step["if"], event, ref):
             continue
-        env = {k: _substitute(str(v), secrets, github) for k, v in {**workflow.get("env", {}), **step.get("env", {})}.items()}
+        env = {
+            k: _substitute(str(v), secrets, github)
+            for k, v in {**workflow.get("env", {}), **step.get("env", {})}.items()
+        }
         steps.append(Step(step.get("name", step["run"][:40]), step["run"], env))
     return steps
 
@@ -142,7 +145,9 @@ def missing_features(script: str) -> list[str]:
                     break
                 command, name = command.commands[sub], f"{name} {sub}"
             known = {opt for param in command.params for opt in getattr(param, "opts", [])}
-            missing += [f"brain {name} {w.split('=')[0]}" for w in words if w.startswith("--") and w.split("=")[0] not in known]
+            missing += [
+                f"brain {name} {w.split('=')[0]}" for w in words if w.startswith("--") and w.split("=")[0] not in known
+            ]
     return missing
 
 
@@ -185,20 +190,28 @@ def ci(tmp_path: Path, auth_registry: RegistryServer) -> Setting:
     (toml,) = _blocks("toml")
     (checkout / "brain.toml").write_text(toml)
     key = tmp_path / "ci-signing-key"
-    subprocess.run([shutil.which("ssh-keygen") or "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "ci", "-f", str(key)], check=True)
+    subprocess.run(
+        [shutil.which("ssh-keygen") or "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "ci", "-f", str(key)],
+        check=True,
+    )
     shutil.copy(key.with_suffix(".pub"), checkout / "ci-signing-key.pub")
     maintainer = tmp_path / "maintainer-key"
-    subprocess.run([shutil.which("ssh-keygen") or "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "m", "-f", str(maintainer)], check=True)
+    subprocess.run(
+        [shutil.which("ssh-keygen") or "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "m", "-f", str(maintainer)],
+        check=True,
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BRAIN_", "GITHUB_", "CI_"))}
     env.update({
-        "PATH": f"{BIN}:{env.get('PATH', '')}", "HOME": str(tmp_path / "home"), "DOCKER_CONFIG": str(tmp_path / "docker"),
+        "PATH": f"{BIN}:{env.get('PATH', '')}", "HOME": str(tmp_path / "home"),
+        "DOCKER_CONFIG": str(tmp_path / "docker"),
         "NO_COLOR": "1", "RUNNER_TEMP": str(tmp_path / "runner-temp"), "GITHUB_SHA": SHA,
     })  # fmt: skip
     (tmp_path / "runner-temp").mkdir()
     ref = auth_registry.ref(f"docs/handbook-{uuid.uuid4().hex[:8]}:latest")  # a repository per test
     bootstrap_env = {
         **env, "BRAIN_REF": ref, "MAINTAINER_KEY": str(maintainer),
-        "BRAIN_REGISTRY_USERNAME": auth_registry.username or "", "BRAIN_REGISTRY_PASSWORD": auth_registry.password or "",
+        "BRAIN_REGISTRY_USERNAME": auth_registry.username or "",
+        "BRAIN_REGISTRY_PASSWORD": auth_registry.password or "",
     }  # fmt: skip
     (bootstrap,) = [b for b in _blocks("sh") if b.startswith("# ci: bootstrap")]
     run_steps([Step("bootstrap", bootstrap, {})], checkout, bootstrap_env)
@@ -252,13 +265,19 @@ def test_gitlab_ci_recipe(ci: Setting, auth_registry: RegistryServer) -> None:
     published = skopeo_digest(auth_registry, ci.ref)
     (ci.checkout / "docs" / "keys.md").unlink()  # a merge request deletes a document: --sync drops it
     check = gitlab_steps("brain:check", {**variables, "CI_PIPELINE_SOURCE": "merge_request_event"})
-    run_steps([Step(s.name, s.script, {k: _values(ci, auth_registry, v) for k, v in s.env.items()}) for s in check], ci.checkout, ci.env)
+    run_steps(
+        [Step(s.name, s.script, {k: _values(ci, auth_registry, v) for k, v in s.env.items()}) for s in check],
+        ci.checkout, ci.env,
+    )
     assert "keys.md" in (ci.checkout / "brain-diff.md").read_text()
     assert skopeo_digest(auth_registry, ci.ref) == published
 
     _fresh(ci)
     publish = gitlab_steps("brain:publish", {**variables, "CI_PIPELINE_SOURCE": "push", "CI_COMMIT_BRANCH": "main"})
-    run_steps([Step(s.name, s.script, {k: _values(ci, auth_registry, v) for k, v in s.env.items()}) for s in publish], ci.checkout, ci.env)
+    run_steps(
+        [Step(s.name, s.script, {k: _values(ci, auth_registry, v) for k, v in s.env.items()}) for s in publish],
+        ci.checkout, ci.env,
+    )
     moved = skopeo_digest(auth_registry, ci.ref)
     assert moved is not None and moved != published
     release = ci.ref.rsplit(":", 1)[0] + ":" + SHA[:8]
@@ -268,7 +287,10 @@ def test_gitlab_ci_recipe(ci: Setting, auth_registry: RegistryServer) -> None:
 
 def _consumer_check(ci: Setting, auth_registry: RegistryServer, release: str) -> None:
     """An agent pulls the release into a new directory and verifies it; pushing the same tag again is refused."""
-    env = {**ci.env, "BRAIN_REGISTRY_USERNAME": auth_registry.username or "", "BRAIN_REGISTRY_PASSWORD": auth_registry.password or ""}
+    env = {
+        **ci.env, "BRAIN_REGISTRY_USERNAME": auth_registry.username or "",
+        "BRAIN_REGISTRY_PASSWORD": auth_registry.password or "",
+    }
     consumer = ci.checkout.parent / "consumer"
     consumer.mkdir(exist_ok=True)
     pulled = subprocess.run([str(BIN / "brain"), "--brain", "kb", "pull", release], cwd=consumer, env=env,
@@ -283,7 +305,9 @@ def test_the_recipes_parse_and_name_every_step_the_issue_asks_for() -> None:
     workflow = _github()
     (job,) = workflow["jobs"].values()
     runs = "\n".join(step.get("run", "") for step in job["steps"])
-    for needed in ("brain pull", "brain ingest --sync --strict", "brain verify", "--format markdown", "brain sign", "brain push"):
+    for needed in (
+        "brain pull", "brain ingest --sync --strict", "brain verify", "--format markdown", "brain sign", "brain push",
+    ):
         assert needed in runs, needed
     assert any("secrets.BRAIN_SIGNING_KEY" in str(step.get("env", {})) for step in job["steps"])
     pipeline = _gitlab()

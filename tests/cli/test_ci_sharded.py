@@ -33,8 +33,11 @@ from tests.registry import RegistryServer
 pytestmark = [pytest.mark.registry, pytest.mark.slow]
 SHARDS = 3
 COMMIT_TIME = "2026-11-30T12:00:00Z"
-MORE = {f"docs/topic{i:02d}.md": f"# Topic {i}\n\nA gizmo{i} is a part that holds request {i}.\n\n## Deploy\n\n1. Build gizmo{i}.\n2. Ship it.\n"
-        for i in range(24)}
+MORE = {
+    f"docs/topic{i:02d}.md": f"# Topic {i}\n\nA gizmo{i} is a part that holds request {i}.\n\n## Deploy\n\n1. Build "
+                             f"gizmo{i}.\n2. Ship it.\n"
+    for i in range(24)
+}
 
 
 def _github() -> dict[str, Any]:

@@ -74,7 +74,10 @@ def test_log_says_where_a_cut_history_stops(brain: BrainRunner, reference_brain:
     (reference_brain / "blobs" / "sha256" / missing).unlink()
     run = brain("--brain", str(reference_brain), "log", "--json")
     assert run.code == 0 and len(run.json()) == 3
-    assert run.stderr == "history stops at 67b06a669bfb: its parent 0afcd2791763 is not stored here (pruned, or never pulled)\n"
+    assert (
+        run.stderr
+        == "history stops at 67b06a669bfb: its parent 0afcd2791763 is not stored here (pruned, or never pulled)\n"
+    )
 
 
 def test_ls_hides_superseded_and_demoted_members_unless_all(brain: BrainRunner, reference_brain: Path) -> None:

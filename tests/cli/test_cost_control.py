@@ -91,7 +91,9 @@ def docs(tmp_path: Path, brain: BrainRunner) -> Path:
     root = tmp_path / "docs"
     root.mkdir()
     for n in range(SOURCES):
-        body = f"# Component {n}\n\nComponent {n} validates every request. " + "It logs the outcome of each check. " * 30
+        body = (
+            f"# Component {n}\n\nComponent {n} validates every request. " + "It logs the outcome of each check. " * 30
+        )
         (root / f"c{n}.md").write_text(body + "\n")
     assert brain("init", "--actor", "ci@example.org").code == 0
     return root
@@ -108,7 +110,9 @@ def _budget_exhausted(result: dict[str, Any]) -> list[str]:
     return [o["origin"] for o in result["outcomes"] if any(p["code"] == "budget-exhausted" for p in o["problems"])]
 
 
-def test_a_run_cut_short_by_the_budget_is_completed_by_the_next(brain: BrainRunner, docs: Path, chat: ChatServer) -> None:
+def test_a_run_cut_short_by_the_budget_is_completed_by_the_next(
+    brain: BrainRunner, docs: Path, chat: ChatServer
+) -> None:
     # Each source is estimated at well under 1,500 tokens and really costs 960: room for three, not four.
     first = _ingest(brain, chat, "--max-tokens", "4000")
     assert first.code == 0, first
@@ -140,7 +144,9 @@ def test_strict_turns_an_exhausted_budget_into_exit_1(brain: BrainRunner, docs: 
     assert "--strict" in done.stderr
 
 
-def test_cost_budget_with_prices_from_the_config_file(brain: BrainRunner, docs: Path, chat: ChatServer, tmp_path: Path) -> None:
+def test_cost_budget_with_prices_from_the_config_file(
+    brain: BrainRunner, docs: Path, chat: ChatServer, tmp_path: Path
+) -> None:
     # $10 and $30 per million: a request costs 900*10/1e6 + 60*30/1e6 = $0.0108.
     (tmp_path / "brain.toml").write_text('[ingest]\nprice = "input=10,output=30"\nmax-cost = "0.07"\n')
     done = _ingest(brain, chat)

@@ -31,7 +31,9 @@ def models_endpoint() -> Iterator[str]:
             if self.headers.get("Authorization") != "Bearer sk-doctor":
                 status, body = 401, {"error": {"message": "bad key"}}
             else:
-                status, body = 200, {"object": "list", "data": [{"id": "tiny", "object": "model", "created": 0, "owned_by": "x"}]}
+                status, body = (
+                    200, {"object": "list", "data": [{"id": "tiny", "object": "model", "created": 0, "owned_by": "x"}]},
+                )
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -54,7 +56,9 @@ def test_doctor_all_green_from_the_config_file(
     brain: BrainRunner, tmp_path: Path, registry: RegistryServer, models_endpoint: str
 ) -> None:
     key = tmp_path / "signing"
-    subprocess.run([shutil.which("ssh-keygen") or "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    subprocess.run(
+        [shutil.which("ssh-keygen") or "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True
+    )
     (tmp_path / "brain.toml").write_text(
         f'actor = "ci@example.org"\n[push]\nreference = "{registry.ref("doctor/brain:v1")}"\n'
         f'[ingest]\nproposer = "openai"\nmodel = "tiny"\nbase-url = "{models_endpoint}"\napi-key-env = "DOCTOR_KEY"\n'
@@ -80,7 +84,9 @@ def test_doctor_says_what_to_fix(
     (tmp_path / "brain.toml").write_text(
         f'[ingest]\nproposer = "openai"\nbase-url = "{models_endpoint}"\napi-key-env = "DOCTOR_KEY"\n'
     )
-    done = brain("doctor", "--registry", auth_registry.ref("doctor/brain"), "--sign-with", str(bad_key), "--json", env=env)
+    done = brain(
+        "doctor", "--registry", auth_registry.ref("doctor/brain"), "--sign-with", str(bad_key), "--json", env=env
+    )
     assert done.code == 1, done
     statuses = _statuses(done)
     assert statuses["registry"] == "fail" and statuses["proposer"] == "fail" and statuses["signing key"] == "fail"
@@ -102,5 +108,7 @@ def test_doctor_signs_with_the_key_and_reads_its_scopes_from_the_trust_root(brai
     checks = {c["check"]: c for c in brain("doctor", "--sign-with", str(tmp_path / "ci"), "--json").json()["checks"]}
     assert checks["signing key"]["status"] == "ok"
     assert "the trust root grants ingest, commit, govern" in checks["signing key"]["detail"]
-    other = {c["check"]: c for c in brain("doctor", "--sign-with", str(tmp_path / "stranger"), "--json").json()["checks"]}
+    other = {
+        c["check"]: c for c in brain("doctor", "--sign-with", str(tmp_path / "stranger"), "--json").json()["checks"]
+    }
     assert "does not list it" in other["signing key"]["detail"]

@@ -17,7 +17,8 @@ from tests.cli.conftest import BrainRunner, assert_one_line_error
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "export.md"
 SOURCES = {
     "guide/setup.md": "# Setup\n\n## Install\n\nThe installer requires Python 3.11 or newer.\n\n"
-    "## Rotate the key\n\n1. Generate a new key with ssh-keygen.\n2. Add it to the trust root.\n3. Remove the old key.\n",
+    "## Rotate the key\n\n1. Generate a new key with ssh-keygen.\n2. Add it to the trust root.\n3. Remove the old "
+    "key.\n",
     "notes/glossary.md": "# Glossary\n\nA brain is a content-addressed store of typed knowledge blocks.\n",
 }
 
@@ -41,13 +42,17 @@ def test_jsonl_has_every_accessible_block_with_evidence_origins(brain: BrainRunn
     done = brain("--brain", str(corpus_brain), "export")
     assert done.code == 0, done
     records = _lines(done.stdout)
-    members = [m for m in brain("--brain", str(corpus_brain), "ls", "--json").json() if m["memory_type"] != "provenance"]
+    members = [
+        m for m in brain("--brain", str(corpus_brain), "ls", "--json").json() if m["memory_type"] != "provenance"
+    ]
     assert sorted(r["id"] for r in records) == sorted(m["block_id"] for m in members)
     by_type = {r["type"] for r in records}
     assert by_type <= {"canonical", "semantic", "procedural", "episodic"} and {"canonical", "semantic"} <= by_type
     sources = {r["id"]: r for r in records if r["type"] == "canonical"}
     # Origins are as ingest records them (relative to the ingested directory or the repository root).
-    texts = {name: text for name in SOURCES for r in sources.values() if r["origin"].endswith(name) for text in [r["text"]]}
+    texts = {
+        name: text for name in SOURCES for r in sources.values() if r["origin"].endswith(name) for text in [r["text"]]
+    }
     assert texts == SOURCES
     derived = [r for r in records if r["type"] != "canonical"]
     assert derived
@@ -64,7 +69,9 @@ def test_jsonl_has_every_accessible_block_with_evidence_origins(brain: BrainRunn
 def test_jsonl_to_a_file_with_provenance(brain: BrainRunner, corpus_brain: Path, tmp_path: Path) -> None:
     plain = brain("--brain", str(corpus_brain), "export", "--to", str(tmp_path / "k.jsonl"), "--json")
     assert plain.code == 0, plain
-    with_ledger = brain("--brain", str(corpus_brain), "export", "--provenance", "--to", str(tmp_path / "p.jsonl"), "--json")
+    with_ledger = brain(
+        "--brain", str(corpus_brain), "export", "--provenance", "--to", str(tmp_path / "p.jsonl"), "--json"
+    )
     counts = with_ledger.json()["counts"]
     assert counts["provenance"] > 0
     assert sum(counts.values()) == len((tmp_path / "p.jsonl").read_text().splitlines())

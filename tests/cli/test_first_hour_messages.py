@@ -85,7 +85,9 @@ def test_login_to_a_registry_that_needs_no_credentials_says_so(registry: Registr
     assert "needs no credentials" in people.stdout and "Logged in" not in people.stdout
 
 
-def test_login_to_a_registry_that_checks_credentials_is_logged_in(auth_registry: RegistryServer, tmp_path: Path) -> None:
+def test_login_to_a_registry_that_checks_credentials_is_logged_in(
+    auth_registry: RegistryServer, tmp_path: Path
+) -> None:
     assert auth_registry.username is not None and auth_registry.password is not None
     run = _login(auth_registry.host, auth_registry.username, auth_registry.password, tmp_path / "docker", "--json")
     assert run.code == 0, run.stderr

@@ -65,7 +65,9 @@ def test_brain_toml_is_found_upwards_and_paths_are_relative_to_it(brain: BrainRu
 
 
 def test_pyproject_tool_brain_table(brain: BrainRunner, tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.brain]\nbrain = "kb"\n\n[tool.brain.status]\njson = true\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.brain]\nbrain = "kb"\n\n[tool.brain.status]\njson = true\n'
+    )
     assert brain("init", "--actor", "ci@example.org").code == 0
     assert (tmp_path / "kb").is_dir()
     status = brain("status")

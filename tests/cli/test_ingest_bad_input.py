@@ -57,7 +57,9 @@ def test_bad_inputs_in_one_cli_run_each_get_their_own_code_and_the_run_goes_on(
     assert run.code == 0, run.stderr
     summary = run.json()
     by_path = {outcome["relpath"]: outcome for outcome in summary["outcomes"]}
-    assert set(by_path) == {"one-line.md", "bomb.txt.gz", "cut.1.gz", "says-utf8.html", "says-latin1.html", "scan.pdf", "ok.md"}
+    assert set(by_path) == {
+        "one-line.md", "bomb.txt.gz", "cut.1.gz", "says-utf8.html", "says-latin1.html", "scan.pdf", "ok.md",
+    }
     assert {path: outcome["status"] for path, outcome in by_path.items()} == dict.fromkeys(by_path, "registered")
 
     assert ("too-large", "failure") in _codes(by_path["bomb.txt.gz"])

@@ -45,7 +45,9 @@ def _touch_later(path: Path) -> None:
 def test_a_changed_source_supersedes_its_previous_version(brain: BrainRunner, tmp_path: Path) -> None:
     brain_dir = tmp_path / "brain"
     assert brain("--brain", str(brain_dir), "init").code == 0
-    docs = _write(tmp_path / "docs", {"notes/glossary.md": GLOSSARY, "notes/other.md": "# Other\n\nA node is a host.\n"})
+    docs = _write(
+        tmp_path / "docs", {"notes/glossary.md": GLOSSARY, "notes/other.md": "# Other\n\nA node is a host.\n"}
+    )
     first = _ingest(brain, brain_dir, str(docs))
     old = next(o["block"] for o in first["outcomes"] if o["relpath"] == "notes/glossary.md")
     old_facts = {b["block_id"] for b in _ls(brain, brain_dir, "semantic")}

@@ -81,7 +81,9 @@ def test_the_report_says_when_a_source_replaces_another_files_version(brain: Bra
     brain_dir = tmp_path / "brain"
     assert brain("--brain", str(brain_dir), "init").code == 0
     _ingest(brain, brain_dir, str(root / "a/README.md"), "--origin", "README.md")
-    run = brain("--brain", str(brain_dir), "--actor", ACTOR, "ingest", str(root / "b/README.md"), "--origin", "README.md")
+    run = brain(
+        "--brain", str(brain_dir), "--actor", ACTOR, "ingest", str(root / "b/README.md"), "--origin", "README.md"
+    )
     assert run.code == 0, run
     assert f"note: origin README.md was registered from {root / 'a/README.md'}" in run.stdout, run.stdout
     # The same bytes re-ingested from their own path replace nothing and say nothing.
@@ -157,11 +159,15 @@ def test_rejected_equals_the_sum_of_rejected_by_code(brain: BrainRunner, tmp_pat
     data = _ingest(brain, brain_dir, str(root), "--proposer", proposer, "--allow", "semantic")
     assert data["rejected"] == 3 == sum(data["rejected_by_code"].values()), data["rejected_by_code"]
     issues = [p["code"] for o in data["outcomes"] for p in o["problems"] if p["kind"] == "rejection"]
-    assert len(issues) > 3 and {p["candidate"] for o in data["outcomes"] for p in o["problems"] if p["kind"] == "rejection"} == {0}
+    assert len(issues) > 3 and {
+        p["candidate"] for o in data["outcomes"] for p in o["problems"] if p["kind"] == "rejection"
+    } == {0}
 
 
 def test_identical_copies_count_the_same_whatever_the_checkpoint_interval(brain: BrainRunner, tmp_path: Path) -> None:
-    files = {"a.md": "# Same\n\nA copy is a copy.\n", "b/a.md": "# Same\n\nA copy is a copy.\n", "c.md": "# C\n\nOther.\n"}
+    files = {
+        "a.md": "# Same\n\nA copy is a copy.\n", "b/a.md": "# Same\n\nA copy is a copy.\n", "c.md": "# C\n\nOther.\n",
+    }
     statuses = []
     for interval in ([], ["--checkpoint", "1"]):
         root = _write(tmp_path / f"src{len(interval)}", files)

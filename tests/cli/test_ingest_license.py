@@ -70,6 +70,9 @@ def test_license_unchecked_records_the_text_as_written(brain: BrainRunner, setup
     both = brain("--brain", str(brain_dir), "--actor", ACTOR, "ingest", str(root), "--license", "MIT",
                  "--license-unchecked", "x")  # fmt: skip
     assert_one_line_error(both, 3)
-    run = brain("--brain", str(brain_dir), "--actor", ACTOR, "ingest", str(root), "--license-unchecked", "Proprietary: ask legal")
+    run = brain(
+        "--brain", str(brain_dir), "--actor", ACTOR, "ingest", str(root), "--license-unchecked",
+        "Proprietary: ask legal",
+    )
     assert run.code == 0, run
     assert _licenses(brain_dir) == ["Proprietary: ask legal"]

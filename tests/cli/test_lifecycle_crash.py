@@ -47,7 +47,9 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     assert _brain("--brain", str(path), *ACTOR, "ingest", str(docs)).returncode == 0
     assert _brain("--brain", str(path), "pack", "--tag", "v1").returncode == 0
     brain = Brain.open(path)
-    secret = next(b for b in brain.module(MemoryType.CANONICAL).blocks() if b.size == len((docs / "secret.md").read_bytes()))
+    secret = next(
+        b for b in brain.module(MemoryType.CANONICAL).blocks() if b.size == len((docs / "secret.md").read_bytes())
+    )
     return path, str(secret.block_id), "zebra-quartz-violin"
 
 

@@ -54,7 +54,9 @@ def test_drop_dry_run_names_a_source_by_origin(brain: BrainRunner, tmp_path: Pat
 def test_unknown_origin_is_one_line_and_ambiguous_prefix_lists_candidates(brain: BrainRunner, tmp_path: Path) -> None:
     _, path, _ = _corpus(brain, tmp_path)
     for command in (["drop", "--reason", "r"], ["redact", "--reason", "r"], ["demote"], ["show"]):
-        run = brain("--brain", str(path), *command, "docs/no-such-file.md", *(["--yes"] if command[0] == "redact" else []))
+        run = brain(
+            "--brain", str(path), *command, "docs/no-such-file.md", *(["--yes"] if command[0] == "redact" else [])
+        )
         assert_one_line_error(run, 4)
         assert "docs/no-such-file.md" in run.stderr and "hint: " in run.stderr
     run = brain("--brain", str(path), "supersede", "docs/no-such-file.md", "docs/nor-this.md")
@@ -131,7 +133,9 @@ def test_show_from_the_log_equals_show_from_the_ledger_on_the_reference_brain(
     assert _compare_both_paths(brain, reference_brain) > 0
 
 
-def test_show_from_the_log_equals_show_from_the_ledger_on_an_ingested_corpus(brain: BrainRunner, tmp_path: Path) -> None:
+def test_show_from_the_log_equals_show_from_the_ledger_on_an_ingested_corpus(
+    brain: BrainRunner, tmp_path: Path
+) -> None:
     _, path, report = _corpus(brain, tmp_path)
     sources = [o for o in report["outcomes"] if o["status"] == "registered"]
     b = Brain.open(path)

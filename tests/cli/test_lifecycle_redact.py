@@ -42,7 +42,9 @@ def test_redact_destroys_a_source_and_what_quotes_it_everywhere(brain: BrainRunn
     assert run.code == 0, run
     result = run.json()
     assert result["tombstoned"]["canonical"] == [source["block"]]
-    assert sorted(x for t, ids in result["tombstoned"].items() if t != "canonical" for x in ids) == sorted(map(str, derived))
+    assert sorted(x for t, ids in result["tombstoned"].items() if t != "canonical" for x in ids) == sorted(
+        map(str, derived)
+    )
     assert result["affected_tags"] == ["v1"] and "boltzmann/cache" in result["purged_caches"]
     assert _grep(path, phrase) == [] and _grep(path, stated) == []
     # The members stay (same compositions and roots); the references list them as tombstones.
@@ -85,7 +87,9 @@ def test_redact_only_the_named_block_and_refusals(brain: BrainRunner, tmp_path: 
 
 def test_a_redaction_on_the_reference_brain_verifies_and_reads(brain: BrainRunner, reference_brain: Path):
     b = Brain.open(reference_brain)
-    pdf = next(blk for blk in b.module(MemoryType.CANONICAL).blocks() if blk.payload()["media_type"] == "application/pdf")
+    pdf = next(
+        blk for blk in b.module(MemoryType.CANONICAL).blocks() if blk.payload()["media_type"] == "application/pdf"
+    )
     run = brain("--brain", str(reference_brain), "--actor", ACTOR, "redact", str(pdf.block_id), "--reason", "r",
                 "--yes", "--json")
     assert run.code == 0, run

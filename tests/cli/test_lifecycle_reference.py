@@ -190,8 +190,10 @@ def test_the_reference_drop_is_reproduced_byte_for_byte(reference_brain: Path):
     b = Brain.open(reference_brain)
     history = b.history()
     child, parent = next(
-        (c, p) for (c, _), (p, _) in itertools.pairwise(history)
-        if REFERENCE_DROP in b.module(MemoryType.PROVENANCE, c) and REFERENCE_DROP not in b.module(MemoryType.PROVENANCE, p)
+        (c, p)
+        for (c, _), (p, _) in itertools.pairwise(history)
+        if REFERENCE_DROP in b.module(MemoryType.PROVENANCE, c)
+        and REFERENCE_DROP not in b.module(MemoryType.PROVENANCE, p)
     )
     members = {t: m.members for t, m in b.modules(parent).items()}
     plan = plan_drop([DROPPED], members, LedgerGraph(b.ledger(parent)))

@@ -58,7 +58,9 @@ def test_a_loser_whose_winner_is_dropped_is_accessible_again(brain: BrainRunner,
 def test_demote_writes_exact_records_and_is_idempotent(brain: BrainRunner, reference_brain: Path):
     b = Brain.open(reference_brain)
     procedure = _ids(b)["compute a spectrum"]
-    run = _run(brain, reference_brain, "demote", procedure.hex[:6], "--reason", "outdated", "--policy", "review", "--json")
+    run = _run(
+        brain, reference_brain, "demote", procedure.hex[:6], "--reason", "outdated", "--policy", "review", "--json"
+    )
     assert run.code == 0 and run.json()["blocks"] == [str(procedure)]
     old = set(b.module(MemoryType.PROVENANCE, HEAD).block_ids)
     (new,) = [x for x in b.module(MemoryType.PROVENANCE).block_ids if x not in old]
@@ -97,7 +99,11 @@ def test_a_precedence_conflict_is_a_view_and_a_verify_warning(brain: BrainRunner
     series, laplace = ids["Fourier series"], ids["Laplace transform"]
     actor = Actor(id=ACTOR, kind=ActorKind.HUMAN)
     with b.writer(ACTOR) as writer:  # another implementation could have written this
-        writer.add(ProvenanceBlock(record=SupersessionRecord(actor=actor, at="2026-12-01T00:00:00Z", block=laplace, supersedes=series)))
+        writer.add(
+            ProvenanceBlock(
+                record=SupersessionRecord(actor=actor, at="2026-12-01T00:00:00Z", block=laplace, supersedes=series)
+            )
+        )
         writer.commit()
     ledger = b.ledger()
     assert set(ledger.precedence_conflicts[series]) == {ids["Fourier expansion"], laplace}
@@ -132,5 +138,7 @@ def test_the_lineage_log_follows_lifecycle_commits_exactly(brain: BrainRunner, r
         for lineage in (logged, rebuilt):
             lineage.statements = {k: v for k, v in (
                 (k, {h: t for h, t in held.items() if h in members}) for k, held in lineage.statements.items()) if v}
-            lineage.linked = {k: v for k, v in ((k, {d for d in ds if d in members}) for k, ds in lineage.linked.items()) if v}
+            lineage.linked = {
+                k: v for k, v in ((k, {d for d in ds if d in members}) for k, ds in lineage.linked.items()) if v
+            }
         assert logged == rebuilt, step

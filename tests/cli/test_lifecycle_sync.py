@@ -74,8 +74,14 @@ def test_a_source_reaching_an_episode_is_demoted_with_it(brain: BrainRunner, tmp
     actor, at = Actor(id=ACTOR, kind=ActorKind.HUMAN), "2026-01-05T12:00:00Z"
     with b.writer(ACTOR) as writer:
         writer.add(episode)
-        writer.add(ProvenanceBlock(record=DerivationRecord(actor=actor, at=at, block=episode.block_id,
-                                                           derived_from=(source,), producer=Producer(kind="actor", id=ACTOR))))
+        writer.add(
+            ProvenanceBlock(
+                record=DerivationRecord(
+                    actor=actor, at=at, block=episode.block_id, derived_from=(source,),
+                    producer=Producer(kind="actor", id=ACTOR),
+                )
+            )
+        )
         writer.add(ProvenanceBlock(record=ValidationRecord(actor=actor, at=at, block=episode.block_id,
                                                            verdict="validated", checks=("unrecorded",))))
         writer.commit()

@@ -84,7 +84,9 @@ def test_pull_one_module_then_every_command_describes_what_is_installed(
     assert pushed.code == 0, pushed.stderr
     manifest = json.loads(skopeo_raw_manifest(target))
     layer_types = [layer["mediaType"] for layer in manifest["layers"]]
-    assert layer_types == [mt.module_layer(MemoryType.SEMANTIC), mt.module_layer(MemoryType.PROVENANCE), mt.HISTORY_LAYER]
+    assert layer_types == [
+        mt.module_layer(MemoryType.SEMANTIC), mt.module_layer(MemoryType.PROVENANCE), mt.HISTORY_LAYER,
+    ]
     assert manifest["config"]["digest"] == head["snapshot"]
 
     # ...and what was pushed pulls again into a fresh brain, which verifies.

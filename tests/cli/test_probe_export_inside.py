@@ -30,7 +30,9 @@ def test_jsonl_into_the_brain_is_refused(brain: BrainRunner, small_brain: Path, 
 
 
 def test_markdown_into_the_brain_is_refused(brain: BrainRunner, small_brain: Path) -> None:
-    done = brain("--brain", str(small_brain), "export", "--format", "markdown", "--to", str(small_brain / "boltzmann" / "md"))
+    done = brain(
+        "--brain", str(small_brain), "export", "--format", "markdown", "--to", str(small_brain / "boltzmann" / "md")
+    )
     assert_one_line_error(done, 3)
     assert not (small_brain / "boltzmann" / "md").exists()
 

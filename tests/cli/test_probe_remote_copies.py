@@ -34,7 +34,9 @@ def _digest_of(ref: str) -> str | None:
     return str(OciDigest.of(done.stdout))
 
 
-def test_redact_and_the_next_push_name_each_remote_copy(registry: RegistryServer, tmp_path: Path, brain: BrainRunner) -> None:
+def test_redact_and_the_next_push_name_each_remote_copy(
+    registry: RegistryServer, tmp_path: Path, brain: BrainRunner
+) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "secret.md").write_text("# Secret\n\n" + SECRET)
@@ -47,8 +49,12 @@ def test_redact_and_the_next_push_name_each_remote_copy(registry: RegistryServer
     assert brain("--brain", str(path), "push", registry.ref("probe/mirror:v1")).code == 0
     first = _digest_of(ref)
     assert first is not None and _digest_of(registry.ref("probe/mirror:v1")) == first
-    secret = next(b for b in Brain.open(path).module(MemoryType.CANONICAL).blocks() if b.size == len("# Secret\n\n" + SECRET))
-    done = brain("--brain", str(path), "--actor", ACTOR, "redact", str(secret.block_id), "--reason", "leak", "--yes", "--json")
+    secret = next(
+        b for b in Brain.open(path).module(MemoryType.CANONICAL).blocks() if b.size == len("# Secret\n\n" + SECRET)
+    )
+    done = brain(
+        "--brain", str(path), "--actor", ACTOR, "redact", str(secret.block_id), "--reason", "leak", "--yes", "--json"
+    )
     assert done.code == 0, done
     copies = done.json()["remote_copies"]
     assert {(c["repository"], c["tag"], c["digest"]) for c in copies} == {
@@ -68,7 +74,10 @@ def test_redact_and_the_next_push_name_each_remote_copy(registry: RegistryServer
     command = next(line.split("not ours to erase: ", 1)[1] for line in warned if "probe/copies@" in line)
     argv = shlex.split(command)
     assert argv[0] == "skopeo"
-    assert subprocess.run([require_tool("skopeo"), *argv[1:]], capture_output=True, timeout=60, check=False).returncode == 0
+    assert (
+        subprocess.run([require_tool("skopeo"), *argv[1:]], capture_output=True, timeout=60, check=False).returncode
+        == 0
+    )
     assert _digest_of(f"{registry.host}/probe/copies@{first}") is None
     assert _digest_of(ref) is None or _digest_of(ref) == second
     log = json.loads((path / "boltzmann" / "pushes.json").read_text())["pushes"]

@@ -51,14 +51,18 @@ def test_without_caches_an_excluded_file_on_disk_is_never_dropped(brain: BrainRu
     for caches in (True, False):
         # What a pull into a fresh directory holds: the brain without its local caches.
         copy = tmp_path / f"copy-{caches}"
-        shutil.copytree(built, copy, ignore=None if caches else shutil.ignore_patterns("fingerprints.json", "cache", "search"))
+        shutil.copytree(
+            built, copy, ignore=None if caches else shutil.ignore_patterns("fingerprints.json", "cache", "search")
+        )
         synced = _ingest(brain, copy, project, "--sync", "--exclude", "notes/**")
         outcomes[caches] = synced["missing"]
         assert _canonical(brain, copy) == before, (caches, synced["missing"])
     assert outcomes[True] == outcomes[False] == []
 
 
-def test_a_deleted_excluded_file_is_out_of_scope_and_a_deleted_one_in_scope_goes(brain: BrainRunner, tmp_path: Path) -> None:
+def test_a_deleted_excluded_file_is_out_of_scope_and_a_deleted_one_in_scope_goes(
+    brain: BrainRunner, tmp_path: Path
+) -> None:
     project = tmp_path / "proj"
     _project(project)
     path = tmp_path / "brain"

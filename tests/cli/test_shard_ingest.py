@@ -70,7 +70,9 @@ def test_fixtures_shards_kept_and_skipped_and_union_equals_one_run(brain: BrainR
     for i in (1, 2, 3):
         target = tmp_path / f"s{i}"
         assert brain("--brain", str(target), "init").code == 0
-        run = brain("--brain", str(target), *ACTOR, "ingest", str(FIXTURES), "--shard", f"{i}/3", "--base", "empty", "--json")
+        run = brain(
+            "--brain", str(target), *ACTOR, "ingest", str(FIXTURES), "--shard", f"{i}/3", "--base", "empty", "--json"
+        )
         assert run.code == 0, run.stderr
         report = run.json()["shard"]
         assert (report["index"], report["count"], report["shard"]) == (i, 3, f"{i}/3")
@@ -107,7 +109,9 @@ def test_generated_corpus_of_thousands_union_equals_one_run(brain_exe: BrainRunn
         assert run.code == 0, run.stderr
         parts.append(compositions(tmp_path / f"s{i}"))
     single = compositions(tmp_path / "one")
-    assert len(single["canonical"]) == 2000 and set(single) == {"canonical", "episodic", "semantic", "procedural", "provenance"}
+    assert len(single["canonical"]) == 2000 and set(single) == {
+        "canonical", "episodic", "semantic", "procedural", "provenance",
+    }
     assert union(parts) == single
     assert sum(len(p["canonical"]) for p in parts) == 2000  # disjoint
 

@@ -50,7 +50,9 @@ def _strings_after(nodes: list[ast.AST]) -> str | None:
 
 def _divided(node: ast.BinOp) -> list[ast.AST]:
     """The operands of `a / b / c`, left to right."""
-    left = _divided(node.left) if isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Div) else [node.left]
+    left = (
+        _divided(node.left) if isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Div) else [node.left]
+    )
     return [*left, node.right]
 
 

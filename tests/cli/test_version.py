@@ -1,4 +1,5 @@
-"""`brain version`: the protocol version and the versions of the libraries that shape identity, from the real modules."""
+"""`brain version`: the protocol version and the versions of the libraries that shape identity, from the real
+modules."""
 
 from __future__ import annotations
 

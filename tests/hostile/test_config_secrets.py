@@ -33,7 +33,9 @@ def test_a_secret_in_a_value_is_refused_without_echo(
     project = tmp_path / "project"
     project.mkdir()
     (project / "brain.toml").write_text(text)
-    commands = [["config", "show"], ["config", "show", "ingest"], ["status"]] if text == HOSTILE[0] else [["config", "show"]]
+    commands = (
+        [["config", "show"], ["config", "show", "ingest"], ["status"]] if text == HOSTILE[0] else [["config", "show"]]
+    )
     for command in commands:
         done = brain("--brain", str(shared_brain), *command, cwd=project)
         assert_one_line_error(done, 3)
@@ -47,7 +49,8 @@ def test_plain_urls_and_commands_still_pass(brain: BrainRunner, tmp_path: Path, 
     project = tmp_path / "project"
     project.mkdir()
     (project / "brain.toml").write_text(
-        f'[ingest]\nproposer = "exec:python3 propose.py --timeout 5"\nbase-url = "{value}"\napi-key-env = "OPENAI_API_KEY"\n'
+        f'[ingest]\nproposer = "exec:python3 propose.py --timeout 5"\nbase-url = "{value}"\napi-key-env = '
+        '"OPENAI_API_KEY"\n'
     )
     done = brain("--brain", str(shared_brain), "config", "show", cwd=project)
     assert done.code == 0, done

@@ -182,7 +182,9 @@ def test_bearer_is_case_insensitive(tmp_path: Path) -> None:
     running = Server(_copy(tmp_path / "brain"), "--token-file", str(token))
     try:
         for scheme in ("Bearer", "bearer", "BEARER", "bEaReR"):
-            ok = requests.get(f"{running.url}/v1/status", headers={"Authorization": f"{scheme} s3cret-token"}, timeout=10)
+            ok = requests.get(
+                f"{running.url}/v1/status", headers={"Authorization": f"{scheme} s3cret-token"}, timeout=10
+            )
             assert ok.status_code == 200, (scheme, ok.text)
         for value in ("Basic s3cret-token", "Bearer wrong", "Bearer", "s3cret-token"):
             refused = requests.get(f"{running.url}/v1/status", headers={"Authorization": value}, timeout=10)

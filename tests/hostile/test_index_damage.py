@@ -1,4 +1,5 @@
-"""Damaged pages in the middle of the search index are detected, the index rebuilt once, the query answered (#24 item 7).
+"""Damaged pages in the middle of the search index are detected, the index rebuilt once, the query answered
+(#24 item 7).
 
 The damage spares the schema and the `meta` table (so the index still opens and looks current) and
 overwrites every page of the tables a query reads (full-text, docs, blocks, keys): exactly the case a

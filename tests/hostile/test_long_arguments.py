@@ -13,7 +13,9 @@ LONG_NAME = "x" * 256  # longer than any file name (NAME_MAX is 255)
 HUGE = "a" * 1_000_000
 
 
-COMMANDS = [["show"], ["prove"], ["cat"], ["drop", "--reason", "r"], ["demote", "--reason", "r"], ["redact", "--reason", "r"]]
+COMMANDS = [
+    ["show"], ["prove"], ["cat"], ["drop", "--reason", "r"], ["demote", "--reason", "r"], ["redact", "--reason", "r"],
+]
 CASES = [(command, argument) for command in COMMANDS for argument in (LONG_HEX, LONG_NAME)] + [
     (command, argument) for command in (["show"], ["cat"]) for argument in ("sha256:" + LONG_HEX, "d/" * 3000)
 ]

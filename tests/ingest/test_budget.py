@@ -79,7 +79,8 @@ def test_reported_usage_replaces_the_estimate() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "seconds"), [("1s", 1.0), ("6m0s", 360.0), ("20ms", 0.02), ("1h2m3.5s", 3723.5), ("2.5", 2.5), ("soon", None), (None, None)]
+    ("text", "seconds"),
+    [("1s", 1.0), ("6m0s", 360.0), ("20ms", 0.02), ("1h2m3.5s", 3723.5), ("2.5", 2.5), ("soon", None), (None, None)]
 )
 def test_reset_durations(text: str | None, seconds: float | None) -> None:
     assert parse_reset(text) == seconds
@@ -89,7 +90,12 @@ def test_rate_limiter_waits_for_the_reset_when_the_window_is_spent() -> None:
     now = [100.0]
     slept: list[float] = []
     limiter = RateLimiter(sleep=lambda s: (slept.append(s), now.__setitem__(0, now[0] + s)), clock=lambda: now[0])
-    limiter.observe({"X-RateLimit-Remaining-Requests": "5", "x-ratelimit-remaining-tokens": "1000", "x-ratelimit-reset-tokens": "2s"})
+    limiter.observe(
+        {
+            "X-RateLimit-Remaining-Requests": "5", "x-ratelimit-remaining-tokens": "1000",
+            "x-ratelimit-reset-tokens": "2s",
+        }
+    )
     limiter.wait(500)
     assert slept == []
     limiter.observe({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1.5s"})

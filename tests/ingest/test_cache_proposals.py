@@ -35,7 +35,9 @@ def _task(**fields: Any) -> Task:
 def _result() -> ProposalResult:
     candidate = Candidate(memory_type="semantic", payload={"kind": "fact", "label": "x", "statement": "é", "n": 0.5},
                           evidence=(str(SOURCE),), locator="L1", confidence="high")
-    return ProposalResult(CandidateSet(task_id="run-1", candidates=(candidate,)), TokenUsage(prompt_tokens=3, total_tokens=3))
+    return ProposalResult(
+        CandidateSet(task_id="run-1", candidates=(candidate,)), TokenUsage(prompt_tokens=3, total_tokens=3)
+    )
 
 
 def test_key_depends_on_every_input_but_not_task_id() -> None:

@@ -99,7 +99,9 @@ def _alive(pid: int) -> bool:
 
 
 def test_crash_reports_stderr_tail(tmp_path: Path) -> None:
-    error = _failure(_proposer(tmp_path, "import sys\nsys.stderr.write('x' * 10000 + ' model exploded')\nsys.exit(3)\n"))
+    error = _failure(
+        _proposer(tmp_path, "import sys\nsys.stderr.write('x' * 10000 + ' model exploded')\nsys.exit(3)\n")
+    )
     assert error.code == "proposer-crashed"
     assert "exited with status 3" in error.detail and error.detail.endswith("model exploded")
     assert len(error.detail) < 2300

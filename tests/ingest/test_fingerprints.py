@@ -106,7 +106,10 @@ def test_record_refuses_a_digest_of_the_wrong_kind(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "content",
-    [b"{not json", b'{"format": "other/1", "entries": {}}', b'{"format": "brain.fingerprints/1", "entries": {"/a": [1]}}'],
+    [
+        b"{not json", b'{"format": "other/1", "entries": {}}',
+        b'{"format": "brain.fingerprints/1", "entries": {"/a": [1]}}',
+    ],
 )
 def test_unusable_sidecar_starts_empty_and_says_why(tmp_path: Path, content: bytes) -> None:
     (tmp_path / SIDECAR).parent.mkdir(parents=True)

@@ -32,7 +32,10 @@ def _from_payload(block: Block) -> list[object]:
 @pytest.mark.parametrize(
     ("memory_type", "payload"),
     [
-        (MemoryType.SEMANTIC, {"kind": "fact", "label": "Shard", "statement": "A shard is a slice.", "evidence": [str(E)]}),
+        (
+            MemoryType.SEMANTIC,
+            {"kind": "fact", "label": "Shard", "statement": "A shard is a slice.", "evidence": [str(E)]},
+        ),
         (
             MemoryType.SEMANTIC,
             {

@@ -37,7 +37,8 @@ def test_name_and_version() -> None:
         ("<pre>\n  keep   this\n\n  and this</pre><p>after</p>", "  keep   this\n\n  and this\n\nafter\n"),
         ("<p>caf\u0065\u0301</p>", "caf\u0065\u0301\n"),  # html_to_text itself does not normalize
         ("<b>in</b><i>line</i> <em>stays</em> together", "inline stays together\n"),
-        ("<ul><li><p>para in item</p></li><li>plain</li></ul>", "- para in item\n\n- plain\n"),  # a loose list, as in Markdown
+        # a loose list, as in Markdown
+        ("<ul><li><p>para in item</p></li><li>plain</li></ul>", "- para in item\n\n- plain\n"),
         ("<ol><li></li><li>two</li></ol><p>after</p>", "2. two\n\nafter\n"),  # empty items still count
         ("<ul><li><ul><li>only nested</li></ul></li></ul>", "  - only nested\n"),
         ("<h2></h2><p>no empty heading</p>", "no empty heading\n"),

@@ -19,7 +19,9 @@ from ingest.normalize.man_text import ManText, man_to_text, unescape
 from ingest.proposers import heuristic
 from ingest.proposers.base import SourceText
 
-HTML_SENTENCE = "The <b>cache{0}</b> is a <a href='https://example.org/{0}'>node</a> that keeps <code>data</code> close. "
+HTML_SENTENCE = (
+    "The <b>cache{0}</b> is a <a href='https://example.org/{0}'>node</a> that keeps <code>data</code> close. "
+)
 ROFF_SENTENCE = "The \\fBcache{0}\\fR is a \\fInode\\fP (\\fChttps://example.org/{0}\\fP) keeps \\f(CWdata\\fP  close. "
 MD_SENTENCE = "The **cache{0}** is a [node](https://example.org/{0}) that keeps `data` close. "
 
@@ -37,7 +39,9 @@ def _peak_per_byte(run: Callable[[bytes], object], data: bytes) -> float:
 
 
 def test_a_one_line_html_page_is_not_held_as_millions_of_pieces() -> None:
-    page = ("<html><body><p>" + "".join(HTML_SENTENCE.format(i) for i in range(12_000)) + "</p></body></html>\n").encode()
+    page = (
+        "<html><body><p>" + "".join(HTML_SENTENCE.format(i) for i in range(12_000)) + "</p></body></html>\n"
+    ).encode()
     # The page's text, the view's lines and the view: ~1.6x here. A str per parsed piece would be ~6x.
     assert _peak_per_byte(lambda data: HtmlText(max_bytes=len(data)).normalize_bytes(data), page) < 2.5
 

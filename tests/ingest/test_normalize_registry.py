@@ -26,14 +26,18 @@ from ingest.sources import SourceFile, discover, read_head, sniff
 views = {}
 for item in discover(Path(sys.argv[1]), [], []):
     pipeline = pipeline_for(sniff(item.path, read_head(item.path)).media_type)
-    views[item.relpath] = [pipeline.name, pipeline.version, hashlib.sha256(pipeline.normalize(item.path).data).hexdigest()]
+    digest = hashlib.sha256(pipeline.normalize(item.path).data).hexdigest()
+    views[item.relpath] = [pipeline.name, pipeline.version, digest]
 print(json.dumps(views, sort_keys=True))
 """
 
 
 @pytest.mark.parametrize(
     ("media_type", "name"),
-    [("text/plain", "text-nfc"), ("text/markdown", "text-nfc"), ("text/html", "html-text"), ("application/pdf", "pdf-text")],
+    [
+        ("text/plain", "text-nfc"), ("text/markdown", "text-nfc"), ("text/html", "html-text"),
+        ("application/pdf", "pdf-text"),
+    ],
 )
 def test_pipeline_for(media_type: str, name: str) -> None:
     pipeline = pipeline_for(media_type)

@@ -36,7 +36,9 @@ class Reply:
     delay: float = 0.0
 
 
-def completion(content: str | None, *, usage: tuple[int, int] = (10, 5), finish: str = "stop", refusal: str | None = None) -> dict:
+def completion(
+    content: str | None, *, usage: tuple[int, int] = (10, 5), finish: str = "stop", refusal: str | None = None
+) -> dict:
     return {
         "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "test-model",
         "choices": [{"index": 0, "finish_reason": finish,
@@ -139,7 +141,9 @@ def test_structured_request_and_parsed_answer(endpoint: FakeEndpoint) -> None:
     schema = request["response_format"]["json_schema"]
     assert request["response_format"]["type"] == "json_schema"
     assert schema["name"] == "boltzmann_candidates" and schema["strict"] is True
-    assert schema["schema"]["properties"]["candidates"]["items"]["anyOf"][0]["properties"]["memory_type"]["enum"] == ["semantic"]
+    assert schema["schema"]["properties"]["candidates"]["items"]["anyOf"][0]["properties"]["memory_type"]["enum"] == [
+        "semantic"
+    ]
     assert "pattern" not in json.dumps(schema) and "minItems" not in json.dumps(schema)
     assert "The FFT is a fast algorithm." in request["messages"][1]["content"]
     assert endpoint.headers[0]["authorization"] == f"Bearer {KEY}"
@@ -233,7 +237,9 @@ def test_long_text_is_chunked_and_usage_summed(endpoint: FakeEndpoint) -> None:
 def test_options_and_environment() -> None:
     env = {"BRAIN_OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "BRAIN_OPENAI_MODEL": "llama3", "OPENAI_API_KEY": KEY}
     proposer = OpenAIProposer.from_options({"temperature": "0"}, env)
-    assert (proposer.model, proposer.base_url, proposer.parameters["temperature"]) == ("llama3", env["BRAIN_OPENAI_BASE_URL"], "0")
+    assert (proposer.model, proposer.base_url, proposer.parameters["temperature"]) == (
+        "llama3", env["BRAIN_OPENAI_BASE_URL"], "0",
+    )
     assert KEY not in repr(proposer) and KEY not in json.dumps(proposer.parameters)
     assert OpenAIProposer.from_options({"model": "m"}, env).model == "m"
     with pytest.raises(UsageError, match="needs a model"):

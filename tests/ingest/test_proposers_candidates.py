@@ -23,7 +23,9 @@ SOURCE = "sha256:" + "a" * 64
 
 
 def _answer(**extra: object) -> dict:
-    candidate = {"memory_type": "semantic", "payload": {"kind": "fact", "label": "x", "statement": "y"}, "evidence": [SOURCE]}
+    candidate = {
+        "memory_type": "semantic", "payload": {"kind": "fact", "label": "x", "statement": "y"}, "evidence": [SOURCE],
+    }
     return {"schema_version": "boltzmann.candidates/v1", "candidates": [candidate]} | extra
 
 
@@ -54,7 +56,9 @@ def test_nullable_members_read_as_absent() -> None:
 def test_float_inside_payload_is_kept_for_the_gate() -> None:
     answer = _answer()
     answer["candidates"][0]["payload"]["statement"] = 0.5
-    answer["candidates"].append({"memory_type": "semantic", "payload": {"n": 1}, "evidence": [SOURCE], "confidence": "high"})
+    answer["candidates"].append(
+        {"memory_type": "semantic", "payload": {"n": 1}, "evidence": [SOURCE], "confidence": "high"}
+    )
     parsed = parse_candidate_set(json.dumps(answer).encode())
     assert parsed.candidates[0].payload["statement"] == 0.5 and len(parsed.candidates) == 2
     assert parse_candidate_set(parsed.to_bytes()) == parsed
@@ -142,9 +146,9 @@ def test_source_text_page_map() -> None:
 
 
 def test_usage_sums_and_propose_many_keeps_order_and_errors() -> None:
-    assert sum_usage([None, TokenUsage(prompt_tokens=1, completion_tokens=2, total_tokens=3), TokenUsage(total_tokens=4)]) == TokenUsage(
-        prompt_tokens=1, completion_tokens=2, total_tokens=7
-    )
+    assert sum_usage(
+        [None, TokenUsage(prompt_tokens=1, completion_tokens=2, total_tokens=3), TokenUsage(total_tokens=4)]
+    ) == TokenUsage(prompt_tokens=1, completion_tokens=2, total_tokens=7)
     assert sum_usage([None]) is None
     source = SourceText.of(BlockId("b" * 64), "text/plain", "x")
     tasks = [Task(source=SOURCE, allowed_memory_types=["semantic"], task_id=str(i)) for i in range(6)]

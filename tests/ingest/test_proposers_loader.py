@@ -84,7 +84,9 @@ def test_entry_point_proposer_runs(plugin_on_path: Path) -> None:
     proposer = load_proposer("echo:hello")
     assert (proposer.id, proposer.version, proposer.parameters) == ("acme/echo", "2.0", {"argument": "hello"})
     source = BlockId("1" * 64)
-    result = proposer.propose(Task(source=source, allowed_memory_types=["semantic"]), SourceText.of(source, "text/plain", "hi"))
+    result = proposer.propose(
+        Task(source=source, allowed_memory_types=["semantic"]), SourceText.of(source, "text/plain", "hi")
+    )
     assert result.candidates.candidates[0].payload["label"] == "hello"
 
 

@@ -34,7 +34,9 @@ def _outcomes(result) -> dict[str, list[tuple[str, str]]]:  # type: ignore[no-un
 
 def _records(brain: Path) -> dict[str, tuple[str, str]]:
     ledger = Brain.open(brain).ledger()
-    return {str(r.block): (r.pipeline, r.pipeline_version) for _, r in ledger.records if r.record_type == "normalization"}
+    return {
+        str(r.block): (r.pipeline, r.pipeline_version) for _, r in ledger.records if r.record_type == "normalization"
+    }
 
 
 def test_formats_are_normalized_and_named_on_the_record(tmp_path: Path) -> None:
@@ -62,7 +64,10 @@ def test_formats_are_normalized_and_named_on_the_record(tmp_path: Path) -> None:
     for name, version in records.values():
         assert installed.installed_version(name) == version, name
     deep = subprocess.run(
-        [str(Path(sys.executable).with_name("brain")), "--brain", str(tmp_path / "brain"), "verify", "--deep", "--json"],
+        [
+            str(Path(sys.executable).with_name("brain")), "--brain", str(tmp_path / "brain"), "verify", "--deep",
+            "--json",
+        ],
         capture_output=True, text=True, check=False,
     )
     assert deep.returncode == 0 and json.loads(deep.stdout)["problems"] == [], deep.stdout

@@ -49,7 +49,9 @@ def _git_sources(repo: Path, under: str = "") -> list[str]:
 
 def _all_files(root: Path) -> list[str]:
     return sorted(
-        p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and ".git" not in p.relative_to(root).parts
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and ".git" not in p.relative_to(root).parts
     )
 
 
@@ -113,7 +115,9 @@ def test_no_ignore_turns_git_rules_off_but_not_brainignore(tmp_path: Path) -> No
 
 
 def test_brainignore_negation_reincludes_what_git_ignores(tmp_path: Path) -> None:
-    repo = _repo(tmp_path / "repo", {".gitignore": "generated/\n", ".brainignore": "!generated/\n", "generated/api.md": "x"})
+    repo = _repo(
+        tmp_path / "repo", {".gitignore": "generated/\n", ".brainignore": "!generated/\n", "generated/api.md": "x"}
+    )
     assert _found(repo) == ["generated/api.md"]
 
 
@@ -125,7 +129,9 @@ def test_gitignore_outside_a_repository_is_not_read(tmp_path: Path) -> None:
 
 def test_a_nested_repository_does_not_inherit_the_outer_rules(tmp_path: Path) -> None:
     outer = _repo(tmp_path / "outer", {".gitignore": "*.log\n", "a.log": "x"})
-    inner = _repo(outer / "inner", {"b.log": "the outer *.log stops at inner/.git", ".gitignore": "*.tmp\n", "c.tmp": "x"})
+    inner = _repo(
+        outer / "inner", {"b.log": "the outer *.log stops at inner/.git", ".gitignore": "*.tmp\n", "c.tmp": "x"}
+    )
     assert _found(outer) == ["inner/b.log"]
     assert _found(inner) == _git_sources(inner) == ["b.log"]
 

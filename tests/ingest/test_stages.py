@@ -266,7 +266,9 @@ def test_registrar_registers_stores_and_normalizes_once(brain: Brain, writer: Wr
     parts = _parts(brain, writer)
     source = _source(tmp_path / "src", "notes/a.md", NOTE)
     reg, view = _register(parts, source, parts.registrar.origin_of(source, True))
-    assert (reg.status, reg.origin, reg.media_type, reg.size) == ("registered", "notes/a.md", "text/markdown", len(NOTE))
+    assert (reg.status, reg.origin, reg.media_type, reg.size) == (
+        "registered", "notes/a.md", "text/markdown", len(NOTE),
+    )
     assert reg.newly_added and view == NOTE.encode() and reg.block is not None and reg.stage == "register"
     again, _ = _register(parts, _source(tmp_path / "src", "notes/b.md", NOTE))
     assert (again.status, again.block, [p.code for p in again.problems]) == ("duplicate", reg.block, ["duplicate"])

@@ -48,7 +48,9 @@ def _semantic(**payload: Any) -> dict[str, Any]:
     return {"kind": "concept", "label": "DFT", "statement": "The DFT is a transform."} | payload
 
 
-def _candidate(payload: dict[str, Any], memory_type: str = "semantic", evidence: tuple[str, ...] | None = None) -> Candidate:
+def _candidate(
+    payload: dict[str, Any], memory_type: str = "semantic", evidence: tuple[str, ...] | None = None
+) -> Candidate:
     return Candidate(memory_type=memory_type, payload=payload, evidence=evidence or (str(SOURCE.block_id),))
 
 
@@ -101,7 +103,9 @@ def test_rejections(memory_type: str, payload: dict[str, Any], code: str) -> Non
 
 
 def test_memory_type_allowed_by_kind_but_not_by_task() -> None:
-    [result] = _run(_candidate({"summary": "s", "occurred_at": "2026-01-01T00:00:00Z"}, "episodic"), task=_task("semantic"))
+    [result] = _run(
+        _candidate({"summary": "s", "occurred_at": "2026-01-01T00:00:00Z"}, "episodic"), task=_task("semantic")
+    )
     assert _codes(result) == ["memory-type-not-allowed"]
 
 
@@ -151,7 +155,9 @@ def test_relation_targets_any_module_or_earlier_in_batch() -> None:
     assert _codes(bad) == ["relation-target-not-found"]
     # "DFT" itself was not in this batch, so C's target is missing...
     assert _codes(later) == ["relation-target-not-found"]
-    first, second = _run(_candidate(_semantic()), _candidate(_semantic(label="C", relations=[{"predicate": "p", "target": str(dft)}])))
+    first, second = _run(
+        _candidate(_semantic()), _candidate(_semantic(label="C", relations=[{"predicate": "p", "target": str(dft)}]))
+    )
     # ...but once validated earlier in the same batch, it is a valid target.
     assert isinstance(first, ValidatedCandidate) and isinstance(second, ValidatedCandidate)
 

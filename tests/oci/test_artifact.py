@@ -106,7 +106,9 @@ def test_layer_members_missing_unexpected_corrupt_and_out_of_order(brain: Brain)
 
 def test_wrong_composition_in_layer(brain: Brain) -> None:
     members = _reference_members(brain)
-    members[0] = Member("composition.json", data=b'{"block_ids":[],"boltzmann":1,"layout":"rfc6962-sorted/1","memory_type":"canonical"}')
+    members[0] = Member(
+        "composition.json", data=b'{"block_ids":[],"boltzmann":1,"layout":"rfc6962-sorted/1","memory_type":"canonical"}'
+    )
     assert _with_canonical_layer(brain, members) == ["layer-composition-mismatch"]
 
 

@@ -74,7 +74,9 @@ def _helper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, script: 
 
 
 def test_cred_helper_is_run_with_the_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _helper(tmp_path, monkeypatch, "fake", 'read host; echo "{\\"Username\\":\\"bob\\",\\"Secret\\":\\"for-$host\\"}"\n')
+    _helper(
+        tmp_path, monkeypatch, "fake", 'read host; echo "{\\"Username\\":\\"bob\\",\\"Secret\\":\\"for-$host\\"}"\n'
+    )
     _write_config({"credHelpers": {HOST: "fake"}})
     creds = credentials_from_config(HOST)
     assert creds is not None and (creds.username, creds.password) == ("bob", f"for-{HOST}")

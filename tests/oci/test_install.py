@@ -47,11 +47,15 @@ def _blob_names(brain: Brain) -> set[str]:
 
 def test_full_install_moves_the_head_and_repacks_identically(tmp_path: Path) -> None:
     brain = Brain.init(tmp_path / "b")
-    result = install_artifact(brain, (REFERENCE_BLOBS / V2).read_bytes(), _fetch(REFERENCE_BLOBS), reference=REF, tag="v2")
+    result = install_artifact(
+        brain, (REFERENCE_BLOBS / V2).read_bytes(), _fetch(REFERENCE_BLOBS), reference=REF, tag="v2"
+    )
     assert result.head_moved and not result.partial and result.left_out == []
     head = brain.head()
     assert head is not None and str(head.snapshot) == "sha256:" + HEAD
-    assert head.origin is not None and head.origin.reference == REF and head.origin.tag == "v2" and not head.origin.partial
+    assert (
+        head.origin is not None and head.origin.reference == REF and head.origin.tag == "v2" and not head.origin.partial
+    )
     assert sum(len(m.block_ids) for m in brain.modules().values()) == 27
     assert str(pack(brain, "v2").digest) == "sha256:" + V2
 
@@ -59,14 +63,18 @@ def test_full_install_moves_the_head_and_repacks_identically(tmp_path: Path) -> 
 def test_selective_install_without_provenance_is_refused_by_the_removal_invariant(tmp_path: Path) -> None:
     brain = Brain.init(tmp_path / "b")
     with pytest.raises(UntrustedArtifactError, match="removal record"):
-        install_artifact(brain, (REFERENCE_BLOBS / V2).read_bytes(), _fetch(REFERENCE_BLOBS), {MemoryType.EPISODIC}, reference=REF)
+        install_artifact(
+            brain, (REFERENCE_BLOBS / V2).read_bytes(), _fetch(REFERENCE_BLOBS), {MemoryType.EPISODIC}, reference=REF
+        )
     assert brain.head() is None and _blob_names(brain) == set()
 
 
 def test_selective_install_records_its_provenance(tmp_path: Path) -> None:
     brain = Brain.init(tmp_path / "b")
     wanted = {MemoryType.EPISODIC, MemoryType.PROVENANCE}
-    result = install_artifact(brain, (REFERENCE_BLOBS / V2).read_bytes(), _fetch(REFERENCE_BLOBS), wanted, reference=REF, tag="v2")
+    result = install_artifact(
+        brain, (REFERENCE_BLOBS / V2).read_bytes(), _fetch(REFERENCE_BLOBS), wanted, reference=REF, tag="v2"
+    )
     assert result.partial and result.left_out == [MemoryType.CANONICAL, MemoryType.SEMANTIC, MemoryType.PROCEDURAL]
     head = brain.head()
     assert head is not None and head.origin is not None and head.origin.partial
@@ -75,7 +83,9 @@ def test_selective_install_records_its_provenance(tmp_path: Path) -> None:
 
 def test_fetch_only_stores_but_does_not_move_the_head(tmp_path: Path) -> None:
     brain = Brain.init(tmp_path / "b")
-    result = install_artifact(brain, (REFERENCE_BLOBS / V2).read_bytes(), _fetch(REFERENCE_BLOBS), reference=REF, fetch_only=True)
+    result = install_artifact(
+        brain, (REFERENCE_BLOBS / V2).read_bytes(), _fetch(REFERENCE_BLOBS), reference=REF, fetch_only=True
+    )
     assert not result.head_moved and brain.head() is None
     assert brain.blobs.verify_file(OciDigest(HEAD)) and brain.blobs.verify_file(OciDigest(_COMPOSITION))
 
@@ -98,7 +108,9 @@ def test_guard_can_stop_the_head_from_moving(tmp_path: Path) -> None:
         raise UntrustedArtifactError(f"diverged: {current} vs {new}")
 
     with pytest.raises(UntrustedArtifactError, match="diverged"):
-        install_artifact(brain, (REFERENCE_BLOBS / V2).read_bytes(), _fetch(REFERENCE_BLOBS), reference=REF, guard=refuse)
+        install_artifact(
+            brain, (REFERENCE_BLOBS / V2).read_bytes(), _fetch(REFERENCE_BLOBS), reference=REF, guard=refuse
+        )
     assert brain.head() is None and _blob_names(brain) == set()
 
 
@@ -116,7 +128,10 @@ def _genuine_entries() -> list[tuple[bytes, bytes]]:
     """The members of the reference canonical layer, as raw (header, data) pairs."""
     layer = REFERENCE_BLOBS / "57207defa4a4dc6bbec7c431bae429dd137e4a76998e6235c623f80bdb5aa393"
     with open(layer, "rb") as stream:
-        return [entry(e.name, read_all(c, 1 << 20, "x")) for e, c in LayerReader(stream, compressed_size=layer.stat().st_size, what="x").members()]
+        return [
+            entry(e.name, read_all(c, 1 << 20, "x"))
+            for e, c in LayerReader(stream, compressed_size=layer.stat().st_size, what="x").members()
+        ]
 
 
 def _install_with_canonical_layer(tmp_path: Path, layer: bytes, annotations: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
@@ -151,7 +166,9 @@ def _install_with_canonical_layer(tmp_path: Path, layer: bytes, annotations: dic
         ([entry("blobs/" + "0" * 64, b"not what the name says")], "does not hash to its name"),
     ],
 )
-def test_hostile_member_is_refused_and_nothing_stays(tmp_path: Path, extra: list[tuple[bytes, bytes]], message: str) -> None:
+def test_hostile_member_is_refused_and_nothing_stays(
+    tmp_path: Path, extra: list[tuple[bytes, bytes]], message: str
+) -> None:
     with pytest.raises(UntrustedArtifactError, match=message):
         _install_with_canonical_layer(tmp_path, raw_layer(*_genuine_entries(), *extra))
 

@@ -199,7 +199,16 @@ def test_governed_snapshot_is_protocol_version_two_with_its_trust_root(tmp_path:
     from brain.store import Head, write_head
 
     brain = small_brain(tmp_path / "b")
-    root = TrustRoot(govern_quorum=1, keys=(TrustKey(key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAOhB7/zzhC+HXDdGOdLwJln5NYwm6UNXx3chmQSVTG4", scopes=("govern",), since=1),), revision=1)
+    root = TrustRoot(
+        govern_quorum=1,
+        keys=(
+            TrustKey(
+                key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAOhB7/zzhC+HXDdGOdLwJln5NYwm6UNXx3chmQSVTG4",
+                scopes=("govern",), since=1,
+            ),
+        ),
+        revision=1,
+    )
     current = brain.snapshot()
     assert current is not None
     governed = Snapshot(created_at=current.created_at, modules=current.modules, trust_root=root)
@@ -218,7 +227,9 @@ def test_a_subset_always_carries_provenance(tmp_path: Path) -> None:
     assert result.modules == [MemoryType.CANONICAL, MemoryType.SEMANTIC, MemoryType.PROVENANCE]
     assert result.implied == [MemoryType.PROVENANCE]
     manifest = Manifest.decode(brain.blobs.get(result.digest))
-    assert sorted(json.loads(brain.blobs.get(manifest.config.digest))["modules"]) == ["canonical", "provenance", "semantic"]
+    assert sorted(json.loads(brain.blobs.get(manifest.config.digest))["modules"]) == [
+        "canonical", "provenance", "semantic",
+    ]
     named = pack(brain, "q", {MemoryType.CANONICAL, MemoryType.PROVENANCE})
     assert named.implied == [] and named.modules == [MemoryType.CANONICAL, MemoryType.PROVENANCE]
 
@@ -234,7 +245,9 @@ def test_layers_record_their_inflated_size_even_when_reused(tmp_path: Path) -> N
     # A sidecar written before sizes were recorded: the reused layers are measured once.
     sidecar = brain.path.joinpath(*CACHE_FILE)
     entries = json.loads(sidecar.read_text())
-    sidecar.write_text(json.dumps({k: {f: v for f, v in e.items() if f != "inflated_size"} for k, e in entries.items()}))
+    sidecar.write_text(
+        json.dumps({k: {f: v for f, v in e.items() if f != "inflated_size"} for k, e in entries.items()})
+    )
     again = pack(brain)
     assert all(layer.reused for layer in again.layers)
     assert [layer.inflated_size for layer in again.layers] == measured

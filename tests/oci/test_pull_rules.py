@@ -95,7 +95,9 @@ def test_a_lying_snapshot_count_is_refused_by_pull_and_by_verify(tmp_path: Path)
 def test_a_lying_source_snapshot_is_refused_by_pull_and_by_verify(tmp_path: Path) -> None:
     document = reference_manifest()
     document["annotations"][mt.SOURCE_SNAPSHOT] = "sha256:" + "7" * 64
-    _both_refuse(tmp_path, document, _registry_copy(tmp_path), "source-snapshot sha256:7+ is not", "annotation-mismatch")
+    _both_refuse(
+        tmp_path, document, _registry_copy(tmp_path), "source-snapshot sha256:7+ is not", "annotation-mismatch"
+    )
 
 
 def test_a_lying_schema_versions_annotation_is_refused_by_pull_and_by_verify(tmp_path: Path) -> None:
@@ -131,7 +133,9 @@ def test_a_member_name_hiding_bytes_after_its_nul_is_refused(tmp_path: Path) -> 
     planted = b"hidden"
     name = b"blobs/" + hashlib.sha256(planted).hexdigest().encode() + b"\0.evil"
     document = reference_manifest()
-    _with_canonical_layer(document, blobs, raw_layer(*_genuine_canonical_entries(), (header(name, len(planted)), planted)))
+    _with_canonical_layer(
+        document, blobs, raw_layer(*_genuine_canonical_entries(), (header(name, len(planted)), planted))
+    )
     _both_refuse(tmp_path, document, blobs, "hides bytes after its NUL", "layer-unreadable")
 
 
@@ -148,7 +152,9 @@ def test_a_composition_over_one_mib_packs_verifies_and_installs(tmp_path: Path) 
             block = CanonicalBlock(blob=writer.put_blob_later(data), media_type="text/plain", size=len(data))
             writer.add(block)
             if number < 10:
-                writer.add(ProvenanceBlock(record=RegistrationRecord(actor=actor, at=utc_timestamp(), block=block.block_id)))
+                writer.add(
+                    ProvenanceBlock(record=RegistrationRecord(actor=actor, at=utc_timestamp(), block=block.block_id))
+                )
         writer.commit()
     ref = source.modules()[MemoryType.CANONICAL].ref
     assert source.blobs.size(ref.composition) > 1 << 20
@@ -180,7 +186,9 @@ def test_installing_takes_exactly_what_was_asked_plus_provenance() -> None:
 def test_publishing_derived_modules_needs_canonical() -> None:
     with pytest.raises(InvalidInputError, match="must include canonical"):
         select_modules(ALL, {MemoryType.SEMANTIC}, publishing=True, holder="the brain")
-    chosen = select_modules(ALL, {MemoryType.SEMANTIC, MemoryType.CANONICAL}, publishing=True, holder="the brain").chosen
+    chosen = select_modules(
+        ALL, {MemoryType.SEMANTIC, MemoryType.CANONICAL}, publishing=True, holder="the brain"
+    ).chosen
     assert chosen == (MemoryType.CANONICAL, MemoryType.SEMANTIC, MemoryType.PROVENANCE)
 
 

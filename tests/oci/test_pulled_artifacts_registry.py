@@ -81,7 +81,9 @@ def test_a_highly_compressible_layer_needs_max_inflate(registry: RegistryServer,
     assert result.head_moved and verify_brain(target, jobs=1).ok
 
 
-def test_cli_warns_refuses_with_the_option_named_then_accepts_and_tags(registry: RegistryServer, tmp_path: Path) -> None:
+def test_cli_warns_refuses_with_the_option_named_then_accepts_and_tags(
+    registry: RegistryServer, tmp_path: Path
+) -> None:
     from tests.oci.test_registry_cli import run
 
     source = Brain.init(tmp_path / "source")
@@ -91,7 +93,10 @@ def test_cli_warns_refuses_with_the_option_named_then_accepts_and_tags(registry:
     ref = registry.ref("cli-bomb/brain:v1")
     assert run(tmp_path, "--brain", "source", "push", ref).returncode == 0
     refused = run(tmp_path, "--brain", "pulled", "pull", ref)
-    assert refused.returncode == 6 and "hint: if you trust the source, pull or fetch again with --max-inflate" in refused.stderr
+    assert (
+        refused.returncode == 6
+        and "hint: if you trust the source, pull or fetch again with --max-inflate" in refused.stderr
+    )
     pulled = run(tmp_path, "--brain", "pulled", "pull", ref, "--max-inflate", str(64 << 20))
     assert pulled.returncode == 0, pulled.stderr
     assert "tagged v1 in index.json" in pulled.stdout

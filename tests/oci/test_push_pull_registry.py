@@ -134,7 +134,9 @@ def test_a_tag_holding_an_image_index_is_not_overwritten_without_force(
     assert push(brain, ref, force=True, client=client).forced
 
 
-def test_error_while_checking_remote_refuses(registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path) -> None:
+def test_error_while_checking_remote_refuses(
+    registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path
+) -> None:
     brain = Brain.init(tmp_path / "b")
     commit_texts(brain, "x")
     faulty_proxy.hook = lambda method, path: (500, {}, b"oops") if "/manifests/" in path else None
@@ -144,7 +146,9 @@ def test_error_while_checking_remote_refuses(registry: RegistryServer, faulty_pr
     assert not any(m in ("PUT", "POST") for m, _ in faulty_proxy.requests_seen)
 
 
-def test_corrupt_registry_is_refused_with_head_unmoved(registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path) -> None:
+def test_corrupt_registry_is_refused_with_head_unmoved(
+    registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path
+) -> None:
     source = Brain.init(tmp_path / "source")
     commit_texts(source, "payload one", "payload two")
     client, ref = client_for(registry.host, "corrupt/brain:v1")
@@ -168,7 +172,9 @@ def test_corrupt_registry_is_refused_with_head_unmoved(registry: RegistryServer,
     assert not target.blobs.has(OciDigest.parse(layer_digest))
 
 
-def test_interrupted_pull_resumes_without_refetching(registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path) -> None:
+def test_interrupted_pull_resumes_without_refetching(
+    registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path
+) -> None:
     source = Brain.init(tmp_path / "source")
     commit_texts(source, "resume a", "resume b")
     client, ref = client_for(registry.host, "resume/brain:v1")
@@ -216,7 +222,9 @@ def test_fetch_does_not_move_head_and_inspect_reads_manifest_only(registry: Regi
     assert [m for m, _, _ in calls] == ["GET", "GET", "GET", "GET"]
     assert "/referrers/" in calls[2][1] and "/manifests/sha256-" in calls[3][1]
     assert described.digest == pushed.digest and described.snapshot == snapshot and described.history_length == 2
-    assert [(m.memory_type, m.block_count) for m in described.modules] == [(MemoryType.CANONICAL, 3), (MemoryType.PROVENANCE, 3)]
+    assert [(m.memory_type, m.block_count) for m in described.modules] == [
+        (MemoryType.CANONICAL, 3), (MemoryType.PROVENANCE, 3),
+    ]
     # The annotation is JSON text on the wire; --json consumers get it as an object, not a string in a string.
     assert described.schema_versions == {"canonical": [1], "provenance": [1]}
     target = Brain.init(tmp_path / "target")
@@ -253,7 +261,9 @@ def test_reference_fixture_pulls_v1_then_v2(reference_on_registry: str, tmp_path
     second = pull(target, ref, client=client)
     assert str(second.digest) == V2_MANIFEST and str(target.snapshot_digest()) == V2_SNAPSHOT
     assert second.blobs_reused >= 1 and first.head_moved and second.head_moved
-    assert sum(1 for m, u, _ in calls if "/manifests/" in u and "/manifests/sha256-" not in u) == 1  # one manifest request plans the pull
+    assert (
+        sum(1 for m, u, _ in calls if "/manifests/" in u and "/manifests/sha256-" not in u) == 1
+    )  # one manifest request plans the pull
     reference = Brain.open(REFERENCE_BRAIN)
     assert_same_brain(target, reference.snapshot_digest(), member_ids(reference))
     assert len(target.history()) == 10
@@ -330,7 +340,9 @@ def test_a_failed_pull_leaves_no_new_brain_behind(registry: RegistryServer, tmp_
     assert Brain.open(existing.path).head() is None
 
 
-def test_interrupted_push_resends_nothing_complete(registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path) -> None:
+def test_interrupted_push_resends_nothing_complete(
+    registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path
+) -> None:
     brain = Brain.init(tmp_path / "b")
     commit_texts(brain, "push resume one", "push resume two")
     uploads = {"count": 0}

@@ -19,7 +19,10 @@ DIGEST = "sha256:" + "ab" * 32
         ("[::1]:5000/a/b:c", "[::1]:5000", "a/b", "c", None, True),
         ("localhost/x", "localhost", "x", None, None, True),
         ("ghcr.io/org/my-brain:2026.11", "ghcr.io", "org/my-brain", "2026.11", None, False),
-        (f"registry.example.org:443/a__b/c.d-e@{DIGEST}", "registry.example.org:443", "a__b/c.d-e", None, DIGEST, False),
+        (
+            f"registry.example.org:443/a__b/c.d-e@{DIGEST}", "registry.example.org:443", "a__b/c.d-e", None, DIGEST,
+            False,
+        ),
         (f"ghcr.io/o/b:v2@{DIGEST}", "ghcr.io", "o/b", "v2", DIGEST, False),
     ],
 )

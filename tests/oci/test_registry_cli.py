@@ -84,12 +84,17 @@ def test_push_pull_fetch_inspect_commands(registry: RegistryServer, tmp_path: Pa
 
 def test_login_verifies_then_stores_and_never_echoes(auth_registry: RegistryServer, tmp_path: Path) -> None:
     host = auth_registry.host
-    wrong = run(tmp_path, "login", host, "--username", auth_registry.username, "--password-stdin", stdin="not-the-password\n")
+    wrong = run(
+        tmp_path, "login", host, "--username", auth_registry.username, "--password-stdin", stdin="not-the-password\n"
+    )
     assert wrong.returncode == 7
     assert "not-the-password" not in wrong.stdout + wrong.stderr
     assert not (tmp_path / "docker" / "config.json").exists()
 
-    good = run(tmp_path, "login", host, "-u", auth_registry.username, "--password-stdin", "--json", stdin=auth_registry.password + "\n")
+    good = run(
+        tmp_path, "login", host, "-u", auth_registry.username, "--password-stdin", "--json",
+        stdin=auth_registry.password + "\n",
+    )
     assert good.returncode == 0, good.stderr
     assert auth_registry.password not in good.stdout + good.stderr
     config = tmp_path / "docker" / "config.json"

@@ -30,7 +30,9 @@ pytestmark = pytest.mark.registry
 BRAIN_EXE = Path(sys.executable).with_name("brain")
 
 
-def run(tmp_path: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    tmp_path: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}
     environment.update({"NO_COLOR": "1", "DOCKER_CONFIG": str(tmp_path / "docker"), "HOME": str(tmp_path)})
     environment.update(env or {})
@@ -57,7 +59,8 @@ def skopeo_digest(reference: str) -> str:
 def skopeo_missing(reference: str) -> bool:
     binary = require_tool("skopeo")
     done = subprocess.run(
-        [binary, "inspect", "--raw", "--tls-verify=false", f"docker://{reference}"], capture_output=True, timeout=60, check=False
+        [binary, "inspect", "--raw", "--tls-verify=false", f"docker://{reference}"], capture_output=True, timeout=60,
+        check=False
     )
     return done.returncode != 0
 
@@ -65,7 +68,9 @@ def skopeo_missing(reference: str) -> bool:
 def one_line_error(done: subprocess.CompletedProcess[str], code: int) -> None:
     assert done.returncode == code, (done.returncode, done.stderr)
     lines = done.stderr.splitlines()
-    assert lines and lines[0].startswith("error: ") and all(line.startswith("hint: ") for line in lines[1:]), done.stderr
+    assert lines and lines[0].startswith("error: ") and all(line.startswith("hint: ") for line in lines[1:]), (
+        done.stderr
+    )
 
 
 def pushed(tmp_path: Path, registry: RegistryServer, name: str, *texts: str) -> tuple[str, str]:
@@ -107,7 +112,10 @@ def test_copy_across_registries_and_without_push_rights(
     denied = run(tmp_path, "copy", source, destination)
     one_line_error(denied, 7)
     assert "requires a login" in denied.stderr
-    creds = {"BRAIN_REGISTRY_USERNAME": auth_registry.username or "", "BRAIN_REGISTRY_PASSWORD": auth_registry.password or ""}
+    creds = {
+        "BRAIN_REGISTRY_USERNAME": auth_registry.username or "",
+        "BRAIN_REGISTRY_PASSWORD": auth_registry.password or "",
+    }
     done = run(tmp_path, "copy", source, destination, env=creds)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == digest
@@ -151,7 +159,9 @@ def _put_signature_referrer(registry: RegistryServer, repository: str, subject: 
         "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
         "artifactType": "application/vnd.example.signature",
         "config": {"mediaType": "application/vnd.oci.empty.v1+json", "digest": str(OciDigest.of(config)), "size": 2},
-        "layers": [{"mediaType": "application/vnd.example.sig", "digest": str(OciDigest.of(layer)), "size": len(layer)}],
+        "layers": [
+            {"mediaType": "application/vnd.example.sig", "digest": str(OciDigest.of(layer)), "size": len(layer)}
+        ],
         "subject": {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": subject, "size": subject_size},
     }).encode()  # fmt: skip
     referrer_digest = client.put_manifest(str(OciDigest.of(referrer)), referrer)
@@ -161,7 +171,9 @@ def _put_signature_referrer(registry: RegistryServer, repository: str, subject: 
                        "size": len(referrer), "artifactType": "application/vnd.example.signature"}],
     }).encode()  # fmt: skip
     url = f"http://{registry.host}/v2/{repository}/manifests/sha256-{subject.removeprefix('sha256:')}"
-    response = requests.put(url, data=index, headers={"Content-Type": "application/vnd.oci.image.index.v1+json"}, timeout=10)
+    response = requests.put(
+        url, data=index, headers={"Content-Type": "application/vnd.oci.image.index.v1+json"}, timeout=10
+    )
     assert response.status_code == 201, response.text
     return str(referrer_digest)
 
@@ -187,9 +199,14 @@ def test_copy_refuses_a_broken_referrers_index_before_writing_the_destination(
 ) -> None:
     source, digest = pushed(tmp_path, registry, "brokenidx", "zeta")
     # The registry stores this fallback index (JSON with a duplicate key parses for it); strict JSON refuses it.
-    index = b'{"schemaVersion": 2, "schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": []}'
+    index = (
+        b'{"schemaVersion": 2, "schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", '
+        b'"manifests": []}'
+    )
     url = f"http://{registry.host}/v2/verbs/brokenidx/manifests/sha256-{digest.removeprefix('sha256:')}"
-    response = requests.put(url, data=index, headers={"Content-Type": "application/vnd.oci.image.index.v1+json"}, timeout=10)
+    response = requests.put(
+        url, data=index, headers={"Content-Type": "application/vnd.oci.image.index.v1+json"}, timeout=10
+    )
     assert response.status_code == 201, response.text
     destination = registry.ref("verbs/brokenidxcopy:v1")
     refused = run(tmp_path, "copy", source, destination)
@@ -216,7 +233,9 @@ def test_copy_refuses_moving_a_destination_tag(registry: RegistryServer, tmp_pat
 # -- tags and tag ------------------------------------------------------------------------------------------
 
 
-def test_remote_tags_listing_and_pagination(registry: RegistryServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_remote_tags_listing_and_pagination(
+    registry: RegistryServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     source, _ = pushed(tmp_path, registry, "listed", "theta")
     for name in ("v2", "v3", "latest"):
         assert run(tmp_path, "tag", source, name).returncode == 0
@@ -224,7 +243,9 @@ def test_remote_tags_listing_and_pagination(registry: RegistryServer, tmp_path: 
     assert done.returncode == 0, done.stderr
     assert sorted(json.loads(done.stdout)["tags"]) == ["latest", "v1", "v2", "v3"]
     monkeypatch.setattr("oci.remote_tags.PAGE_SIZE", 1)
-    assert sorted(list_tags(RegistryClient(parse_reference(registry.ref("verbs/listed"))))) == ["latest", "v1", "v2", "v3"]
+    assert sorted(list_tags(RegistryClient(parse_reference(registry.ref("verbs/listed"))))) == [
+        "latest", "v1", "v2", "v3",
+    ]
     missing = run(tmp_path, "tags", registry.ref("verbs/never-pushed"))
     one_line_error(missing, 4)
     local = run(tmp_path, "--brain", "listed", "tags", "--json")
@@ -283,7 +304,9 @@ def test_push_immutable_keeps_release_tags(registry: RegistryServer, tmp_path: P
     one_line_error(run(tmp_path, "--brain", "immutable", "push", ref, "--immutable", "--force"), 3)
     (tmp_path / "brain.toml").write_text("[push]\nimmutable = true\n")
     one_line_error(run(tmp_path, "--brain", "immutable", "push", ref), 5)  # from the config file
-    assert run(tmp_path, "--brain", "immutable", "push", registry.ref("verbs/immutable:v2"), "--immutable").returncode == 0
+    assert (
+        run(tmp_path, "--brain", "immutable", "push", registry.ref("verbs/immutable:v2"), "--immutable").returncode == 0
+    )
 
 
 def test_logout_forgets_credentials(auth_registry: RegistryServer, tmp_path: Path) -> None:

@@ -103,7 +103,9 @@ def test_hostile_members_are_refused(entries: list[tuple[bytes, bytes]], message
 
 
 def test_harmless_pax_header_and_empty_directory_are_tolerated() -> None:
-    layer = _raw_layer((_header(b"pax", 11, b"x"), _pax("mtime", "0")), (_header(b"d/", 0, b"5"), b""), (_header(b"f", 1), b"1"))
+    layer = _raw_layer(
+        (_header(b"pax", 11, b"x"), _pax("mtime", "0")), (_header(b"d/", 0, b"5"), b""), (_header(b"f", 1), b"1")
+    )
     assert _read(layer) == {"f": b"1"}
 
 
@@ -182,4 +184,7 @@ def test_max_inflate_raises_the_bound_up_to_the_trusted_ceiling() -> None:
     with pytest.raises(UntrustedArtifactError, match="decompression bomb") as refused:
         list(LayerReader(io.BytesIO(layer), compressed_size=len(layer), what="layer").members())
     assert "--max-inflate" in (refused.value.hint or "")
-    assert list(LayerReader(io.BytesIO(layer), compressed_size=len(layer), what="layer", max_inflate=10 << 20).members()) == []
+    assert (
+        list(LayerReader(io.BytesIO(layer), compressed_size=len(layer), what="layer", max_inflate=10 << 20).members())
+        == []
+    )

@@ -58,7 +58,9 @@ def _once(fault: object, method: str, path_part: str):  # type: ignore[no-untype
     return hook
 
 
-def test_a_download_reset_mid_blob_resumes_with_range(registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path) -> None:
+def test_a_download_reset_mid_blob_resumes_with_range(
+    registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path
+) -> None:
     data = os.urandom(12 * MB)
     digest = OciDigest.of(data)
     _client(registry.host, "faults/range").push_blob(digest, len(data), lambda: io.BytesIO(data))
@@ -66,7 +68,11 @@ def test_a_download_reset_mid_blob_resumes_with_range(registry: RegistryServer, 
     store = BlobStore(tmp_path)
     _client(faulty_proxy.host, "faults/range").fetch_blob(digest, len(data), store)
     assert store.get(digest) == data
-    gets = [(headers, sent) for method, path, headers, sent in faulty_proxy.answers if method == "GET" and str(digest) in path]
+    gets = [
+        (headers, sent)
+        for method, path, headers, sent in faulty_proxy.answers
+        if method == "GET" and str(digest) in path
+    ]
     assert len(gets) == 2 and gets[1][0].get("Range") == f"bytes={3 * MB}-"
     # About 12 MB crossed the link, not 3 + 12.
     assert faulty_proxy.bytes_sent(str(digest)) == len(data)
@@ -136,7 +142,9 @@ def test_an_upload_reset_mid_blob_resumes_from_the_registry_offset(
     assert store.get(digest) == data
 
 
-def test_an_upload_whose_answer_was_lost_completes(registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path) -> None:
+def test_an_upload_whose_answer_was_lost_completes(
+    registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path
+) -> None:
     # The registry applied the chunk but its answer never came back. CNCF distribution then refuses the
     # session's older state token, so the upload starts over; it must still complete, and correctly.
     data = os.urandom(3 * MB)
@@ -149,7 +157,9 @@ def test_an_upload_whose_answer_was_lost_completes(registry: RegistryServer, fau
     assert store.get(digest) == data
 
 
-def test_a_reset_after_the_registry_answered_gives_no_plain_http_hint(registry: RegistryServer, faulty_proxy: FaultyProxy) -> None:
+def test_a_reset_after_the_registry_answered_gives_no_plain_http_hint(
+    registry: RegistryServer, faulty_proxy: FaultyProxy
+) -> None:
     data = os.urandom(3 * MB)
     faulty_proxy.hook = lambda method, path: ResetRequest() if method == "PATCH" else None
     client = _client(faulty_proxy.host, "faults/nohint", chunk_size=1 * MB)
@@ -159,7 +169,9 @@ def test_a_reset_after_the_registry_answered_gives_no_plain_http_hint(registry: 
     assert caught.value.hint is not None and "again" in caught.value.hint
 
 
-def test_a_pushed_brain_through_resets_is_what_skopeo_reads(registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path) -> None:
+def test_a_pushed_brain_through_resets_is_what_skopeo_reads(
+    registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path
+) -> None:
     skopeo = require_tool("skopeo")
     source = Brain.init(tmp_path / "source")
     commit_texts(source, "skopeo after faults", "second source")
@@ -187,4 +199,6 @@ def test_a_pushed_brain_through_resets_is_what_skopeo_reads(registry: RegistrySe
     )
     assert copy.returncode == 0, copy.stderr
     for digest in layers:
-        assert OciDigest.of((tmp_path / "copied" / digest.removeprefix("sha256:")).read_bytes()) == OciDigest.parse(digest)
+        assert OciDigest.of((tmp_path / "copied" / digest.removeprefix("sha256:")).read_bytes()) == OciDigest.parse(
+            digest
+        )

@@ -77,7 +77,9 @@ def test_missing_manifest_is_not_found_and_missing_blob_is_none(registry: Regist
     assert client.blob_size(OciDigest.of(b"never pushed")) is None
 
 
-def test_corrupted_blob_is_refused_and_nothing_stored(registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path) -> None:
+def test_corrupted_blob_is_refused_and_nothing_stored(
+    registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path
+) -> None:
     data = b"the true bytes of a layer" * 100
     digest = _push_bytes(_client(registry.host, "transport/corrupt"), data)
     faulty_proxy.hook = lambda method, path: (
@@ -136,7 +138,9 @@ def test_a_read_only_registry_says_so(faulty_proxy: FaultyProxy) -> None:
     assert "read-only" in (caught.value.hint or "")
 
 
-def test_upload_resumes_after_a_failed_chunk(registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path) -> None:
+def test_upload_resumes_after_a_failed_chunk(
+    registry: RegistryServer, faulty_proxy: FaultyProxy, tmp_path: Path
+) -> None:
     data = os.urandom(200_000)
     failures = {"left": 1}
 

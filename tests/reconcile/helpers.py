@@ -37,7 +37,9 @@ def source(text: str) -> CanonicalBlock:
 
 
 def registered(block: Block) -> ProvenanceBlock:
-    return ProvenanceBlock(record=RegistrationRecord(actor=WHO, at=AT, block=block.block_id, origin=f"file:{block.block_id.hex[:8]}"))
+    return ProvenanceBlock(
+        record=RegistrationRecord(actor=WHO, at=AT, block=block.block_id, origin=f"file:{block.block_id.hex[:8]}")
+    )
 
 
 def derived(memory_type: str, payload: dict, cites: Block) -> tuple[Block, list[ProvenanceBlock]]:
@@ -81,14 +83,24 @@ def drop(brain: Brain, memory_type: MemoryType, blocks: list[BlockId], branch: s
          cascaded: dict[MemoryType, list[BlockId]] | None = None) -> OciDigest:
     with brain.writer(ACTOR, branch=branch) as writer:
         writer.remove(memory_type, blocks)
-        writer.add(ProvenanceBlock(record=RemovalRecord(actor=WHO, at=AT, blocks=tuple(sorted(blocks, key=lambda b: b.hex)),
-                                                        mechanism=RemovalMechanism.DROP, memory_type=memory_type,
-                                                        reason="test drop")))
+        writer.add(
+            ProvenanceBlock(
+                record=RemovalRecord(
+                    actor=WHO, at=AT, blocks=tuple(sorted(blocks, key=lambda b: b.hex)),
+                    mechanism=RemovalMechanism.DROP, memory_type=memory_type, reason="test drop",
+                )
+            )
+        )
         for other, ids in (cascaded or {}).items():
             writer.remove(other, ids)
-            writer.add(ProvenanceBlock(record=RemovalRecord(actor=WHO, at=AT, blocks=tuple(sorted(ids, key=lambda b: b.hex)),
-                                                            mechanism=RemovalMechanism.DROP, memory_type=other,
-                                                            reason="test drop", cascaded_from=blocks[0])))
+            writer.add(
+                ProvenanceBlock(
+                    record=RemovalRecord(
+                        actor=WHO, at=AT, blocks=tuple(sorted(ids, key=lambda b: b.hex)),
+                        mechanism=RemovalMechanism.DROP, memory_type=other, reason="test drop", cascaded_from=blocks[0],
+                    )
+                )
+            )
         digest = writer.commit()
     assert digest is not None
     return digest

@@ -40,8 +40,14 @@ def diverged(tmp_path: Path, brain: BrainRunner) -> tuple[Path, str, str]:
     assert brain("--brain", str(ours), "--actor", ACTOR, "ingest", str(_doc(tmp_path, 0))).code == 0
     theirs = tmp_path / "theirs"
     shutil.copytree(ours, theirs)
-    assert brain("--brain", str(ours), "--actor", ACTOR, "ingest", str(_doc(tmp_path, 1)), str(_doc(tmp_path, 2))).code == 0
-    assert brain("--brain", str(theirs), "--actor", ACTOR, "ingest", str(_doc(tmp_path, 3)), str(_doc(tmp_path, 4))).code == 0
+    assert (
+        brain("--brain", str(ours), "--actor", ACTOR, "ingest", str(_doc(tmp_path, 1)), str(_doc(tmp_path, 2))).code
+        == 0
+    )
+    assert (
+        brain("--brain", str(theirs), "--actor", ACTOR, "ingest", str(_doc(tmp_path, 3)), str(_doc(tmp_path, 4))).code
+        == 0
+    )
     _copy_blobs(theirs, ours)
     return ours, str(Brain.open(ours).snapshot_digest()), str(Brain.open(theirs).snapshot_digest())
 
@@ -50,7 +56,9 @@ def _d(text: str) -> OciDigest:
     return OciDigest.parse(text)
 
 
-def test_merge_of_real_ingests_lands_the_union_and_verifies(diverged: tuple[Path, str, str], brain: BrainRunner) -> None:
+def test_merge_of_real_ingests_lands_the_union_and_verifies(
+    diverged: tuple[Path, str, str], brain: BrainRunner
+) -> None:
     ours, our_head, their_head = diverged
     plan = brain("--brain", str(ours), "merge", their_head, "--plan", "--json")
     assert plan.code == 0, plan.stderr
@@ -73,7 +81,9 @@ def test_merge_of_real_ingests_lands_the_union_and_verifies(diverged: tuple[Path
     head = b.snapshot()
     assert head is not None and [str(p) for p in head.parents or ()] == [our_head, their_head]
     for name in ("canonical", "provenance"):
-        union = set(b.module(name, b.snapshot(_d(our_head))).block_ids) | set(b.module(name, b.snapshot(_d(their_head))).block_ids)
+        union = set(b.module(name, b.snapshot(_d(our_head))).block_ids) | set(
+            b.module(name, b.snapshot(_d(their_head))).block_ids
+        )
         assert set(b.module(name).block_ids) == union
     verify = brain("--brain", str(ours), "verify", "--json")
     assert verify.code == 0, verify.stdout[-2000:]
@@ -145,10 +155,16 @@ def test_every_write_is_refused_while_open(tmp_path: Path, brain: BrainRunner, c
     b"{not json",
     b'{"boltzmann":1}',
     b'{"actor":{"id":"a@b.c","kind":"human"},"ancestor":"sha256:' + b"0" * 64 + b'","boltzmann":1,"evil":1,'
-    b'"head":"sha256:' + b"0" * 64 + b'","reason":"r","resolutions":{},"strategy":"merge","theirs":"sha256:' + b"0" * 64 + b'"}',
+    b'"head":"sha256:'
+    + b"0" * 64
+    + b'","reason":"r","resolutions":{},"strategy":"merge","theirs":"sha256:'
+    + b"0" * 64
+    + b'"}',
     b'{ "boltzmann": 1 }',
 ])
-def test_hostile_reconcile_json_is_one_line_and_blocks_writes(tmp_path: Path, brain: BrainRunner, hostile: bytes) -> None:
+def test_hostile_reconcile_json_is_one_line_and_blocks_writes(
+    tmp_path: Path, brain: BrainRunner, hostile: bytes
+) -> None:
     b, _, _ = base(tmp_path / "b")
     (b.path / "boltzmann" / "reconcile.json").write_bytes(hostile)
     status = brain("--brain", str(b.path), "reconcile", "status")
@@ -259,7 +275,10 @@ def test_state_round_trips_byte_for_byte_with_answers(tmp_path: Path) -> None:
     data = (tmp_path / "boltzmann" / "reconcile.json").read_bytes()
     assert data == canonicalize(json.loads(data)) and read_state(tmp_path) == state
     assert data.startswith(b'{"accepted_removals":{"actor":{"id":"tester@example.org","kind":"human"},"at":')
-    assert b'"resolutions":{"sha256:' + b"cd" * 32 + b'":{"actor":' in data and b'"kind":"prefer","prefer":"sha256:' in data
+    assert (
+        b'"resolutions":{"sha256:' + b"cd" * 32 + b'":{"actor":' in data
+        and b'"kind":"prefer","prefer":"sha256:' in data
+    )
     bad = data.replace(b'"at":"2026-12-01T18:39:57Z"', b'"at":"yesterday"', 1)
     (tmp_path / "boltzmann" / "reconcile.json").write_bytes(bad)
     with pytest.raises(Exception, match="not a reconciliation state"):

@@ -43,7 +43,9 @@ def test_plain_objects_are_judged_with_every_check() -> None:
         Proposal("semantic", {"kind": "concept", "label": "X", "statement": "x", "relations": [
             {"kind": "related_to", "target": "sha256:" + "7" * 64}]}, ("sha256:" + "8" * 64,)),
     ]
-    ok, contradicted, rejected = gate.validate_candidates(proposals, Ask((MemoryType.SEMANTIC,), SOURCE.block_id), _context())
+    ok, contradicted, rejected = gate.validate_candidates(
+        proposals, Ask((MemoryType.SEMANTIC,), SOURCE.block_id), _context()
+    )
     assert isinstance(ok, gate.ValidatedCandidate) and ok.candidate is proposals[0]
     assert isinstance(contradicted, gate.RejectedCandidate) and contradicted.verdict is Verdict.CONTRADICTED
     assert contradicted.codes == ("contradiction",)

@@ -32,7 +32,9 @@ def test_governed_merge_authenticates_theirs_and_signs_the_result(tmp_path: Path
                  "--sign-with", str(key)).code == 0
     theirs = Brain.open(Path(target)).snapshot_digest()
     assert brain(*b, "checkout", "main").code == 0
-    assert brain(*b, "ingest", _doc(tmp_path, "c.txt", "Wavelets localise in time.\n"), "--sign-with", str(key)).code == 0
+    assert (
+        brain(*b, "ingest", _doc(tmp_path, "c.txt", "Wavelets localise in time.\n"), "--sign-with", str(key)).code == 0
+    )
     ours = Brain.open(Path(target)).snapshot_digest()
     # An unsigned head of theirs is refused, nothing moved.
     assert brain(*b, "checkout", "x").code == 0

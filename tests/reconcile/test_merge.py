@@ -107,7 +107,11 @@ def test_their_drop_withdraws_ours_halts_then_accepts(tmp_path: Path) -> None:
                 - members(brain, theirs)["provenance"]]
     [cascade] = [r for r in removals if isinstance(r, RemovalRecord)]
     assert cascade.blocks == (s2[0].block_id,) and cascade.memory_type is MemoryType.SEMANTIC
-    assert cascade.reason == f"the evidence these blocks cite was withdrawn by the history reconciled from sha256:{theirs.hex[:12]}; accepted: fine"
+    assert (
+        cascade.reason
+        == f"the evidence these blocks cite was withdrawn by the history reconciled from sha256:{theirs.hex[:12]}; "
+           "accepted: fine"
+    )
     assert cascade.cascaded_from is None and cascade.policy is None
 
 
@@ -293,7 +297,8 @@ def test_continue_refuses_when_the_head_moved(tmp_path: Path) -> None:
     _merge(brain, theirs)
     elsewhere = brain.snapshot().parent
     # Another implementation (which does not know our guard) moved the head meanwhile.
-    head_path(brain.path).write_bytes(b'{"boltzmann":1,"retained":["%s"],"snapshot":"%s"}' % (str(elsewhere).encode(),
-                                                                                                 str(elsewhere).encode()))
+    head_path(brain.path).write_bytes(
+        b'{"boltzmann":1,"retained":["%s"],"snapshot":"%s"}' % (str(elsewhere).encode(), str(elsewhere).encode())
+    )
     with pytest.raises(ConflictError, match="head moved"):
         continue_reconcile(brain, ACTOR, index_of(brain))

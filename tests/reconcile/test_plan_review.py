@@ -30,7 +30,9 @@ def test_plan_lists_refused_and_validated_blocks_with_codes(tmp_path: Path, brai
     assert refused["title"] == "Beta" and refused["module"] == "semantic" and refused["resolution"] is None
     validated = rows[str(gamma[0].block_id)]
     assert (validated["verdict"], validated["codes"], validated["title"]) == ("validated", [], "Gamma")
-    assert {rows[str(r.block_id)]["title"] for r in gamma[1]} == {f"{kind} record of {gamma[0].block_id.short}" for kind in ("derivation", "validation")}
+    assert {rows[str(r.block_id)]["title"] for r in gamma[1]} == {
+        f"{kind} record of {gamma[0].block_id.short}" for kind in ("derivation", "validation")
+    }
     assert sum(v["verdict"] == "validated" for v in rows.values()) == len(incoming) - 1
 
     table = brain("--brain", str(b.path), "merge", "x", "--plan")
@@ -56,7 +58,9 @@ def test_markdown_bounds_the_validated_list_and_json_keeps_all(tmp_path: Path, b
     listed = [line for line in md.stdout.splitlines() if line.startswith("| sha256:")]
     assert len(listed) == SHOWN_VALIDATED
     assert f"and {incoming - SHOWN_VALIDATED} more validated blocks (every one in --json)" in md.stdout
-    assert sum("registration" in line for line in listed) + sum("text/plain" in line for line in listed) == SHOWN_VALIDATED
+    assert (
+        sum("registration" in line for line in listed) + sum("text/plain" in line for line in listed) == SHOWN_VALIDATED
+    )
 
 
 def test_the_review_says_what_comes_next(tmp_path: Path, brain: BrainRunner) -> None:
@@ -73,8 +77,10 @@ def test_the_review_says_what_comes_next(tmp_path: Path, brain: BrainRunner) -> 
     assert "needs an answer:" in halted.stdout
     status = brain(*where, "reconcile", "status", "--json")
     assert status.code == 0
-    assert status.json()["next"] == [f"`brain reconcile resolve {blue[0].block_id.short} --admit|--reject [--reason TEXT]` "
-                                     "(contradicted)", "`brain reconcile abort` discards it (nothing was committed)"]
+    assert status.json()["next"] == [
+        f"`brain reconcile resolve {blue[0].block_id.short} --admit|--reject [--reason TEXT]` (contradicted)",
+        "`brain reconcile abort` discards it (nothing was committed)",
+    ]
     answered = brain(*where, "reconcile", "resolve", blue[0].block_id.hex[:6], "--reject", "--json")
     assert answered.code == 0 and answered.json()["block"] == str(blue[0].block_id)
     shown = brain(*where, "reconcile", "status")

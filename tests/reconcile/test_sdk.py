@@ -28,7 +28,9 @@ def test_halted_merge_is_answered_and_continued(tmp_path: Path) -> None:
     assert halted.kind == "halted" and brain.snapshot_digest() == head
     state, plan = brain.reconcile_status()
     assert state.reason == "join x" and plan.needs_answers
-    open_block = next(v.block for v in plan.judgement.every_verdict() if v.resolution is None and v.verdict.value != "validated")  # type: ignore[union-attr]
+    open_block = next(
+        v.block for v in plan.judgement.every_verdict() if v.resolution is None and v.verdict.value != "validated"
+    )  # type: ignore[union-attr]
     answered, answer = brain.reconcile_resolve(open_block.hex[:16], "reject", reason="blue is wrong")
     assert answered == open_block and answer.kind == "reject"
     merged = brain.reconcile_continue()
