@@ -118,13 +118,10 @@ def test_ci_loop_through_the_real_registry(registry: RegistryServer, tmp_path: P
         brain("--brain", str(source), "trust", "rotate", "--add", f"{third}.pub=commit", "--plan", str(plan)).code == 0
     )
     for name, signer in (("r1", key), ("r2", second)):
-        assert (
-            brain(
-                "--brain", str(source), "sign", "--document", str(plan), "--sign-with", str(signer), "-o",
-                str(tmp_path / name),
-            ).code
-            == 0
-        )
+        assert brain(
+            "--brain", str(source), "sign", "--document", str(plan), "--sign-with", str(signer), "-o",
+            str(tmp_path / name)
+        ).code == 0
     done = brain("--brain", str(source), "trust", "rotate", "--apply", str(plan), "--record", str(tmp_path / "r1"),
                  "--record", str(tmp_path / "r2"))
     assert done.code == 0, done

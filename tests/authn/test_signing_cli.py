@@ -278,12 +278,9 @@ def test_lifecycle_commands_sign_and_check_scopes_first(
 ) -> None:
     target, owner = governed
     committer = write_key(tmp_path, "committer2")
-    assert (
-        brain(
-            "--brain", str(target), "trust", "rotate", "--add", f"{committer}.pub=commit", "--sign-with", str(owner)
-        ).code
-        == 0
-    )
+    assert brain(
+        "--brain", str(target), "trust", "rotate", "--add", f"{committer}.pub=commit", "--sign-with", str(owner)
+    ).code == 0
     handle = Brain.open(target)
     [source] = handle.module(handle.modules().__iter__().__next__()).block_ids  # the one canonical block
     before = _files(target)
@@ -313,13 +310,10 @@ def test_bad_plan_and_record_files_are_usage_errors(
     assert_one_line_error(done, 3)
     assert "is not a rotation plan" in done.stderr
     plan = tmp_path / "plan.json"
-    assert (
-        brain(
-            "--brain", str(target), "trust", "rotate", "--quorum", "1", "--scopes",
-            f"{owner}.pub=ingest,commit,govern,redact", "--plan", str(plan),
-        ).code
-        == 0
-    )
+    assert brain(
+        "--brain", str(target), "trust", "rotate", "--quorum", "1", "--scopes",
+        f"{owner}.pub=ingest,commit,govern,redact", "--plan", str(plan)
+    ).code == 0
     done = brain("--brain", str(target), "trust", "rotate", "--apply", str(plan), "--record", str(junk))
     assert_one_line_error(done, 3)
     assert "is not a signature record" in done.stderr

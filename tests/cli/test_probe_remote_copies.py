@@ -74,10 +74,9 @@ def test_redact_and_the_next_push_name_each_remote_copy(
     command = next(line.split("not ours to erase: ", 1)[1] for line in warned if "probe/copies@" in line)
     argv = shlex.split(command)
     assert argv[0] == "skopeo"
-    assert (
-        subprocess.run([require_tool("skopeo"), *argv[1:]], capture_output=True, timeout=60, check=False).returncode
-        == 0
-    )
+    assert subprocess.run(
+        [require_tool("skopeo"), *argv[1:]], capture_output=True, timeout=60, check=False
+    ).returncode == 0
     assert _digest_of(f"{registry.host}/probe/copies@{first}") is None
     assert _digest_of(ref) is None or _digest_of(ref) == second
     log = json.loads((path / "boltzmann" / "pushes.json").read_text())["pushes"]

@@ -184,7 +184,6 @@ def test_max_inflate_raises_the_bound_up_to_the_trusted_ceiling() -> None:
     with pytest.raises(UntrustedArtifactError, match="decompression bomb") as refused:
         list(LayerReader(io.BytesIO(layer), compressed_size=len(layer), what="layer").members())
     assert "--max-inflate" in (refused.value.hint or "")
-    assert (
-        list(LayerReader(io.BytesIO(layer), compressed_size=len(layer), what="layer", max_inflate=10 << 20).members())
-        == []
-    )
+    assert list(
+        LayerReader(io.BytesIO(layer), compressed_size=len(layer), what="layer", max_inflate=10 << 20).members()
+    ) == []

@@ -40,14 +40,12 @@ def diverged(tmp_path: Path, brain: BrainRunner) -> tuple[Path, str, str]:
     assert brain("--brain", str(ours), "--actor", ACTOR, "ingest", str(_doc(tmp_path, 0))).code == 0
     theirs = tmp_path / "theirs"
     shutil.copytree(ours, theirs)
-    assert (
-        brain("--brain", str(ours), "--actor", ACTOR, "ingest", str(_doc(tmp_path, 1)), str(_doc(tmp_path, 2))).code
-        == 0
-    )
-    assert (
-        brain("--brain", str(theirs), "--actor", ACTOR, "ingest", str(_doc(tmp_path, 3)), str(_doc(tmp_path, 4))).code
-        == 0
-    )
+    assert brain(
+        "--brain", str(ours), "--actor", ACTOR, "ingest", str(_doc(tmp_path, 1)), str(_doc(tmp_path, 2))
+    ).code == 0
+    assert brain(
+        "--brain", str(theirs), "--actor", ACTOR, "ingest", str(_doc(tmp_path, 3)), str(_doc(tmp_path, 4))
+    ).code == 0
     _copy_blobs(theirs, ours)
     return ours, str(Brain.open(ours).snapshot_digest()), str(Brain.open(theirs).snapshot_digest())
 
