@@ -154,8 +154,8 @@ def main() -> None:
             for label, (wall, cpu) in (("plan", plan), ("merge", merge)):
                 verdict = "ok" if wall <= TARGETS[label] else "OVER"
                 print(
-                    f"  {size:>7,} blocks  merge {'--plan' if label == 'plan' else '      '}  median {wall:5.2f} s "
-                    "wall, "
+                    f"  {size:>7,} blocks  merge {'--plan' if label == 'plan' else '      '}  "
+                    f"median {wall:5.2f} s wall, "
                     f"{cpu:5.2f} s CPU   target ≤ {TARGETS[label]:.0f} s at 100k  {verdict}"
                 )
             shutil.rmtree(path)

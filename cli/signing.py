@@ -125,9 +125,9 @@ def read_public_key(text: str) -> PublicKey:
     if not candidate.startswith("ssh-"):
         path = Path(candidate).expanduser()
         try:
-            candidate = read_user_file(path, "public key file", MAX_KEY_FILE_BYTES, error=SigningKeyError).decode(
-                "utf-8"
-            )
+            candidate = read_user_file(
+                path, "public key file", MAX_KEY_FILE_BYTES, error=SigningKeyError
+            ).decode("utf-8")
         except FileNotFoundError:
             raise SigningKeyError(
                 f"no public key file at {path}", hint="give 'ssh-ed25519 AAAA...' or a .pub file"

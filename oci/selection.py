@@ -50,8 +50,8 @@ def select_modules(
         derived = [str(t) for t in MODULE_ORDER if t in wanted and t.is_derived]
         if derived and MemoryType.CANONICAL not in wanted:
             raise InvalidInputError(
-                f"a subset with {', '.join(derived)} must include canonical (derived blocks cite canonical evidence, "
-                "§6.7)",
+                f"a subset with {', '.join(derived)} must include canonical "
+                "(derived blocks cite canonical evidence, §6.7)",
                 hint="add --module canonical",
             )
     chosen = set(wanted) | ({MemoryType.PROVENANCE} & set(have))

@@ -156,8 +156,8 @@ PROBLEM_CODES: dict[str, CodeInfo] = {
     "removal-unexplained": CodeInfo(
         _E,
         "a block left a module between a snapshot and its first parent without a removal record (§7.7)",
-        "pull the last good artifact again (`brain pull REF --force`); removals go through `brain drop`, which writes "
-        "the record",
+        "pull the last good artifact again (`brain pull REF --force`); "
+        "removals go through `brain drop`, which writes the record",
     ),
     # --deep: re-running normalization pipelines.
     "normalization-mismatch": CodeInfo(

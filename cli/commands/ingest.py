@@ -86,8 +86,8 @@ def ingest(
         bool,
         typer.Option(
             "--strict",
-            help="Exit 1 if any source failed or any candidate was rejected (a duplicate of a member is not a "
-                 "problem).",
+            help="Exit 1 if any source failed or any candidate was rejected "
+                 "(a duplicate of a member is not a problem).",
         )
     ] = False,
     verbose: Annotated[

@@ -17,8 +17,8 @@ from tests.cli.conftest import BrainRunner, assert_one_line_error
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "export.md"
 SOURCES = {
     "guide/setup.md": "# Setup\n\n## Install\n\nThe installer requires Python 3.11 or newer.\n\n"
-    "## Rotate the key\n\n1. Generate a new key with ssh-keygen.\n2. Add it to the trust root.\n3. Remove the old "
-    "key.\n",
+    "## Rotate the key\n\n1. Generate a new key with ssh-keygen.\n2. Add it to the trust root.\n"
+    "3. Remove the old key.\n",
     "notes/glossary.md": "# Glossary\n\nA brain is a content-addressed store of typed knowledge blocks.\n",
 }
 

@@ -141,9 +141,8 @@ def test_structured_request_and_parsed_answer(endpoint: FakeEndpoint) -> None:
     schema = request["response_format"]["json_schema"]
     assert request["response_format"]["type"] == "json_schema"
     assert schema["name"] == "boltzmann_candidates" and schema["strict"] is True
-    assert schema["schema"]["properties"]["candidates"]["items"]["anyOf"][0]["properties"]["memory_type"]["enum"] == [
-        "semantic"
-    ]
+    candidate_schema = schema["schema"]["properties"]["candidates"]["items"]["anyOf"][0]
+    assert candidate_schema["properties"]["memory_type"]["enum"] == ["semantic"]
     assert "pattern" not in json.dumps(schema) and "minItems" not in json.dumps(schema)
     assert "The FFT is a fast algorithm." in request["messages"][1]["content"]
     assert endpoint.headers[0]["authorization"] == f"Bearer {KEY}"
