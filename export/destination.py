@@ -19,8 +19,8 @@ def outside_brain(brain_root: Path, destination: Path) -> Path:
     target = Path(os.path.realpath(destination))
     if target == root or root in target.parents:
         raise UsageError(
-            f"refusing to export to {destination}: it is inside the brain at {brain_root} (it would overwrite the "
-            "brain's own files)",
+            f"refusing to export to {destination}: it is inside the brain at {brain_root} "
+            "(it would overwrite the brain's own files)",
             hint="choose an --to path outside the brain directory",
         )
     return destination

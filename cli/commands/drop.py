@@ -39,9 +39,12 @@ class DropResult(Result):
 
 def drop(
     ctx: typer.Context,
-    blocks: Annotated[list[str] | None, typer.Argument(metavar="ID|ORIGIN...", help="Block ids, unambiguous prefixes "
-                                                                                    "or source origins.",
-                                                      show_default=False)] = None,
+    blocks: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="ID|ORIGIN...", help="Block ids, unambiguous prefixes or source origins.", show_default=False
+        ),
+    ] = None,
     reason: Annotated[
         str, typer.Option("--reason", metavar="TEXT", help="Why (recorded in each removal record).")
     ] = "",

@@ -107,10 +107,9 @@ def test_their_drop_withdraws_ours_halts_then_accepts(tmp_path: Path) -> None:
                 - members(brain, theirs)["provenance"]]
     [cascade] = [r for r in removals if isinstance(r, RemovalRecord)]
     assert cascade.blocks == (s2[0].block_id,) and cascade.memory_type is MemoryType.SEMANTIC
-    assert (
-        cascade.reason
-        == f"the evidence these blocks cite was withdrawn by the history reconciled from sha256:{theirs.hex[:12]}; "
-           "accepted: fine"
+    assert cascade.reason == (
+        f"the evidence these blocks cite was withdrawn by the history reconciled from sha256:{theirs.hex[:12]}; "
+        "accepted: fine"
     )
     assert cascade.cascaded_from is None and cascade.policy is None
 
