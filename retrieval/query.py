@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from brain.blocks.base import Block
 from brain.brain import Brain
@@ -159,6 +160,18 @@ class Views:
                 _, dropped = self.cache.popitem(last=False)
                 self.size -= len(dropped)
         return text
+
+
+_BLOCK_COLUMNS = ("b.memory_type, b.accessible, s.digest, b.origin, b.media_type, b.view, b.locator, b.subject, "
+                  "b.at, b.fingerprint")
+
+
+def _block_of(hex_id: str, row: Sequence[Any]) -> _Block:
+    """A `_Block` from the `_BLOCK_COLUMNS` of its row."""
+    t, accessible, source, origin, media, view, locator, subject, at, fingerprint = row
+    return _Block(hex_id, t, bool(accessible), bytes(source).hex() if source else hex_id, origin, media,
+                  bytes(view).hex() if view else None, locator, subject, at,
+                  bytes(fingerprint) if fingerprint else None)
 
 
 class Searcher:
@@ -397,19 +410,25 @@ class Searcher:
         found = self._memo[hex_id] = self._read_block(hex_id)
         return found
 
+    def prefetch(self, hex_ids: Sequence[str]) -> None:
+        """Read the blocks of `hex_ids` not read yet in this query in one statement (for `_block`)."""
+        unread = list(dict.fromkeys(h for h in hex_ids if h not in self._memo))
+        for start in range(0, len(unread), 500):
+            chunk = unread[start : start + 500]
+            found = {bytes(row[0]).hex(): row[1:] for row in self.index.db.execute(
+                f"SELECT k.digest, {_BLOCK_COLUMNS} FROM keys k JOIN blocks b ON b.id = k.id "
+                f"LEFT JOIN keys s ON s.id = b.source WHERE k.digest IN ({', '.join('?' * len(chunk))})",
+                [bytes.fromhex(h) for h in chunk])}
+            for hex_id in chunk:
+                row = found.get(hex_id)
+                self._memo[hex_id] = None if row is None else _block_of(hex_id, row)
+
     def _read_block(self, hex_id: str) -> _Block | None:
         key = self.index.key(hex_id)
         row = None if key is None else self.index.db.execute(
-            "SELECT b.memory_type, b.accessible, s.digest, b.origin, b.media_type, b.view, b.locator, b.subject, b.at, "
-            "b.fingerprint FROM blocks b LEFT JOIN keys s ON s.id = b.source WHERE b.id=?",
-            (key,),
+            f"SELECT {_BLOCK_COLUMNS} FROM blocks b LEFT JOIN keys s ON s.id = b.source WHERE b.id=?", (key,),
         ).fetchone()
-        if row is None:
-            return None
-        t, accessible, source, origin, media, view, locator, subject, at, fingerprint = row
-        return _Block(hex_id, t, bool(accessible), bytes(source).hex() if source else hex_id, origin, media,
-                      bytes(view).hex() if view else None, locator, subject, at,
-                      bytes(fingerprint) if fingerprint else None)
+        return None if row is None else _block_of(hex_id, row)
 
     # --- expansion ---------------------------------------------------------------------------------
 
