@@ -267,3 +267,33 @@ def test_the_sdk_embeds_through_one_client_and_checks_each_index_once(
         assert server.connections - connections == 1  # one client for every searcher, its connection kept
         assert sorted(decoded) == ["canonical", "episodic", "procedural", "semantic"]  # each index checked once
 
+
+def test_sdk_search_and_context_at_an_older_snapshot(
+    corpus_brain: Path, brain: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from brain.errors import NotFoundError
+    from sdk import Brain as Library
+
+    with embedding_server() as (url, server):
+        assert _embed(brain, corpus_brain, url).code == 0
+        embedded = Brain.open(corpus_brain).snapshot_digest()
+        extra = tmp_path / "extra"
+        extra.mkdir()
+        (extra / "kites.md").write_text("# Kites\n\nA kite flies on a string in the zephyrwind.\n")
+        library = Library.open(corpus_brain, actor=ACTOR)
+        library.ingest([extra])
+        assert library.search("zephyrwind").matches
+        monkeypatch.setenv("BRAIN_OPENAI_BASE_URL", url)
+        asked = server.requests
+        then = library.search("zephyrwind", at=str(embedded))
+        assert then.snapshot == str(embedded) and then.notes == []
+        assert server.requests == asked + 1  # the old snapshot's indexes fused with its (empty) lexical answer
+        assert then.matches and not any((e.origin or "").endswith("kites.md") for m in then.matches for e in m.evidence)
+        fused = library.search(QUERY, at="HEAD~1")
+        assert fused.snapshot == str(embedded) and fused.matches and all(m.verified for m in fused.matches)
+        packed = library.context(QUERY, max_tokens=600, at=str(embedded)[7:19])
+        assert packed.snapshot == str(embedded) and packed.items and packed.tokens <= 600
+        assert library.search(QUERY).snapshot == str(library.snapshot_digest()) != str(embedded)
+    with pytest.raises(NotFoundError) as missing:
+        library.search(QUERY, at="nosuch")
+    assert missing.value.exit_code == 4
