@@ -17,7 +17,7 @@ directory, index built), then `--rounds` rounds of `--queries` distinct queries 
 hits), each round three ways, interleaved:
 - `warm searcher`: one `Searcher` for every query (serve, `bench/search.py`);
 - `sdk`: `sdk.Brain.search`, a new `Searcher` per query (what a script does);
-- `lexical`: the same searcher with no endpoint configured (the lexical answer plus its note: the floor).
+- `lexical`: a warm searcher with no endpoint configured (the lexical answer plus its note: the floor).
 Printed per way: p50/p95 wall per query, median CPU per query (ours: the server's CPU taken off), and the
 server's own wall and CPU per query; the first query of a round (indexes loaded, client made) apart.
 
@@ -182,9 +182,11 @@ def bench_fused(blocks: int, queries: int, rounds: int, dimension: int) -> None:
             _forget()
             library = SdkBrain.open(path)
             ways[1].run(server, batch, library.search)
-            del os.environ["BRAIN_OPENAI_BASE_URL"]
-            ways[2].run(server, batch, lambda q, s=searcher: s.search(SearchRequest(query=q)))
             searcher.close()
+            del os.environ["BRAIN_OPENAI_BASE_URL"]
+            lexical = Searcher(brain)
+            ways[2].run(server, batch, lambda q, s=lexical: s.search(SearchRequest(query=q)))
+            lexical.close()
         for way in ways:
             way.report()
 

@@ -129,6 +129,9 @@ class DenseSearch:
         query = self._query_vector(dense, request.query, notes)
         if query is None:
             return rows
+        if dense.stale:
+            notes.append(f"the vector index does not cover {', '.join(dense.stale)} (changed since `brain embed` "
+                         "ran; run it again, it sends only the new blocks): those blocks are ranked lexically only")
         return _fused(searcher, rows, request, dense, query, make_row, passes, wanted)
 
     def _query_vector(self, dense: Dense, text: str, notes: list[str]) -> np.ndarray | None:

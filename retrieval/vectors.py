@@ -109,6 +109,7 @@ class Dense:
     dimension: int
     modules: list[Loaded] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)  # modules with blocks but no index
 
     @property
     def count(self) -> int:
@@ -221,7 +222,8 @@ def loaded(brain: Brain, snapshot: Snapshot, memory_type: str) -> Loaded | None:
 
 def dense_of(brain: Brain, snapshot: Snapshot) -> Dense | None:
     """The snapshot's vector indexes as one `Dense`, or None when it carries none. An index that lies is
-    left out with a note; so is one made by another model than the first module's."""
+    left out with a note; so is one made by another model than the first module's. Modules with blocks and
+    no index (their membership changed since `brain embed`) are `stale`."""
     modules: list[Loaded] = []
     notes: list[str] = []
     for memory_type in EMBEDDED:
@@ -239,4 +241,6 @@ def dense_of(brain: Brain, snapshot: Snapshot) -> Dense | None:
         modules.append(index)
     if not modules:
         return Dense(model="", dimension=0, notes=notes) if notes else None
-    return Dense(model=modules[0].model, dimension=modules[0].dimension, modules=modules, notes=notes)
+    stale = [t for t in EMBEDDED if (ref := snapshot.modules.get(t)) is not None and ref.block_count
+             and ref.index_digest is None]
+    return Dense(model=modules[0].model, dimension=modules[0].dimension, modules=modules, notes=notes, stale=stale)

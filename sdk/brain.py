@@ -40,7 +40,8 @@ if TYPE_CHECKING:
     from oci.pull import PullResult
     from oci.push import PushResult
     from retrieval.models import ContextResult, SearchResult
-    from retrieval.query import Searcher
+    from retrieval.proofs import Prover
+    from retrieval.query import Searcher, Views
 
 DEFAULT_LOCK_TIMEOUT = 10.0
 
@@ -55,6 +56,7 @@ class Brain:
         self.lock_timeout = lock_timeout
         self.pulled: PullResult | None = None
         """What `Brain.pull` installed (None for a brain opened or created here)."""
+        self._warm: tuple[Prover, Views] | None = None  # proof trees and views kept between searches
 
     def __repr__(self) -> str:
         return f"sdk.Brain({str(self.path)!r})"
@@ -178,17 +180,23 @@ class Brain:
             searcher.close()
 
     def _searcher(self, at: str | None) -> Searcher:
-        """A searcher over the head, or over the snapshot `at` names (resolved as `--at REF` is)."""
-        from retrieval.query import Searcher
+        """A searcher over the head, or over the snapshot `at` names (resolved as `--at REF` is); its proof
+        trees and views are this object's, warm from the last search (both keyed by content: a moved head
+        only adds to them)."""
+        from retrieval.proofs import Prover
+        from retrieval.query import Searcher, Views
 
+        if self._warm is None:
+            self._warm = (Prover(self.core), Views(self.core))
+        prover, views = self._warm
         if at is None:
-            return Searcher(self.core)
+            return Searcher(self.core, prover=prover, views=views)
         from brain.branches.operations import resolve_start
         from oci.diff_sides import local_tag_snapshot
         from retrieval.pinned import searcher_at
 
         snapshot = resolve_start(self.core, at, tagged=lambda tag: local_tag_snapshot(self.core, tag))
-        return searcher_at(self.core, snapshot)
+        return searcher_at(self.core, snapshot, prover=prover, views=views)
 
     def verify(self, *, deep: bool = False, snapshot: OciDigest | None = None, jobs: int | None = None) -> VerifyReport:
         """Integrity, ledger consistency and resolvability (`brain verify`); `report.ok` says whether it passed."""

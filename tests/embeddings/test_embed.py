@@ -293,7 +293,12 @@ def test_sdk_search_and_context_at_an_older_snapshot(
         assert fused.snapshot == str(embedded) and fused.matches and all(m.verified for m in fused.matches)
         packed = library.context(QUERY, max_tokens=600, at=str(embedded)[7:19])
         assert packed.snapshot == str(embedded) and packed.items and packed.tokens <= 600
-        assert library.search(QUERY).snapshot == str(library.snapshot_digest()) != str(embedded)
+        head = library.search(QUERY)
+        assert head.snapshot == str(library.snapshot_digest()) != str(embedded)
+        # The ingest changed modules' membership, which dropped their indexes: said once, fused with the rest.
+        assert len(head.notes) == 1 and "does not cover canonical" in head.notes[0]
+        assert _embed(brain, corpus_brain, url).code == 0
+        assert library.search(QUERY).notes == []
     with pytest.raises(NotFoundError) as missing:
         library.search(QUERY, at="nosuch")
     assert missing.value.exit_code == 4
