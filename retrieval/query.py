@@ -84,7 +84,8 @@ class SearchRequest:
             raise UsageError(f"the query is {len(self.query)} characters long; the limit is {MAX_QUERY_CHARS}")
         for name in self.types:
             if name not in SEARCHABLE:
-                extra = " (provenance records are not indexed: see `brain log` and `brain show`)" if name == "provenance" else ""
+                extra = (" (provenance records are not indexed: see `brain log` and `brain show`)"
+                         if name == "provenance" else "")
                 raise UsageError(
                     f"unknown or unsearchable type {shown(name)}{extra}", hint=f"use one of {', '.join(SEARCHABLE)}"
                 )
@@ -261,7 +262,8 @@ class Searcher:
         ranking = f"SELECT rowid, bm25(fts, {weights}) FROM fts WHERE fts MATCH ? ORDER BY 2 LIMIT ?"
         joined = (
             "SELECT d.rowid, k.digest, b.memory_type, b.accessible, s.digest, d.locator "
-            "FROM docs d JOIN blocks b ON b.id = d.block JOIN keys k ON k.id = b.id LEFT JOIN keys s ON s.id = b.source "
+            "FROM docs d JOIN blocks b ON b.id = d.block JOIN keys k ON k.id = b.id "
+            "LEFT JOIN keys s ON s.id = b.source "
             f"WHERE d.rowid IN (SELECT value FROM json_each(?)) {where}"
         )
         while True:
@@ -280,7 +282,8 @@ class Searcher:
             fetch *= 4
         found.sort(key=lambda r: (r[5], r[0], r[4] or ""))
         rows = [
-            _Row(bytes(b).hex(), t, bool(a), bytes(s or b).hex(), loc, -rank) for b, t, a, s, loc, rank in found[:wanted]
+            _Row(bytes(b).hex(), t, bool(a), bytes(s or b).hex(), loc, -rank)
+            for b, t, a, s, loc, rank in found[:wanted]
         ]
         _normalize(rows)
         return self._fused(rows, terms, request, match, where, params)
@@ -338,7 +341,8 @@ class Searcher:
         for row in rows:
             document = doc_score.get(row.source, 0.0)
             score = PASSAGE_SHARE * row.score + (1 - PASSAGE_SHARE) * document
-            why = [f"passage {row.score:.3f} x {PASSAGE_SHARE}", f"source as a whole {document:.3f} x {1 - PASSAGE_SHARE:.1f}"]
+            why = [f"passage {row.score:.3f} x {PASSAGE_SHARE}",
+                   f"source as a whole {document:.3f} x {1 - PASSAGE_SHARE:.1f}"]
             if row.source in named_sources or row.block in named_sources:
                 score += NAME_BONUS
                 why.append(f"+ {NAME_BONUS} (its name is in the query)")
