@@ -84,7 +84,8 @@ def decode(data: bytes, *, model: str | None, memory_type: str, members: Collect
     if len(data) - offset != count * dimension * 4:
         raise _lie(memory_type, f"{len(data) - offset} bytes of vectors, expected {count} × {dimension} × 4 "
                    "(wrong length)")
-    vectors = np.frombuffer(data, dtype="<f4", offset=offset).reshape(count, dimension).astype(np.float32)
+    # A read-only view over `data` (no copy on a little-endian machine).
+    vectors = np.frombuffer(data, dtype="<f4", offset=offset).reshape(count, dimension).astype(np.float32, copy=False)
     if count and not np.isfinite(vectors).all():
         raise _lie(memory_type, "a vector holds NaN or infinity")
     return VectorIndex(model=header["model"], memory_type=memory_type, dimension=dimension, keys=tuple(keys),

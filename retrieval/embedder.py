@@ -8,6 +8,9 @@ else `BRAIN_EMBED_MODEL`. Retries are ours (`max_retries=0` on the client), with
 server's `retry-after-ms`/`Retry-After` when given (at most 120 s), else exponential backoff with full
 jitter. The answer is hostile input: one finite vector per input, all of one dimension. The API key is
 never logged and is scrubbed from error details.
+
+`openai` is imported when the first `Embedder` is made (it costs more to import than a whole lexical search),
+so a command that never embeds never pays for it.
 """
 
 from __future__ import annotations
@@ -15,14 +18,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import openai
 import orjson
 
 from brain.errors import RemoteError, UsageError
 from brain.http_retry import RETRYABLE_STATUS, backoff_delay, retry_after
+
+if TYPE_CHECKING:
+    import openai
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MAX_INPUT_CHARS = 8000  # a passage is at most 1,400 characters; a long statement is cut here
@@ -63,8 +68,8 @@ class EmbedSettings:
             return None
         if not base and not key:
             if required:
-                raise UsageError("no embeddings endpoint: set BRAIN_OPENAI_API_KEY or OPENAI_API_KEY for api.openai.com, "
-                                 "or give --base-url (e.g. http://localhost:11434/v1 for Ollama)")
+                raise UsageError("no embeddings endpoint: set BRAIN_OPENAI_API_KEY or OPENAI_API_KEY for "
+                                 "api.openai.com, or give --base-url (e.g. http://localhost:11434/v1 for Ollama)")
             return None
         return cls(model=name, base_url=base or DEFAULT_BASE_URL, api_key=key, **tuning)
 
@@ -77,7 +82,10 @@ class Embedder:
         self.requests = 0
         self._sleep = sleep
         self._secret = settings.api_key or ""
-        self._client = openai.OpenAI(base_url=settings.base_url, api_key=settings.api_key or "no-key",
+        import openai  # here, not at the top: see the module's docstring
+
+        self._openai = openai
+        self._client: openai.OpenAI = openai.OpenAI(base_url=settings.base_url, api_key=settings.api_key or "no-key",
                                      timeout=settings.timeout, max_retries=0)
 
     def __repr__(self) -> str:
@@ -127,13 +135,14 @@ class Embedder:
         return block
 
     def _with_retries(self, call: Callable[[], np.ndarray]) -> np.ndarray:
-        settings = self.settings
+        settings, openai = self.settings, self._openai
         for attempt in range(settings.max_retries + 1):
             try:
                 return call()
             except openai.APIStatusError as e:
                 retry = e.status_code in RETRYABLE_STATUS
-                failure = EmbeddingError(self._scrub(f"{settings.base_url} answered HTTP {e.status_code}: {e.message}"))
+                answered = f"{settings.base_url} answered HTTP {e.status_code}: {e.message}"
+                failure = EmbeddingError(self._scrub(answered))
                 wait = retry_after(e.response.headers)
             except openai.APITimeoutError:
                 retry, wait = True, None

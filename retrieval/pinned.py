@@ -8,7 +8,8 @@ from brain.brain import Brain
 from brain.identity import OciDigest
 from brain.store import Head
 from retrieval.index import SearchIndex
-from retrieval.query import Searcher
+from retrieval.proofs import Prover
+from retrieval.query import Searcher, Views
 
 
 class PinnedBrain(Brain):
@@ -23,10 +24,12 @@ class PinnedBrain(Brain):
         return Head.first(self.pinned)
 
 
-def searcher_at(brain: Brain, snapshot: OciDigest) -> Searcher:
-    """A searcher over `snapshot` of `brain` (its index built in memory on first use)."""
+def searcher_at(brain: Brain, snapshot: OciDigest, *, prover: Prover | None = None,
+                views: Views | None = None) -> Searcher:
+    """A searcher over `snapshot` of `brain` (its index built in memory on first use); `prover` and `views`
+    may be warm ones of `brain` (both are keyed by content, so they serve any of its snapshots)."""
     if brain.snapshot_digest() == snapshot:
-        return Searcher(brain)
+        return Searcher(brain, prover=prover, views=views)
     pinned = PinnedBrain(brain, snapshot)
     pinned.snapshot()  # refuses a snapshot that is not stored intact, before anything is built
-    return Searcher(pinned, SearchIndex.open(pinned, in_memory=True))
+    return Searcher(pinned, SearchIndex.open(pinned, in_memory=True), prover=prover, views=views)

@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from brain.blocks.base import Block
 from brain.brain import Brain
@@ -83,7 +84,8 @@ class SearchRequest:
             raise UsageError(f"the query is {len(self.query)} characters long; the limit is {MAX_QUERY_CHARS}")
         for name in self.types:
             if name not in SEARCHABLE:
-                extra = " (provenance records are not indexed: see `brain log` and `brain show`)" if name == "provenance" else ""
+                extra = (" (provenance records are not indexed: see `brain log` and `brain show`)"
+                         if name == "provenance" else "")
                 raise UsageError(
                     f"unknown or unsearchable type {shown(name)}{extra}", hint=f"use one of {', '.join(SEARCHABLE)}"
                 )
@@ -159,6 +161,18 @@ class Views:
                 _, dropped = self.cache.popitem(last=False)
                 self.size -= len(dropped)
         return text
+
+
+_BLOCK_COLUMNS = ("b.memory_type, b.accessible, s.digest, b.origin, b.media_type, b.view, b.locator, b.subject, "
+                  "b.at, b.fingerprint")
+
+
+def _block_of(hex_id: str, row: Sequence[Any]) -> _Block:
+    """A `_Block` from the `_BLOCK_COLUMNS` of its row."""
+    t, accessible, source, origin, media, view, locator, subject, at, fingerprint = row
+    return _Block(hex_id, t, bool(accessible), bytes(source).hex() if source else hex_id, origin, media,
+                  bytes(view).hex() if view else None, locator, subject, at,
+                  bytes(fingerprint) if fingerprint else None)
 
 
 class Searcher:
@@ -248,7 +262,8 @@ class Searcher:
         ranking = f"SELECT rowid, bm25(fts, {weights}) FROM fts WHERE fts MATCH ? ORDER BY 2 LIMIT ?"
         joined = (
             "SELECT d.rowid, k.digest, b.memory_type, b.accessible, s.digest, d.locator "
-            "FROM docs d JOIN blocks b ON b.id = d.block JOIN keys k ON k.id = b.id LEFT JOIN keys s ON s.id = b.source "
+            "FROM docs d JOIN blocks b ON b.id = d.block JOIN keys k ON k.id = b.id "
+            "LEFT JOIN keys s ON s.id = b.source "
             f"WHERE d.rowid IN (SELECT value FROM json_each(?)) {where}"
         )
         while True:
@@ -267,7 +282,8 @@ class Searcher:
             fetch *= 4
         found.sort(key=lambda r: (r[5], r[0], r[4] or ""))
         rows = [
-            _Row(bytes(b).hex(), t, bool(a), bytes(s or b).hex(), loc, -rank) for b, t, a, s, loc, rank in found[:wanted]
+            _Row(bytes(b).hex(), t, bool(a), bytes(s or b).hex(), loc, -rank)
+            for b, t, a, s, loc, rank in found[:wanted]
         ]
         _normalize(rows)
         return self._fused(rows, terms, request, match, where, params)
@@ -325,7 +341,8 @@ class Searcher:
         for row in rows:
             document = doc_score.get(row.source, 0.0)
             score = PASSAGE_SHARE * row.score + (1 - PASSAGE_SHARE) * document
-            why = [f"passage {row.score:.3f} x {PASSAGE_SHARE}", f"source as a whole {document:.3f} x {1 - PASSAGE_SHARE:.1f}"]
+            why = [f"passage {row.score:.3f} x {PASSAGE_SHARE}",
+                   f"source as a whole {document:.3f} x {1 - PASSAGE_SHARE:.1f}"]
             if row.source in named_sources or row.block in named_sources:
                 score += NAME_BONUS
                 why.append(f"+ {NAME_BONUS} (its name is in the query)")
@@ -397,19 +414,25 @@ class Searcher:
         found = self._memo[hex_id] = self._read_block(hex_id)
         return found
 
+    def prefetch(self, hex_ids: Sequence[str]) -> None:
+        """Read the blocks of `hex_ids` not read yet in this query in one statement (for `_block`)."""
+        unread = list(dict.fromkeys(h for h in hex_ids if h not in self._memo))
+        for start in range(0, len(unread), 500):
+            chunk = unread[start : start + 500]
+            found = {bytes(row[0]).hex(): row[1:] for row in self.index.db.execute(
+                f"SELECT k.digest, {_BLOCK_COLUMNS} FROM keys k JOIN blocks b ON b.id = k.id "
+                f"LEFT JOIN keys s ON s.id = b.source WHERE k.digest IN ({', '.join('?' * len(chunk))})",
+                [bytes.fromhex(h) for h in chunk])}
+            for hex_id in chunk:
+                row = found.get(hex_id)
+                self._memo[hex_id] = None if row is None else _block_of(hex_id, row)
+
     def _read_block(self, hex_id: str) -> _Block | None:
         key = self.index.key(hex_id)
         row = None if key is None else self.index.db.execute(
-            "SELECT b.memory_type, b.accessible, s.digest, b.origin, b.media_type, b.view, b.locator, b.subject, b.at, "
-            "b.fingerprint FROM blocks b LEFT JOIN keys s ON s.id = b.source WHERE b.id=?",
-            (key,),
+            f"SELECT {_BLOCK_COLUMNS} FROM blocks b LEFT JOIN keys s ON s.id = b.source WHERE b.id=?", (key,),
         ).fetchone()
-        if row is None:
-            return None
-        t, accessible, source, origin, media, view, locator, subject, at, fingerprint = row
-        return _Block(hex_id, t, bool(accessible), bytes(source).hex() if source else hex_id, origin, media,
-                      bytes(view).hex() if view else None, locator, subject, at,
-                      bytes(fingerprint) if fingerprint else None)
+        return None if row is None else _block_of(hex_id, row)
 
     # --- expansion ---------------------------------------------------------------------------------
 

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from oci.pull import PullResult
     from oci.push import PushResult
     from retrieval.models import ContextResult, SearchResult
+    from retrieval.proofs import Prover
+    from retrieval.query import Searcher, Views
 
 DEFAULT_LOCK_TIMEOUT = 10.0
 
@@ -54,6 +56,7 @@ class Brain:
         self.lock_timeout = lock_timeout
         self.pulled: PullResult | None = None
         """What `Brain.pull` installed (None for a brain opened or created here)."""
+        self._warm: tuple[Prover, Views] | None = None  # proof trees and views kept between searches
 
     def __repr__(self) -> str:
         return f"sdk.Brain({str(self.path)!r})"
@@ -65,7 +68,8 @@ class Brain:
         cls, path: Path | str, *, actor: str | None = None, trust_root: TrustRoot | None = None,
         sign_with: str | Signer | None = None,
     ) -> Brain:  # fmt: skip
-        """Create an empty brain at `path` (`brain init`); with `trust_root`, a governed genesis signed by `sign_with`."""
+        """Create an empty brain at `path` (`brain init`); with `trust_root`, a governed genesis signed by
+        `sign_with`."""
         if trust_root is None:
             return cls(CoreBrain.init(Path(path)), actor=actor)
         from brain.trust_ops import init_governed
@@ -139,45 +143,68 @@ class Brain:
     def search(
         self, query: str, *, limit: int | None = None, types: Sequence[str] = (), expand: bool = True,
         include_superseded: bool = False, subject: str | None = None, since: str | None = None,
-        until: str | None = None,
+        until: str | None = None, at: str | None = None,
     ) -> SearchResult:  # fmt: skip
-        """Ranked, verified evidence bundles from the local index, brought to the head first (`brain search`)."""
+        """Ranked, verified evidence bundles from the local index, brought to the head first (`brain search`).
+        `at`: search that snapshot instead — a branch, `HEAD~N`, a local tag, a snapshot digest or a prefix of
+        one (`--at REF`; its index is built in memory, the head's is left alone)."""
         from retrieval import DEFAULT_LIMIT
-        from retrieval.query import Searcher, SearchRequest
+        from retrieval.query import SearchRequest
 
         request = SearchRequest(query=query, types=tuple(t.lower() for t in types), subject=subject, since=since,
                                 until=until, limit=DEFAULT_LIMIT if limit is None else limit,
                                 include_superseded=include_superseded, expand=expand)
         request.validate()
-        searcher = Searcher(self.core)
+        searcher = self._searcher(at)
         try:
             return searcher.search(request)
         finally:
             searcher.close()
 
     def context(
-        self, query: str, *, max_tokens: int = 2000, types: Sequence[str] = (), include_superseded: bool = False
+        self, query: str, *, max_tokens: int = 2000, types: Sequence[str] = (), include_superseded: bool = False,
+        at: str | None = None,
     ) -> ContextResult:
-        """The best verified hits for `query` packed into a `max_tokens` budget, each citable (`brain context`)."""
+        """The best verified hits for `query` packed into a `max_tokens` budget, each citable (`brain context`);
+        `at` as for `search`."""
         from retrieval.context import ContextRequest, pack
-        from retrieval.query import Searcher
 
         request = ContextRequest(query=query, max_tokens=max_tokens, types=tuple(t.lower() for t in types),
                                  include_superseded=include_superseded)
         request.validate()
         request.search().validate()
-        searcher = Searcher(self.core)
+        searcher = self._searcher(at)
         try:
             return pack(searcher, request)
         finally:
             searcher.close()
+
+    def _searcher(self, at: str | None) -> Searcher:
+        """A searcher over the head, or over the snapshot `at` names (resolved as `--at REF` is); its proof
+        trees and views are this object's, warm from the last search (both keyed by content: a moved head
+        only adds to them)."""
+        from retrieval.proofs import Prover
+        from retrieval.query import Searcher, Views
+
+        if self._warm is None:
+            self._warm = (Prover(self.core), Views(self.core))
+        prover, views = self._warm
+        if at is None:
+            return Searcher(self.core, prover=prover, views=views)
+        from brain.branches.operations import resolve_start
+        from oci.diff_sides import local_tag_snapshot
+        from retrieval.pinned import searcher_at
+
+        snapshot = resolve_start(self.core, at, tagged=lambda tag: local_tag_snapshot(self.core, tag))
+        return searcher_at(self.core, snapshot, prover=prover, views=views)
 
     def verify(self, *, deep: bool = False, snapshot: OciDigest | None = None, jobs: int | None = None) -> VerifyReport:
         """Integrity, ledger consistency and resolvability (`brain verify`); `report.ok` says whether it passed."""
         from brain.verify import verify_brain
         from ingest.renormalizer import InstalledPipelines
 
-        return verify_brain(self.core, snapshot=snapshot, jobs=jobs, renormalizer=InstalledPipelines() if deep else None)
+        return verify_brain(self.core, snapshot=snapshot, jobs=jobs,
+                            renormalizer=InstalledPipelines() if deep else None)
 
     def log(self) -> list[LogEntry]:
         """The snapshot history, newest first (`brain log`)."""
@@ -238,7 +265,8 @@ class Brain:
                     lineage=LOG_LINEAGE, lock_timeout=self.lock_timeout)
 
     def supersede(
-        self, old: str | BlockId, new: str | BlockId, *, reason: str | None = None, sign_with: str | Signer | None = None
+        self, old: str | BlockId, new: str | BlockId, *, reason: str | None = None,
+        sign_with: str | Signer | None = None,
     ) -> StanceOutcome:
         """Record that `new` supersedes `old` (`brain supersede`): both stay members, `old` is no longer accessible."""
         from brain.lifecycle.usecases import supersede
@@ -319,7 +347,8 @@ class Brain:
         return branch_list(self.core)
 
     def create_branch(self, name: str, *, at: str | None = None) -> BranchChange:
-        """Create branch `name` at `at` (a branch or a snapshot digest or prefix; default: the head) (`brain branch create`)."""
+        """Create branch `name` at `at` (a branch or a snapshot digest or prefix; default: the head)
+        (`brain branch create`)."""
         from brain.branches.operations import create_branch_at
 
         return create_branch_at(self.core, name, self.actor, at, lock_timeout=self.lock_timeout)

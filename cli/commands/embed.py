@@ -40,9 +40,11 @@ class EmbedResult(Result):
 
 def embed(
     ctx: typer.Context,
-    model: Annotated[str | None, typer.Option("--model", metavar="M", help="Embedding model (else $BRAIN_EMBED_MODEL).")] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", metavar="URL", help="OpenAI-compatible endpoint "
-                                                 "(else $BRAIN_OPENAI_BASE_URL, $OPENAI_BASE_URL, api.openai.com).")] = None,
+    model: Annotated[str | None, typer.Option("--model", metavar="M",
+                                              help="Embedding model (else $BRAIN_EMBED_MODEL).")] = None,
+    base_url: Annotated[str | None, typer.Option(
+        "--base-url", metavar="URL",
+        help="OpenAI-compatible endpoint (else $BRAIN_OPENAI_BASE_URL, $OPENAI_BASE_URL, api.openai.com).")] = None,
     timeout: Annotated[float, typer.Option("--timeout", metavar="S", min=0.1, help="Seconds per request.")] = 60.0,
     max_retries: Annotated[int, typer.Option("--max-retries", metavar="N", min=0, help="Retries per request.")] = 4,
     as_json: JsonFlag = False,

@@ -3,7 +3,8 @@
 A text's vector is a hashed bag of its words (each lower-cased word adds 1 at `blake2b(word) mod D`), so two
 texts sharing words are near: dense ranking is testable without a model. Misbehaviours on demand: the
 first `fail_429` requests answer 429 with `Retry-After`, `delay` seconds of silence before answering,
-`dimension_after`: requests after that many answer vectors of `wrong_dimension`.
+`dimension_after`: requests after that many answer vectors of `wrong_dimension`. It counts requests, inputs,
+TCP connections, and its own CPU and wall time (for the benchmarks' "the server's own time").
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ class Behaviour:
     requests: int = 0
     inputs: int = 0
     models: list[str] = field(default_factory=list)
-    server_seconds: float = 0.0
+    connections: int = 0
+    server_seconds: float = 0.0  # CPU (thread time) of the handlers
+    server_wall: float = 0.0  # wall time from a request read to its answer written
 
 
 @contextmanager
@@ -60,8 +63,13 @@ def embedding_server(behaviour: Behaviour | None = None) -> Iterator[tuple[str, 
         def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's name
             pass
 
+        def setup(self) -> None:
+            super().setup()
+            with lock:
+                state.connections += 1
+
         def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
-            started = time.thread_time()
+            started, began = time.thread_time(), time.perf_counter()
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
             with lock:
                 state.requests += 1
@@ -88,6 +96,7 @@ def embedding_server(behaviour: Behaviour | None = None) -> Iterator[tuple[str, 
                                "usage": {"prompt_tokens": 0, "total_tokens": 0}})
             with lock:
                 state.server_seconds += time.thread_time() - started
+                state.server_wall += time.perf_counter() - began
 
         def _answer(self, status: int, payload: object, headers: dict[str, str] | None = None) -> None:
             data = json.dumps(payload).encode()

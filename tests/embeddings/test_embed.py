@@ -17,6 +17,7 @@ from brain.errors import UntrustedArtifactError
 from brain.vectors import FORMAT, MAGIC, decode, encode
 from oci.install import install_artifact
 from oci.pack import pack
+from retrieval import fusion, vectors
 from retrieval.vectors import dense_of
 from tests.embeddings.server import Behaviour, embedding_server
 from tests.retrieval.conftest import ACTOR, assert_one_line_error
@@ -97,6 +98,7 @@ def test_search_and_context_fuse_when_the_query_can_be_embedded(corpus_brain: Pa
     with embedding_server() as (url, server):
         assert _embed(brain, corpus_brain, url).code == 0
         env = {"BRAIN_OPENAI_BASE_URL": url}
+        asked = server.requests
         fused = brain("--brain", str(corpus_brain), "search", QUERY, "--json", env=env)
         assert fused.code == 0, fused
         answer = json.loads(fused.stdout)
@@ -104,9 +106,15 @@ def test_search_and_context_fuse_when_the_query_can_be_embedded(corpus_brain: Pa
         assert server.models[-1] == "bow"  # the query was embedded with the index's own model
         explained = brain("--brain", str(corpus_brain), "search", QUERY, "--explain", env=env)
         assert "reciprocal-rank fusion" in explained.stdout and "vector #1" in explained.stdout
-        packed = json.loads(brain("--brain", str(corpus_brain), "context", QUERY, "--json", "-n", "600", env=env).stdout)
+        packed = json.loads(brain("--brain", str(corpus_brain), "context", QUERY, "--json", "-n", "600",
+                                  env=env).stdout)
         assert packed["notes"] == [] and packed["tokens"] <= 600 and packed["items"]
-    # Endpoint gone: lexical ranking, the same matches as before, and one note.
+        assert server.requests == asked + 1  # one process: the query was embedded once
+    # This process still knows the query's vector: fused although the endpoint is gone.
+    remembered = json.loads(brain("--brain", str(corpus_brain), "search", QUERY, "--json", env=env).stdout)
+    assert remembered["notes"] == [] and remembered["matches"] == answer["matches"]
+    # A new process, endpoint gone: lexical ranking, the same matches as before, and one note.
+    fusion.forget()
     gone = brain("--brain", str(corpus_brain), "search", QUERY, "--json", env=env)
     assert gone.code == 0, gone
     answer = json.loads(gone.stdout)
@@ -233,3 +241,64 @@ def test_search_and_context_at_an_older_snapshot_answer_from_it(corpus_brain: Pa
     assert packed["snapshot"] == str(old) and packed["items"]
     assert_one_line_error(brain("--brain", str(corpus_brain), "search", "kite", "--at", "HEAD~9"), 4)
     assert_one_line_error(brain("--brain", str(corpus_brain), "search", "kite", "--at", "nosuch"), 4)
+
+
+# --- a warm process: one client, one check per index, the query vectors remembered; sdk `at=` ---------------
+
+
+def test_the_sdk_embeds_through_one_client_and_checks_each_index_once(
+    corpus_brain: Path, brain: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sdk import Brain as Library
+
+    with embedding_server() as (url, server):
+        assert _embed(brain, corpus_brain, url).code == 0
+        monkeypatch.setenv("BRAIN_OPENAI_BASE_URL", url)
+        decoded: list[str] = []
+        real = vectors.decode
+        monkeypatch.setattr(vectors, "decode", lambda data, **kw: decoded.append(kw["memory_type"]) or real(data, **kw))
+        library = Library.open(corpus_brain)
+        connections, requests = server.connections, server.requests
+        answers = [library.search(q) for q in (QUERY, "rollback a shard", QUERY)]
+        packed = library.context("rollback a shard", max_tokens=600)
+        assert all(a.notes == [] and a.matches for a in answers) and packed.notes == [] and packed.items
+        assert answers[0].matches == answers[2].matches
+        assert server.requests - requests == 2  # the repeated queries came from the process's cache
+        assert server.connections - connections == 1  # one client for every searcher, its connection kept
+        assert sorted(decoded) == ["canonical", "episodic", "procedural", "semantic"]  # each index checked once
+
+
+def test_sdk_search_and_context_at_an_older_snapshot(
+    corpus_brain: Path, brain: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from brain.errors import NotFoundError
+    from sdk import Brain as Library
+
+    with embedding_server() as (url, server):
+        assert _embed(brain, corpus_brain, url).code == 0
+        embedded = Brain.open(corpus_brain).snapshot_digest()
+        extra = tmp_path / "extra"
+        extra.mkdir()
+        (extra / "kites.md").write_text("# Kites\n\nA kite flies on a string in the zephyrwind.\n")
+        library = Library.open(corpus_brain, actor=ACTOR)
+        library.ingest([extra])
+        assert library.search("zephyrwind").matches
+        monkeypatch.setenv("BRAIN_OPENAI_BASE_URL", url)
+        asked = server.requests
+        then = library.search("zephyrwind", at=str(embedded))
+        assert then.snapshot == str(embedded) and then.notes == []
+        assert server.requests == asked + 1  # the old snapshot's indexes fused with its (empty) lexical answer
+        assert then.matches and not any((e.origin or "").endswith("kites.md") for m in then.matches for e in m.evidence)
+        fused = library.search(QUERY, at="HEAD~1")
+        assert fused.snapshot == str(embedded) and fused.matches and all(m.verified for m in fused.matches)
+        packed = library.context(QUERY, max_tokens=600, at=str(embedded)[7:19])
+        assert packed.snapshot == str(embedded) and packed.items and packed.tokens <= 600
+        head = library.search(QUERY)
+        assert head.snapshot == str(library.snapshot_digest()) != str(embedded)
+        # The ingest changed modules' membership, which dropped their indexes: said once, fused with the rest.
+        assert len(head.notes) == 1 and "does not cover canonical" in head.notes[0]
+        assert _embed(brain, corpus_brain, url).code == 0
+        assert library.search(QUERY).notes == []
+    with pytest.raises(NotFoundError) as missing:
+        library.search(QUERY, at="nosuch")
+    assert missing.value.exit_code == 4
