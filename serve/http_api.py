@@ -449,6 +449,11 @@ class HandlerFactory(Protocol):
         """The handler class for one server."""
         ...
 
+    def serving(self) -> contextlib.AbstractContextManager[None]:
+        """Around the server's whole life, entered before it binds, starts a thread or forks a worker (the
+        proposals' own process is forked there: `serve.proposals_process`)."""
+        ...
+
 
 def serve_http(
     face: BrainFace, bind: str, token_file: Path | None, note: Callable[[str], None], workers: int = 1,
@@ -459,6 +464,14 @@ def serve_http(
     One Python process runs one request's Python at a time; forked workers put every core to use. They are
     forked before any index connection or cache exists (each warms its own) and exit when the parent does.
     """
+    with contextlib.nullcontext() if app is None else app.serving():
+        _serve_http(face, bind, token_file, note, workers, app)
+
+
+def _serve_http(
+    face: BrainFace, bind: str, token_file: Path | None, note: Callable[[str], None], workers: int,
+    app: HandlerFactory | None,
+) -> None:
     server = start(face, bind, token_file, app)
     host, port = str(server.server_address[0]), server.server_address[1]
     plural = f" in {workers} processes" if workers > 1 else ""

@@ -15,9 +15,10 @@ A thin adapter: it authenticates, bounds and parses the request, then calls `ser
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
@@ -35,6 +36,8 @@ from brain.errors import (
 from brain.identity import parse_strict
 from serve.http_api import HttpError, Routes, is_loopback, make_handler
 from serve.http_limits import bearer_token
+from serve.proposals import ProposalDesk
+from serve.proposals_process import DeskProcess, ProposalProcessGone
 from serve.tokens import Principal, RateLimiter, Scope, TokenTable
 
 MAX_BODY_BYTES = 1 << 20
@@ -269,6 +272,8 @@ def _one(values: dict[str, list[str]], name: str) -> str | None:
 
 
 def _status(error: BrainError) -> HTTPStatus:
+    if isinstance(error, ProposalProcessGone):
+        return HTTPStatus.SERVICE_UNAVAILABLE
     if isinstance(error, NotFoundError):
         return HTTPStatus.NOT_FOUND
     if isinstance(error, UsageError):
@@ -300,6 +305,21 @@ class WriteApp:
     def handler(self, routes: Routes, token: str | None) -> type[BaseHTTPRequestHandler]:
         """The handler class; `token` is the `--token-file` secret (accepted for reads)."""
         return make_write_handler(routes, Access(self.table, token, self.limiter), self.desk, self.ui)
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[None]:
+        """While the server runs, proposals go to their own process (`serve.proposals_process`): a commit's
+        CPU time is then never spent holding the GIL the request threads read under."""
+        desk = self.desk
+        if desk is None or not isinstance(desk, ProposalDesk):
+            yield
+            return
+        with DeskProcess.running(desk) as process:
+            self.desk = process
+            try:
+                yield
+            finally:
+                self.desk = desk
 
 
 def rate_limiter(table: TokenTable | None, proposals_per_second: float) -> RateLimiter | None:
