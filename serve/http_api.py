@@ -284,8 +284,8 @@ class BrainRequestHandler(BaseHTTPRequestHandler):
                             "(localhost, 127.0.0.1, [::1])", f"connect to http://127.0.0.1:{port}/; a page of "
                             "another site cannot use it (DNS rebinding)", close=True)
                 return False
-        elif token is not None and not hmac.compare_digest((bearer_token(self.headers.get("Authorization")) or "").encode(),
-                                     token.encode()):
+        elif token is not None and not hmac.compare_digest(
+                (bearer_token(self.headers.get("Authorization")) or "").encode(), token.encode()):
             self._error(HTTPStatus.UNAUTHORIZED, "missing or wrong bearer token",
                         "send Authorization: Bearer <the token in --token-file>",
                         headers={"WWW-Authenticate": 'Bearer realm="brain"'})
@@ -315,7 +315,8 @@ class BrainRequestHandler(BaseHTTPRequestHandler):
 
     def _allowed(self) -> str:
         """The methods this handler answers (those with a `do_` method of their own)."""
-        return ", ".join(m for m in _METHODS if getattr(type(self), f"do_{m}", BrainRequestHandler._refuse) is not BrainRequestHandler._refuse)
+        refuse = BrainRequestHandler._refuse
+        return ", ".join(m for m in _METHODS if getattr(type(self), f"do_{m}", refuse) is not refuse)
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """Errors the standard library raises while parsing (400, 414, 431, 501, 505) as our JSON."""

@@ -10,7 +10,8 @@ A thin adapter: it authenticates, bounds and parses the request, then calls `ser
 | 411 / 413 | a POST without `Content-Length` (or chunked) / a body over 1 MiB |
 | 415 | a POST whose `Content-Type` is not `application/json` |
 | 400 | a body that is not strict JSON (§1.4) or not the documented shape: the reason is in `error` |
-| 429 | the token's bucket is empty, or the brain is busy (a proposal could not start within 5 s); `Retry-After` says when to come back |
+| 429 | the token's bucket is empty, or the brain is busy (a proposal could not start within 5 s); see `Retry-After` |
+| 503 | the proposal process is not running (`serve.proposals_process`): nothing was committed |
 """
 
 from __future__ import annotations
@@ -126,6 +127,9 @@ class _WriteHandler:
         parts = urlsplit(self.path)
         query = parse_qs(parts.query, keep_blank_values=True, max_num_fields=64)
         is_ui = parts.path == "/ui" or parts.path.startswith("/ui/")
+        warm = getattr(self.ui, "warm", None)
+        if warm is not None:
+            warm()  # once per process: what a first branch review needs is read in the background
         query_token = _one(query, "token") if is_ui and self._from_loopback() else None
         try:
             principal = self._caller(Scope.READ, READ, query_token)
@@ -195,8 +199,8 @@ class _WriteHandler:
             return None
         principal = access.principal(self.headers.get("Authorization"), query_token)
         if principal is None:
-            self._send(HTTPStatus.UNAUTHORIZED, {"error": "missing or wrong bearer token",
-                                                 "hint": "send Authorization: Bearer <a token of --tokens or --token-file>"},
+            hint = "send Authorization: Bearer <a token of --tokens or --token-file>"
+            self._send(HTTPStatus.UNAUTHORIZED, {"error": "missing or wrong bearer token", "hint": hint},
                        {"WWW-Authenticate": 'Bearer realm="brain"'})
             raise _Answered
         if not principal.may(scope):

@@ -174,6 +174,10 @@ def _serve(listener: socket.socket, desk: ProposalDesk, parent: int) -> None:
     _die_with(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's; it stops this child
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        desk.warm()  # requests wait in the socket's backlog meanwhile
+    except BrainError as e:
+        print(f"brain serve: warming the proposal process failed: {e.message}", file=sys.stderr)
     connections: list[Connection] = []
     while os.getppid() == parent:
         for ready in wait([listener, *connections], timeout=1.0):
