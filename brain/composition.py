@@ -101,6 +101,11 @@ class Composition(JcsDocument):
                 raise IntegrityError(f"composition root {self._root} differs from its recomputed tree's")
             self._tree, self._root = tree, computed
 
+    def stored_as(self, digest: OciDigest) -> None:
+        """Keep `digest`, what `BlobStore.put(self.to_bytes())` returned (it hashed these very bytes), as this
+        document's digest instead of hashing them again."""
+        self._digest = digest
+
     def drop_bytes(self) -> None:
         """Let the document bytes go once stored (their digest stays known); `to_bytes` rebuilds them."""
         if self._bytes is not None:

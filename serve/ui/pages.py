@@ -70,8 +70,8 @@ class ReviewUI:
         )
 
     def warm(self) -> None:
-        """Once per process, in the background: read what a first branch review needs of the served head
-        (`serve.ui.review.warm`); the server calls it with its first request."""
+        """Once per process, in the background: compile the templates and read what a first branch review needs
+        of the served head (`serve.ui.review.warm`); the server calls it with its first request."""
         with self._lock:
             if self._warmed == os.getpid():
                 return
@@ -80,6 +80,8 @@ class ReviewUI:
 
     def _warm(self) -> None:
         try:
+            for name in self.env.list_templates():  # compiled once: a first view does not pay for it
+                self.env.get_template(name)
             warm(self._brain, self._statements)
         except BrainError as e:  # the pages that need it will say so
             print(f"brain serve: warming the review UI failed: {e.message}", file=sys.stderr)
