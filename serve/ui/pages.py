@@ -83,6 +83,9 @@ class ReviewUI:
             for name in self.env.list_templates():  # compiled once: a first view does not pay for it
                 self.env.get_template(name)
             warm(self._brain, self._statements)
+            served = self._brain.snapshot_digest()
+            if served is not None:  # loads the merge review's code: up to date with itself, nothing is judged
+                self._cli_run(["merge", str(served), "--plan"])
         except BrainError as e:  # the pages that need it will say so
             print(f"brain serve: warming the review UI failed: {e.message}", file=sys.stderr)
 

@@ -86,3 +86,25 @@ def test_a_dead_proposal_process_is_a_503_and_reads_go_on(
     status, found, _ = server.raw("GET", "/v1/search?q=shard", bearer("reader"))
     assert status == 200 and found["matches"]
     assert server.alive()
+
+
+def test_warming_reads_what_a_first_proposal_and_a_first_review_need(corpus_brain: Path) -> None:
+    from brain.brain import Brain
+    from brain.blocks import MemoryType
+    from serve.face import BrainFace
+    from serve.proposals import ProposalDesk
+    from serve.ui import ReviewUI
+
+    semantic = Brain.open(corpus_brain).module(MemoryType.SEMANTIC).ref.composition
+    desk = ProposalDesk.open(corpus_brain, None)
+    assert desk._statements._composition is None
+    desk.warm()
+    assert desk._statements._composition == semantic
+
+    asked: list[list[str]] = []
+    face = BrainFace(corpus_brain, lambda args: asked.append(list(args)) or {})
+    ui = ReviewUI(face, face._cli_json)
+    ui._warm()
+    assert ui._statements._composition == semantic
+    assert asked and asked[0][0] == "merge" and "--plan" in asked[0]
+    assert ui.env.cache is not None and len(ui.env.cache) == len(ui.env.list_templates())  # compiled already
