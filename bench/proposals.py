@@ -99,10 +99,10 @@ class Server:
         return total
 
     def settle(self, secret: str, most: float = 120.0) -> None:
-        """Ask once (the first request starts the review UI's warm-up), then wait until the server tree is idle:
+        """Ask once (the first /ui/ request starts the review UI's warm-up), then wait until the server is idle:
         what it reads once per process at start (the proposal process's and the UI's warm-up) is not timed."""
         started = time.monotonic()
-        Client(self.port, secret).request("GET", "/healthz")
+        Client(self.port, secret).request("GET", "/ui/branches")
         before = self.cpu()
         while time.monotonic() - started < most:
             time.sleep(1.0)

@@ -71,7 +71,7 @@ class ReviewUI:
 
     def warm(self) -> None:
         """Once per process, in the background: compile the templates and read what a first branch review needs
-        of the served head (`serve.ui.review.warm`); the server calls it with its first request."""
+        of the served head (`serve.ui.review.warm`); the server calls it with its first `/ui/` request."""
         with self._lock:
             if self._warmed == os.getpid():
                 return

@@ -17,10 +17,8 @@ from tests.serve.test_proposals_http import branch_head, canonical_ids, fact
 
 
 def _children(pid: int) -> list[int]:
-    found = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        found += [int(p) for p in (task / "children").read_text().split()]
-    return found
+    """The processes the server's main thread forked (its request threads come and go, and fork nothing)."""
+    return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
 
 
 def _command(pid: int) -> str:
