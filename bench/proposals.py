@@ -1,6 +1,7 @@
 """Proposal and review-UI benchmarks (issue 22), against a real `brain serve --http --allow-propose` process.
 
-Usage: python bench/proposals.py [--blocks 100000] [--rounds 30] [--clients 20] [--seconds 30] [--skip-load]
+Usage: python bench/proposals.py [--blocks 100000] [--rounds 30] [--clients 20] [--seconds 30]
+       [--skip-load | --load-only]
 
 The brain is bench/search.py's generated brain (9 blocks per source), copied once to its own directory
 (proposals write branches into it). Every figure is a median unless it says p95; the machine is shared, so
@@ -8,7 +9,7 @@ the server's CPU time per request is printed beside the wall time.
 
 Targets: a proposal of 10 candidates answered ≤ 150 ms p50 over HTTP at 100,000 blocks; 20 concurrent
 proposing clients for 30 s: no error other than 429, no lost proposal, reads p95 ≤ 60 ms meanwhile; every UI
-page ≤ 100 ms server time at 100,000 blocks.
+page ≤ 100 ms server time at 100,000 blocks (each page's first view and its warm median are reported).
 """
 
 from __future__ import annotations
@@ -97,6 +98,21 @@ class Server:
                 pass
         return total
 
+    def settle(self, secret: str, most: float = 120.0) -> None:
+        """Ask once (the first /ui/ request starts the review UI's warm-up), then wait until the server is idle:
+        what it reads once per process at start (the proposal process's and the UI's warm-up) is not timed."""
+        started = time.monotonic()
+        Client(self.port, secret).request("GET", "/ui/branches")
+        before = self.cpu()
+        while time.monotonic() - started < most:
+            time.sleep(1.0)
+            now = self.cpu()
+            if now - before < 0.05:
+                break
+            before = now
+        line("server warm-up (proposal process and UI, once per process)",
+             f"{time.monotonic() - started:.1f} s wall, {self.cpu():.1f} s CPU", "(reported)", True)
+
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=30)
@@ -159,9 +175,10 @@ def bench_latency(server: Server, secret: str, sources: list[str], rounds: int) 
         walls.append(elapsed)
         cpus.append(server.cpu() - cpu)
     p50 = statistics.median(walls)
-    line("proposal of 10 candidates over HTTP (p50)", f"{p50 * 1000:.0f} ms (server CPU {statistics.median(cpus) * 1000:.0f} ms)",
-         "<= 150 ms", p50 <= 0.150)
-    line("  the same, p95", f"{percentile(walls, 0.95) * 1000:.0f} ms (server CPU {percentile(cpus, 0.95) * 1000:.0f} ms)",
+    line("proposal of 10 candidates over HTTP (p50)",
+         f"{p50 * 1000:.0f} ms (server CPU {statistics.median(cpus) * 1000:.0f} ms)", "<= 150 ms", p50 <= 0.150)
+    line("  the same, p95",
+         f"{percentile(walls, 0.95) * 1000:.0f} ms (server CPU {percentile(cpus, 0.95) * 1000:.0f} ms)",
          "(reported)", True)
 
 
@@ -234,50 +251,46 @@ def bench_load(server: Server, brain: Path, secrets: dict[str, str], sources: li
 
 
 def bench_ui(server: Server, brain: Path, secret: str) -> None:
+    """Each page's first view (nothing cached for it yet) and its warm median; judged on the server's CPU time
+    (on a shared machine the wall time also counts the wait for a core)."""
     opened = Brain.open(brain)
-    semantic = opened.module(MemoryType.SEMANTIC).block_ids[len(opened.module(MemoryType.SEMANTIC).block_ids) // 2]
+    ids = opened.module(MemoryType.SEMANTIC).block_ids
     canonical = opened.module(MemoryType.CANONICAL).block_ids[7]
     refs = read_refs(brain)
     branch = next(n for n in (refs.branches if refs else {}) if n.startswith("proposals/"))
     head = opened.snapshot_digest()
     tip = refs.branches[branch].snapshot if refs else head
+    client = Client(server.port, secret)
+    # The very first block page reads the served head's ledger (the lineage log) once per process.
+    cpu = server.cpu()
+    status, _, elapsed = client.request("GET", f"/ui/blocks/{ids[len(ids) // 2]}")
+    assert status == 200, status
+    line("UI: the first block page of a process (reads the ledger)",
+         f"{elapsed * 1000:.0f} ms (server CPU {(server.cpu() - cpu) * 1000:.0f} ms)", "(reported)", True)
     pages = {
+        "block": f"/ui/blocks/{ids[len(ids) // 3]}",
+        "graph": f"/ui/blocks/{ids[len(ids) // 3]}/graph.svg",
         "search": "/ui/?q=kalo+mine&type=semantic",
-        "block (seen before)": f"/ui/blocks/{semantic}",
-        "graph": f"/ui/blocks/{semantic}/graph.svg",
         "source": f"/ui/sources/{canonical}?locator=L3-L5",
         "branches": "/ui/branches",
         "branch": f"/ui/branches/{branch}",
         "diff": f"/ui/diff?a={head}&b={tip}",
     }
-    client = Client(server.port, secret)
-    ids = opened.module(MemoryType.SEMANTIC).block_ids
-    walls, cpus = [], []
-    for k in range(7):  # a block page the server has not shown before (its graph is then answered from cache)
-        cpu = server.cpu()
-        status, _, elapsed = client.request("GET", f"/ui/blocks/{ids[(k + 1) * len(ids) // 9]}")
-        assert status == 200, status
-        walls.append(elapsed)
-        cpus.append(server.cpu() - cpu)
-    median = statistics.median(walls)
-    line("UI page block, first view", f"{median * 1000:.0f} ms (server CPU {statistics.median(cpus) * 1000:.0f} ms)",
-         "<= 100 ms", median <= 0.100)
     for name, path in pages.items():
         cpu = server.cpu()
-        status, _, first = client.request("GET", path)  # warm (index, caches)
+        status, _, first = client.request("GET", path)
         assert status == 200, (name, status)
-        if name in ("branch", "diff"):  # answered from a cache by digest pair afterwards: the first view too
-            line(f"UI page {name}, first view", f"{first * 1000:.0f} ms (server CPU {(server.cpu() - cpu) * 1000:.0f} ms)",
-                 "(reported)", True)
+        first_cpu = server.cpu() - cpu
         walls, cpus = [], []
         for _ in range(7):
             cpu = server.cpu()
             status, _, elapsed = client.request("GET", path)
             walls.append(elapsed)
             cpus.append(server.cpu() - cpu)
-        median = statistics.median(walls)
-        line(f"UI page {name}", f"{median * 1000:.0f} ms (server CPU {statistics.median(cpus) * 1000:.0f} ms)",
-             "<= 100 ms", median <= 0.100)
+        warm, warm_cpu = statistics.median(walls), statistics.median(cpus)
+        line(f"UI page {name}: first view / warm (server CPU)",
+             f"{first_cpu * 1000:.0f} / {warm_cpu * 1000:.0f} ms (wall {first * 1000:.0f} / {warm * 1000:.0f} ms)",
+             "<= 100 ms", max(first_cpu, warm_cpu) <= 0.100)
 
 
 def main(argv: list[str]) -> int:
@@ -287,6 +300,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--skip-load", action="store_true")
+    parser.add_argument("--load-only", action="store_true", help="only the 20-proposer run (A/B of the reads)")
     args = parser.parse_args(argv)
     brain = own_copy(args.blocks)
     total = sum(m.ref.block_count for m in Brain.open(brain).modules().values())
@@ -296,15 +310,18 @@ def main(argv: list[str]) -> int:
     directory = Path(tempfile.mkdtemp(prefix="bench-proposals-"))
     secrets = tokens_file(directory, names)
     tokens = directory / "tokens.toml"
-    server = Server(brain, tokens, "--rate-limit", "1000")
-    try:
-        bench_latency(server, secrets["agent00"], sources, args.rounds)
-        bench_ui(server, brain, secrets["reader"])
-    finally:
-        server.stop()
+    if not args.load_only:
+        server = Server(brain, tokens, "--rate-limit", "1000")
+        try:
+            server.settle(secrets["reader"])
+            bench_latency(server, secrets["agent00"], sources, args.rounds)
+            bench_ui(server, brain, secrets["reader"])
+        finally:
+            server.stop()
     if not args.skip_load:
         server = Server(brain, tokens)  # the default rate limit: 5 proposals/s per token, burst 10
         try:
+            server.settle(secrets["reader"])
             bench_load(server, brain, secrets, sources, args.clients, args.seconds)
         finally:
             server.stop()

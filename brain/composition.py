@@ -6,6 +6,7 @@ bytes by hand (the layout is fixed and every id is ASCII); golden tests pin them
 
 from __future__ import annotations
 
+import bisect
 import gc
 import operator
 import re
@@ -70,14 +71,21 @@ class Composition(JcsDocument):
         """The composition of block ids already strictly ascending (the writer's sorted membership; checked).
 
         When they are `base`'s members plus `added` less `removed` and `base` keeps its tree (`keep_tree`),
-        the new tree (and root) is computed from it, re-hashing only what the edits changed, and kept."""
-        hexes = [b.hex for b in block_ids]
-        if not all(map(operator.lt, hexes, hexes[1:])):
-            raise ValueError("composition members must be strictly ascending (use Composition.of)")
+        the new tree (and root) is computed from it, re-hashing only what the edits changed, and kept; the member
+        hex list is then `base`'s edited in place (checked where the edits are) rather than rebuilt and
+        re-checked whole."""
+        added_hex, removed_hex = [b.hex for b in added], [b.hex for b in removed]
+        edited = None if base is None or base._tree is None else _edited(base._hex_list(), added_hex, removed_hex)
+        if edited is not None and len(edited) == len(block_ids) and \
+                all(block_ids[bisect.bisect_left(edited, h)].hex == h for h in added_hex):
+            hexes = edited
+        else:
+            hexes = [b.hex for b in block_ids]
+            if not all(map(operator.lt, hexes, hexes[1:])):
+                raise ValueError("composition members must be strictly ascending (use Composition.of)")
         composition = cls._trusted(MemoryType.parse(str(memory_type)), hexes, tuple(block_ids))
         if base is not None and base._tree is not None:
-            tree = updated_levels(base._tree, base._hex_list(), hexes, [b.hex for b in added],
-                                  [b.hex for b in removed])
+            tree = updated_levels(base._tree, base._hex_list(), hexes, added_hex, removed_hex)
             composition._tree = tree
             root = top(tree)
             composition._root = EMPTY_ROOT if root is None else MerkleRoot.from_raw(root)
@@ -92,6 +100,11 @@ class Composition(JcsDocument):
             if self._root is not None and self._root != computed:
                 raise IntegrityError(f"composition root {self._root} differs from its recomputed tree's")
             self._tree, self._root = tree, computed
+
+    def stored_as(self, digest: OciDigest) -> None:
+        """Keep `digest`, what `BlobStore.put(self.to_bytes())` returned (it hashed these very bytes), as this
+        document's digest instead of hashing them again."""
+        self._digest = digest
 
     def drop_bytes(self) -> None:
         """Let the document bytes go once stored (their digest stays known); `to_bytes` rebuilds them."""
@@ -215,6 +228,24 @@ def _checked(data: bytes, expected: OciDigest | None) -> tuple[OciDigest, Memory
     return actual, memory_type, hexes
 
 
+def _edited(hexes: list[str], added: list[str], removed: list[str]) -> list[str] | None:
+    """A copy of the sorted, distinct `hexes` less `removed` and with `added`, or None when an edit does not fit
+    (a removed id that is not there, an added one that is, or one that is not 64 lowercase hex digits): the
+    neighbours of every insertion are compared, so the copy is strictly ascending wherever `hexes` was."""
+    result = list(hexes)
+    for h in removed:
+        at = bisect.bisect_left(result, h)
+        if at == len(result) or result[at] != h:
+            return None
+        del result[at]
+    for h in added:
+        at = bisect.bisect_left(result, h)
+        if (at < len(result) and result[at] == h) or len(h) != 64 or not _is_lower_hex(h):
+            return None
+        result.insert(at, h)
+    return result
+
+
 def _is_lower_hex(text: str) -> bool:
     """Only the characters 0-9a-f (as `[0-9a-f]*`, at C speed: `fromhex` also takes whitespace and upper
     case, which the round trip through `hex()` does not give back)."""
@@ -260,3 +291,78 @@ class ModuleRef(WireModel):
             if not all(map(operator.lt, hexes, hexes[1:])):
                 raise ValueError("tombstones must be strictly ascending with no duplicates")
         return self
+
+
+_RECORD = 74  # '"sha256:' + 64 hex digits + '",': one member in the document, the comma included
+_SMALL = 16  # ranges this short are compared member by member
+
+
+def member_changes_of_documents(
+    memory_type: MemoryType, old: bytes, new: bytes, counts: tuple[int, int] | None = None
+) -> tuple[list[str], list[str]]:
+    """(added, removed) member hex digests, ascending, from composition document `old` to `new` of `memory_type`
+    (`counts`: the member counts their module references state, checked).
+
+    For two stored documents (each already hash-checked against its name) that share most of their members,
+    the cost follows the change, not the module: members are fixed-width records in ascending order, so equal
+    runs are recognised by comparing their bytes at C speed, and only ranges that differ are split further
+    (at a member of `old`, found in `new` by binary search). Raises `CompositionDecodeError` for bytes that
+    are not laid out as a canonical composition of one memory type (`decode` says exactly what is wrong).
+    """
+    a, b = _members_region(old), _members_region(new)
+    suffix = f'],"boltzmann":1,"layout":"{LAYOUT}","memory_type":"{memory_type.value}"}}'.encode()
+    if _suffix(old) != suffix or _suffix(new) != suffix:
+        raise CompositionDecodeError(f"not both canonical {memory_type} compositions")
+    if counts is not None and (len(a) // _RECORD, len(b) // _RECORD) != counts:
+        raise CompositionDecodeError(f"the compositions hold {len(a) // _RECORD} and {len(b) // _RECORD} members, "
+                                     f"their module references say {counts[0]} and {counts[1]}")
+    added: list[str] = []
+    removed: list[str] = []
+    stack = [(0, len(a) // _RECORD, 0, len(b) // _RECORD)]
+    while stack:
+        a0, a1, b0, b1 = stack.pop()
+        if a1 - a0 == b1 - b0 and a[a0 * _RECORD:a1 * _RECORD] == b[b0 * _RECORD:b1 * _RECORD]:
+            continue
+        if a1 - a0 + b1 - b0 <= _SMALL:
+            left, right = _hexes_of(a, a0, a1), _hexes_of(b, b0, b1)
+            held, kept = set(left), set(right)
+            added += [h for h in right if h not in held]
+            removed += [h for h in left if h not in kept]
+            continue
+        if a1 == a0:
+            added += _hexes_of(b, b0, b1)
+            continue
+        mid = (a0 + a1) // 2
+        key = a[mid * _RECORD:(mid + 1) * _RECORD]
+        at = bisect.bisect_left(range(b0, b1), key, key=lambda i: b[i * _RECORD:(i + 1) * _RECORD]) + b0
+        found = at < b1 and b[at * _RECORD:(at + 1) * _RECORD] == key
+        if not found:
+            removed += _hexes_of(a, mid, mid + 1)
+        stack.append((mid + 1, a1, at + 1 if found else at, b1))
+        stack.append((a0, mid, b0, at))
+    return sorted(added), sorted(removed)
+
+
+def _suffix(data: bytes) -> bytes:
+    return data[data.rfind(b"]"):]
+
+
+def _members_region(data: bytes) -> bytes:
+    """The member records of a composition document, each with its comma (the last one's appended)."""
+    prefix = b'{"block_ids":['
+    end = data.rfind(b"]")
+    if not data.startswith(prefix) or end < len(prefix):
+        raise CompositionDecodeError("not a composition document (no block_ids list first)")
+    body = data[len(prefix):end]
+    region = body + b"," if body else b""
+    if len(region) % _RECORD or (region and not (region[:8] == b'"sha256:' and region[-2:] == b'",')):
+        raise CompositionDecodeError("composition block_ids are not a list of block ids")
+    return region
+
+
+def _hexes_of(region: bytes, first: int, stop: int) -> list[str]:
+    hexes = [region[i * _RECORD + 8:i * _RECORD + 72].decode("ascii", "replace") for i in range(first, stop)]
+    for h in hexes:
+        if len(h) != 64 or not _is_lower_hex(h):
+            raise CompositionDecodeError(f"composition block_ids hold a malformed id {h[:70]!r}")
+    return hexes

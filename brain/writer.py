@@ -366,9 +366,11 @@ class Writer:
                 continue
             composition = Composition.of_sorted(memory_type, ids, staged.base, added, removed)
             staged.base = composition if composition.keeps_tree else None
+            # Stored first: the store hashes the bytes it writes, and that digest is the composition's (a 10^5-member
+            # document is megabytes; an unchanged one is already stored, so putting it again writes nothing).
+            composition.stored_as(blobs.put(composition.to_bytes(), sync=False))
             if old is not None and composition.digest == old.composition:
                 continue
-            blobs.put(composition.to_bytes(), sync=False)
             refs[memory_type] = _module_ref(composition, old)
             built.append((composition, frozenset(staged.members)))
         for memory_type, tombstoned in self._tombstones.items():

@@ -284,8 +284,8 @@ class BrainRequestHandler(BaseHTTPRequestHandler):
                             "(localhost, 127.0.0.1, [::1])", f"connect to http://127.0.0.1:{port}/; a page of "
                             "another site cannot use it (DNS rebinding)", close=True)
                 return False
-        elif token is not None and not hmac.compare_digest((bearer_token(self.headers.get("Authorization")) or "").encode(),
-                                     token.encode()):
+        elif token is not None and not hmac.compare_digest(
+                (bearer_token(self.headers.get("Authorization")) or "").encode(), token.encode()):
             self._error(HTTPStatus.UNAUTHORIZED, "missing or wrong bearer token",
                         "send Authorization: Bearer <the token in --token-file>",
                         headers={"WWW-Authenticate": 'Bearer realm="brain"'})
@@ -315,7 +315,8 @@ class BrainRequestHandler(BaseHTTPRequestHandler):
 
     def _allowed(self) -> str:
         """The methods this handler answers (those with a `do_` method of their own)."""
-        return ", ".join(m for m in _METHODS if getattr(type(self), f"do_{m}", BrainRequestHandler._refuse) is not BrainRequestHandler._refuse)
+        refuse = BrainRequestHandler._refuse
+        return ", ".join(m for m in _METHODS if getattr(type(self), f"do_{m}", refuse) is not refuse)
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """Errors the standard library raises while parsing (400, 414, 431, 501, 505) as our JSON."""
@@ -449,6 +450,11 @@ class HandlerFactory(Protocol):
         """The handler class for one server."""
         ...
 
+    def serving(self) -> contextlib.AbstractContextManager[None]:
+        """Around the server's whole life, entered before it binds, starts a thread or forks a worker (the
+        proposals' own process is forked there: `serve.proposals_process`)."""
+        ...
+
 
 def serve_http(
     face: BrainFace, bind: str, token_file: Path | None, note: Callable[[str], None], workers: int = 1,
@@ -459,6 +465,14 @@ def serve_http(
     One Python process runs one request's Python at a time; forked workers put every core to use. They are
     forked before any index connection or cache exists (each warms its own) and exit when the parent does.
     """
+    with contextlib.nullcontext() if app is None else app.serving():
+        _serve_http(face, bind, token_file, note, workers, app)
+
+
+def _serve_http(
+    face: BrainFace, bind: str, token_file: Path | None, note: Callable[[str], None], workers: int,
+    app: HandlerFactory | None,
+) -> None:
     server = start(face, bind, token_file, app)
     host, port = str(server.server_address[0]), server.server_address[1]
     plural = f" in {workers} processes" if workers > 1 else ""

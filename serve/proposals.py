@@ -181,6 +181,22 @@ class ProposalDesk:
             _check_proposal_key(root, signer)
         return cls(brain_path, signer, lock_timeout)
 
+    def warm(self) -> None:
+        """Read what every agent's first proposal needs of the served head (its canonical members, the
+        statements and Merkle trees of its semantic module) before the first one arrives."""
+        brain = self._brain
+        head = brain.snapshot()
+        if head is None:
+            return
+        refs = {MemoryType(k): v for k, v in head.modules.items()}
+        members = LazyMembers(brain, refs)
+        members.get(MemoryType.CANONICAL)
+        semantic = refs.get(MemoryType.SEMANTIC)
+        self._statements.at(brain, semantic, members.get(MemoryType.SEMANTIC, frozenset()))
+        for memory_type in (MemoryType.SEMANTIC, MemoryType.PROVENANCE):  # the modules a proposal rewrites
+            if memory_type in refs:
+                members.get(memory_type)
+
     # --- the adapters' entry points -----------------------------------------------------------------
 
     def propose(self, principal: Principal, body: Any) -> dict[str, Any]:

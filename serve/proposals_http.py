@@ -10,14 +10,16 @@ A thin adapter: it authenticates, bounds and parses the request, then calls `ser
 | 411 / 413 | a POST without `Content-Length` (or chunked) / a body over 1 MiB |
 | 415 | a POST whose `Content-Type` is not `application/json` |
 | 400 | a body that is not strict JSON (§1.4) or not the documented shape: the reason is in `error` |
-| 429 | the token's bucket is empty, or the brain is busy (a proposal could not start within 5 s); `Retry-After` says when to come back |
+| 429 | the token's bucket is empty, or the brain is busy (a proposal could not start within 5 s); see `Retry-After` |
+| 503 | the proposal process is not running (`serve.proposals_process`): nothing was committed |
 """
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
@@ -35,6 +37,8 @@ from brain.errors import (
 from brain.identity import parse_strict
 from serve.http_api import HttpError, Routes, is_loopback, make_handler
 from serve.http_limits import bearer_token
+from serve.proposals import ProposalDesk
+from serve.proposals_process import DeskProcess, ProposalProcessGone
 from serve.tokens import Principal, RateLimiter, Scope, TokenTable
 
 MAX_BODY_BYTES = 1 << 20
@@ -123,6 +127,9 @@ class _WriteHandler:
         parts = urlsplit(self.path)
         query = parse_qs(parts.query, keep_blank_values=True, max_num_fields=64)
         is_ui = parts.path == "/ui" or parts.path.startswith("/ui/")
+        warm = getattr(self.ui, "warm", None) if is_ui else None
+        if warm is not None:
+            warm()  # once per process: what a first branch review needs is read in the background
         query_token = _one(query, "token") if is_ui and self._from_loopback() else None
         try:
             principal = self._caller(Scope.READ, READ, query_token)
@@ -192,8 +199,8 @@ class _WriteHandler:
             return None
         principal = access.principal(self.headers.get("Authorization"), query_token)
         if principal is None:
-            self._send(HTTPStatus.UNAUTHORIZED, {"error": "missing or wrong bearer token",
-                                                 "hint": "send Authorization: Bearer <a token of --tokens or --token-file>"},
+            hint = "send Authorization: Bearer <a token of --tokens or --token-file>"
+            self._send(HTTPStatus.UNAUTHORIZED, {"error": "missing or wrong bearer token", "hint": hint},
                        {"WWW-Authenticate": 'Bearer realm="brain"'})
             raise _Answered
         if not principal.may(scope):
@@ -269,6 +276,8 @@ def _one(values: dict[str, list[str]], name: str) -> str | None:
 
 
 def _status(error: BrainError) -> HTTPStatus:
+    if isinstance(error, ProposalProcessGone):
+        return HTTPStatus.SERVICE_UNAVAILABLE
     if isinstance(error, NotFoundError):
         return HTTPStatus.NOT_FOUND
     if isinstance(error, UsageError):
@@ -300,6 +309,21 @@ class WriteApp:
     def handler(self, routes: Routes, token: str | None) -> type[BaseHTTPRequestHandler]:
         """The handler class; `token` is the `--token-file` secret (accepted for reads)."""
         return make_write_handler(routes, Access(self.table, token, self.limiter), self.desk, self.ui)
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[None]:
+        """While the server runs, proposals go to their own process (`serve.proposals_process`): a commit's
+        CPU time is then never spent holding the GIL the request threads read under."""
+        desk = self.desk
+        if desk is None or not isinstance(desk, ProposalDesk):
+            yield
+            return
+        with DeskProcess.running(desk) as process:
+            self.desk = process
+            try:
+                yield
+            finally:
+                self.desk = desk
 
 
 def rate_limiter(table: TokenTable | None, proposals_per_second: float) -> RateLimiter | None:

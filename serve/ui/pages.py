@@ -14,7 +14,9 @@ Jinja2 template (autoescaped: every text from a document or a proposal is data, 
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from http import HTTPStatus
@@ -35,7 +37,7 @@ from serve.proposals_context import ServingBrain, StatementCache
 from serve.tokens import Principal
 from serve.ui.graph import provenance_graph
 from serve.ui.diff import resolve, snapshot_diff
-from serve.ui.review import incoming_blocks
+from serve.ui.review import incoming_blocks, warm
 
 HTML = "text/html; charset=utf-8"
 SVG = "image/svg+xml"
@@ -59,12 +61,33 @@ class ReviewUI:
         self._shown: dict[tuple[Any, str], Any] = {}
         self._answers: dict[tuple[Any, ...], Any] = {}  # branch plans and diffs, by the digests they compare
         self._lock = threading.Lock()
+        self._warmed: int | None = None  # the process that started warming (forked workers warm their own)
         self.env = Environment(
             loader=PackageLoader("serve.ui", "templates"),
             autoescape=select_autoescape(["html", "svg"], default=True, default_for_string=True),
             trim_blocks=True,
             lstrip_blocks=True,
         )
+
+    def warm(self) -> None:
+        """Once per process, in the background: compile the templates and read what a first branch review needs
+        of the served head (`serve.ui.review.warm`); the server calls it with its first `/ui/` request."""
+        with self._lock:
+            if self._warmed == os.getpid():
+                return
+            self._warmed = os.getpid()
+        threading.Thread(target=self._warm, name="ui-warm", daemon=True).start()
+
+    def _warm(self) -> None:
+        try:
+            for name in self.env.list_templates():  # compiled once: a first view does not pay for it
+                self.env.get_template(name)
+            warm(self._brain, self._statements)
+            served = self._brain.snapshot_digest()
+            if served is not None:  # loads the merge review's code: up to date with itself, nothing is judged
+                self._cli_run(["merge", str(served), "--plan"])
+        except BrainError as e:  # the pages that need it will say so
+            print(f"brain serve: warming the review UI failed: {e.message}", file=sys.stderr)
 
     def __call__(self, path: str, query: dict[str, list[str]], caller: Principal | None) -> tuple[HTTPStatus, str, str]:
         token = _one(query, "token")
@@ -313,7 +336,8 @@ _FULL_ID = re.compile(r"^(?:sha256:)?[0-9a-f]{64}$")
 
 def _block_id(segment: str) -> str:
     if not _ID.match(segment):
-        raise InvalidInputError(f"{segment[:80]!r} is not a block id", hint="give a block id or a prefix of 4+ hex digits")
+        raise InvalidInputError(f"{segment[:80]!r} is not a block id",
+                                hint="give a block id or a prefix of 4+ hex digits")
     return segment
 
 

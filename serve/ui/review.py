@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from brain.blocks import Block, MemoryType
-from brain.brain import Brain
 from brain.errors import BrainError
 from brain.gate import GateContext, RejectedCandidate, validate_candidates
 from brain.identity import BlockId, OciDigest
 from brain.module import read_block
 from serve.proposals import PROPOSABLE
-from serve.proposals_context import StatementCache
+from serve.proposals_context import LazyMembers, ServingBrain, StatementCache
+from serve.ui.diff import member_changes
 
 MAX_SHOWN = 200
 
@@ -51,7 +51,7 @@ class _ReviewTask:
 
 
 def incoming_blocks(
-    brain: Brain, served: OciDigest, branch: OciDigest, base: OciDigest | None, statements: StatementCache
+    brain: ServingBrain, served: OciDigest, branch: OciDigest, base: OciDigest | None, statements: StatementCache
 ) -> tuple[list[Incoming], int]:
     """The proposable blocks `branch` adds over `base` (default: the served head), judged; and their count."""
     base_modules = brain.modules(base if base is not None else served)
@@ -62,8 +62,8 @@ def incoming_blocks(
         before = base_modules.get(memory_type)
         if before is not None and before.ref.composition == module.ref.composition:
             continue
-        held = frozenset() if before is None else frozenset(before.block_ids)
-        added += [(memory_type, b) for b in module.block_ids if b not in held]
+        added += [(memory_type, b) for b in member_changes(brain, None if before is None else before.ref,
+                                                              module.ref)[0]]
     shown = added[:MAX_SHOWN]
     blocks: list[tuple[MemoryType, BlockId, Block | None]] = []
     for memory_type, block_id in shown:
@@ -96,13 +96,20 @@ def _candidate(block: Block) -> _Judged:
     return _Judged(str(block.memory_type), payload, cited or ("(none)",))
 
 
-def _served_context(brain: Brain, served: OciDigest, statements: StatementCache) -> GateContext:
-    modules = brain.modules(served)
-    members = {t: m.members for t, m in modules.items()}
-    canonical = modules.get(MemoryType.CANONICAL)
-    if canonical is not None and canonical.ref.tombstones:
-        members[MemoryType.CANONICAL] = members[MemoryType.CANONICAL] - frozenset(canonical.ref.tombstones)
-    semantic = modules.get(MemoryType.SEMANTIC)
-    held = statements.at(brain, None if semantic is None else semantic.ref,
-                         frozenset() if semantic is None else semantic.members)
+def _served_context(brain: ServingBrain, served: OciDigest, statements: StatementCache) -> GateContext:
+    """The gate's view of the served head: member sets built only for the modules the gate asks about."""
+    snapshot = brain.snapshot(served)
+    refs = {} if snapshot is None else {MemoryType(k): v for k, v in snapshot.modules.items()}
+    members = LazyMembers(brain, refs)
+    semantic = refs.get(MemoryType.SEMANTIC)
+    held = statements.at(brain, semantic, frozenset() if semantic is None else members[MemoryType.SEMANTIC])
     return GateContext(members=members, statements=held)
+
+
+def warm(brain: ServingBrain, statements: StatementCache) -> None:
+    """Read what the first review of a branch needs of the served head (its canonical members, its semantic
+    statements), so that review costs what the branch adds."""
+    served = brain.snapshot_digest()
+    if served is not None:
+        context = _served_context(brain, served, statements)
+        context.members.get(MemoryType.CANONICAL)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from brain.blocks import MemoryType
-from brain.composition import Composition, CompositionDecodeError, ModuleRef
+from brain.composition import Composition, CompositionDecodeError, ModuleRef, member_changes_of_documents
 from brain.errors import IntegrityError, NotFoundError
 from brain.identity import BlockId, MerkleRoot, OciDigest, canonicalize
 from brain.merkle import EMPTY_ROOT
@@ -164,3 +168,35 @@ def test_model_copy_recomputes_bytes_digest_and_root() -> None:
     smaller = composition.model_copy(update={"block_ids": (B, C)})
     assert smaller.root == Composition.of("canonical", [B, C]).root != SPEC_ROOT
     assert smaller.digest == Composition.of("canonical", [B, C]).digest
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    old=st.sets(st.integers(0, 3000), max_size=400),
+    added=st.sets(st.integers(3001, 6000), max_size=60),
+    drop=st.sets(st.integers(0, 3000), max_size=60),
+)
+def test_member_changes_of_documents_are_the_set_differences(old: set[int], added: set[int], drop: set[int]) -> None:
+    def ids(numbers: set[int]) -> list[BlockId]:
+        return [BlockId.parse("sha256:" + hashlib.sha256(n.to_bytes(4, "big")).hexdigest()) for n in numbers]
+
+    before = Composition.of(MemoryType.SEMANTIC, ids(old))
+    after = Composition.of(MemoryType.SEMANTIC, ids((old - drop) | added))
+    plus, minus = member_changes_of_documents(MemoryType.SEMANTIC, before.to_bytes(), after.to_bytes(),
+                                              (len(before), len(after)))
+    assert plus == sorted(b.hex for b in set(after.block_ids) - set(before.block_ids))
+    assert minus == sorted(b.hex for b in set(before.block_ids) - set(after.block_ids))
+
+
+def test_member_changes_of_documents_refuse_what_is_not_a_composition() -> None:
+    one = Composition.of(MemoryType.SEMANTIC, [BlockId.parse("sha256:" + "ab" * 32)]).to_bytes()
+    other = Composition.of(MemoryType.EPISODIC, []).to_bytes()
+    semantic = MemoryType.SEMANTIC
+    with pytest.raises(CompositionDecodeError, match="semantic compositions"):
+        member_changes_of_documents(semantic, one, other)
+    with pytest.raises(CompositionDecodeError, match="list of block ids"):
+        member_changes_of_documents(semantic, one, one.replace(b'"sha256:', b'"sha256', 1))
+    with pytest.raises(CompositionDecodeError, match="malformed id"):
+        member_changes_of_documents(semantic, one, one.replace(b"abab", b"ABAB", 1))
+    with pytest.raises(CompositionDecodeError, match="references say 1 and 2"):
+        member_changes_of_documents(semantic, one, one, (1, 2))
