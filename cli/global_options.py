@@ -46,7 +46,9 @@ def copy_name(name: str) -> str:
     return COPY_PREFIX + name
 
 
-def describe_source(param: Any, source: ParameterSource | None, bound: BoundConfig | None, command: tuple[str, ...]) -> str:
+def describe_source(
+    param: Any, source: ParameterSource | None, bound: BoundConfig | None, command: tuple[str, ...]
+) -> str:
     """Where a parameter's value came from, for people: `--brain`, `$BRAIN_DIR`, `brain.toml:3`, `default`."""
     if source is ParameterSource.COMMANDLINE:
         return "flag " + (param.opts[0] if param.opts else param.name)
@@ -65,12 +67,18 @@ class BrainGroup(TyperGroup):
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
-        globals_ = {p.name: p for p in self.params if p.name in GLOBAL_OPTIONS}
-        for _path, command in iter_commands(self):
-            if command is not self:
-                _spread(command, [globals_[name] for name in GLOBAL_OPTIONS if name in globals_])
+        for command in self.commands.values():
+            self.spread_globals(command)
 
-    def make_context(self, info_name: str | None, args: list[str], parent: Context | None = None, **extra: Any) -> Context:
+    def spread_globals(self, command: Any) -> None:
+        """Give every leaf command under `command` (one of this group's) a copy of each global option."""
+        globals_ = {p.name: p for p in self.params if p.name in GLOBAL_OPTIONS}
+        for _path, leaf in iter_commands(command):
+            _spread(leaf, [globals_[name] for name in GLOBAL_OPTIONS if name in globals_])
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: Context | None = None, **extra: Any
+    ) -> Context:
         """The root context, with the config file as its `default_map` (shell completion ignores a broken one)."""
         bound = None
         if parent is None and "default_map" not in extra:
