@@ -19,17 +19,21 @@ Nothing else: the global options (`--brain`, `--actor`, `-q`, ...) are accepted 
 well as before it, and the project config file (`brain.toml`) sets defaults for every option of every
 command by its long name (`[mycommand] my-option = 3`); see `cli/global_options.py` and `cli/config.py`.
 
-Import heavy libraries (openai, oras, pypdf) inside the command function, not at module level: every
-command module is imported on every invocation.
+A command module is imported only when its command is looked up (`brain status` imports
+`cli.commands.status` and nothing of the others; `brain --help` imports them all for their help lines), so
+`import cli.main` stays light. Import heavy libraries (openai, oras, pypdf) inside the command function
+anyway: a module's imports are paid by `--help`, by shell completion and by a config file's check.
 """
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+from collections.abc import Callable, Iterator, MutableMapping
+from importlib import import_module
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer._click.core import Command, Context  # typer vendors click; these are its own types
 
 from cli.commands import COMMANDS
 from cli.completion import ENV_SHELL, install_completion, show_completion
@@ -42,9 +46,65 @@ from cli.context import (
 )
 from cli.global_options import CONFIG_META, GLOBAL_OPTIONS, BrainGroup, describe_source
 
+
+
+class LazyCommands(MutableMapping[str, Command]):
+    """A group's commands by name, in registry order, each built by `load(name)` on first lookup."""
+
+    def __init__(self, names: list[str], load: Callable[[str], Command]) -> None:
+        self._order = dict.fromkeys(names)
+        self._load = load
+        self._built: dict[str, Command] = {}
+
+    def __getitem__(self, name: str) -> Command:
+        if name not in self._built:
+            if name not in self._order:
+                raise KeyError(name)
+            self._built[name] = self._load(name)
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: Command) -> None:
+        self._order[name] = None
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._order[name]
+        self._built.pop(name, None)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._order
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+
+class LazyBrainGroup(BrainGroup):
+    """The root group: the commands of `cli.commands.COMMANDS`, each module imported when its command is needed."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        registered = dict(self.commands)
+        self.commands = LazyCommands([*registered, *_REGISTRY], self._build)
+        for name, command in registered.items():
+            self.commands[name] = command
+
+    def _build(self, name: str) -> Command:
+        module, attribute = _REGISTRY[name]
+        command = _click_command(getattr(import_module(f"cli.commands.{module}"), attribute), name)
+        self.spread_globals(command)
+        return command
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        """The command names in registry order, without building the commands."""
+        return list(self.commands)
+
+
 app = typer.Typer(
     name="brain",
-    cls=BrainGroup,
+    cls=LazyBrainGroup,
     help="Build, verify and publish Boltzmann Protocol v1 knowledge brains.",
     no_args_is_help=True,
     add_completion=False,  # our own options below: typer's cannot find the shell outside a terminal
@@ -57,6 +117,8 @@ app = typer.Typer(
 def _print_version(value: bool) -> None:
     """Eager `--version`: print and stop before any command runs."""
     if value:
+        from importlib.metadata import PackageNotFoundError, version
+
         try:
             typer.echo(f"brain {version('brain')}")
         except PackageNotFoundError:
@@ -142,8 +204,26 @@ def command_name(function_name: str) -> str:
     return function_name.rstrip("_").replace("_", "-")
 
 
-for _command in COMMANDS:
-    if isinstance(_command, typer.Typer):
-        app.add_typer(_command)
+# CLI name -> (module, attribute) of cli.commands, in `--help` order.
+_REGISTRY = {command_name(attribute): (module, attribute) for module, attribute in COMMANDS}
+
+
+def _click_command(target: Callable[..., Any] | typer.Typer, name: str) -> Command:
+    """The click command typer builds for a command function or group registered on `app` as `name`."""
+    scratch = typer.Typer()  # registers exactly as `app.command` / `app.add_typer` would
+    if isinstance(target, typer.Typer):
+        scratch.add_typer(target)
+        group = typer.main.get_group_from_info(
+            scratch.registered_groups[0], pretty_exceptions_short=app.pretty_exceptions_short,
+            rich_markup_mode=app.rich_markup_mode, suggest_commands=app.suggest_commands,
+        )
+        command: Command = group
     else:
-        app.command(name=command_name(_command.__name__))(_command)
+        scratch.command(name=name)(target)
+        command = typer.main.get_command_from_info(
+            scratch.registered_commands[0], pretty_exceptions_short=app.pretty_exceptions_short,
+            rich_markup_mode=app.rich_markup_mode,
+        )
+    if command.name != name:
+        raise RuntimeError(f"cli.commands.COMMANDS registers {name!r}, but the command is named {command.name!r}")
+    return command

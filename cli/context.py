@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from brain.brain import Brain
 from brain.errors import NotABrainError
-from cli.output import Output
-from sdk.actor import resolve_actor as resolve_actor
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # loaded where used: `import cli.main` pays for neither the core nor rich
+    from brain.brain import Brain
     from cli.config import BoundConfig
+    from cli.output import Output
 
 DEFAULT_BRAIN_DIR = Path("brain")
 DEFAULT_LOCK_TIMEOUT = 10.0
@@ -97,6 +96,8 @@ class CliContext:
         path = self.brain_path
         if path.exists() and not path.is_dir():
             raise NotABrainError(f"{path} is a file, not a brain directory", hint="point --brain at a brain directory")
+        from brain.brain import Brain
+
         try:
             brain = Brain.open(path)
         except NotABrainError as e:
@@ -114,12 +115,16 @@ class CliContext:
         return brain
 
     def wait_note(self) -> Callable[[str], None]:
-        """What a library use case waiting for the writer lock (commands hand it `lock_timeout` and this) calls to say
-        who it waits for (stderr, unless --quiet)."""
+        """What a library use case waiting for the writer lock calls to say who it waits for (stderr, unless
+        --quiet); commands hand it this with `lock_timeout`."""
+        from cli.output import Output
+
         return Output(quiet=self.quiet).message
 
     def output(self, as_json: bool) -> Output:
         """The renderer for this command's results (`--json` or `--output json|markdown`)."""
+        from cli.output import Output
+
         return Output(
             as_json=as_json or self.output_format is OutputFormat.JSON,
             quiet=self.quiet,
@@ -129,6 +134,8 @@ class CliContext:
     def actor(self) -> str:
         """The validated acting identity; only commands that write call this."""
         if self._actor is None:
+            from sdk.actor import resolve_actor
+
             self._actor = resolve_actor(self.actor_option)
         return self._actor
 

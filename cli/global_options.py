@@ -67,10 +67,14 @@ class BrainGroup(TyperGroup):
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
+        for command in self.commands.values():
+            self.spread_globals(command)
+
+    def spread_globals(self, command: Any) -> None:
+        """Give every leaf command under `command` (one of this group's) a copy of each global option."""
         globals_ = {p.name: p for p in self.params if p.name in GLOBAL_OPTIONS}
-        for _path, command in iter_commands(self):
-            if command is not self:
-                _spread(command, [globals_[name] for name in GLOBAL_OPTIONS if name in globals_])
+        for _path, leaf in iter_commands(command):
+            _spread(leaf, [globals_[name] for name in GLOBAL_OPTIONS if name in globals_])
 
     def make_context(
         self, info_name: str | None, args: list[str], parent: Context | None = None, **extra: Any

@@ -18,12 +18,9 @@ from pathlib import Path
 import typer
 
 from brain.errors import BrainError
-from brain.store.head import on_head_moved
-from brain.store.oserrors import translate_os_error
 from cli.app import app
 from cli.completion import prepare_shell_completion
 from cli.exit_codes import ExitCode, exit_code_for
-from cli.output import StdoutClosedError, print_error
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -72,6 +69,8 @@ def _follow_search_indexes() -> None:
 
 def _run(args: list[str]) -> int:
     """Run the app, map its outcome to an exit code, then bring the search indexes of moved heads current."""
+    from brain.store.head import on_head_moved  # here: `import cli.main` does not load the store
+
     on_head_moved(_note_head_moved)  # the search index is current when a command that moved the head ends
     try:
         return _run_command(args)
@@ -80,6 +79,8 @@ def _run(args: list[str]) -> int:
 
 
 def _run_command(args: list[str]) -> int:
+    from cli.output import StdoutClosedError, print_error  # rich: when a command runs, not at `import cli.main`
+
     debug = _debug_requested(args)
     prepare_shell_completion()
     command = typer.main.get_command(app)
@@ -100,6 +101,8 @@ def _run_command(args: list[str]) -> int:
     except SystemExit as e:  # shell completion and --install-completion/--show-completion end with sys.exit
         return e.code if isinstance(e.code, int) else ExitCode.OK if e.code is None else ExitCode.USAGE
     except Exception as e:  # noqa: BLE001 - the one place a bug becomes exit code 70 instead of a traceback
+        from brain.store.oserrors import translate_os_error
+
         known = translate_os_error(e) if isinstance(e, OSError) else None
         if known is not None:  # a full disk, a permission, a directory where a file belongs: not a bug
             print_error(known.message, known.hint)
@@ -120,6 +123,8 @@ def _run_command(args: list[str]) -> int:
 
 def _usage_error(error: typer.TyperException) -> int:
     """Report a click usage error in one line with a pointer to the command's help."""
+    from cli.output import print_error
+
     ctx = getattr(error, "ctx", None)
     if type(error).__name__ == "NoArgsIsHelpError":
         # `brain` (or a group) without a command: the help is the message.

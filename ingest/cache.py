@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from blake3 import blake3
+from pydantic import ConfigDict
 
 from brain.errors import CanonicalFormError, InvalidInputError
 from brain.blocks import MemoryType
@@ -86,27 +87,36 @@ def question_ids(proposer: Proposer, task: Task) -> tuple[str, str]:
     return key, task_id
 
 
+class _OpenSource(Task):
+    """The task of a question asked about every source of a run: validated like a task, its source left open."""
+
+    model_config = ConfigDict(title="Task")  # its validation errors read as a task's
+
+    source: BlockId | None = None  # type: ignore[assignment]  # the one field the question leaves open
+
+
+# Where each source's id goes in a question's canonical bytes: a JSON string JCS leaves as it is, not an id.
+_SOURCE_SLOT = "<source>"
+
+
 class QuestionIds:
     """`question_ids` of one question asked about many sources: `task` as a template (its source aside).
 
     The canonical bytes of a question differ between sources only in the source id, a plain ASCII string:
-    they are built once around a marker, and each source's are that text with its id in (about 15x cheaper
-    than building them, for every source of every run, unchanged ones included). The marker is a place in
-    those bytes, never a source: every task `task_for` hands out names its real source.
+    they are built once with a slot where the id goes, and each source's are that text with its id in
+    (about 15x cheaper than building them, for every source of every run, unchanged ones included). The
+    question holds no source: every task `task_for` hands out names its real one.
     """
 
-    _MARKER = BlockId("0" * 64)
-
-    def __init__(self, proposer: Proposer, task: Task) -> None:
+    def __init__(self, proposer: Proposer, task: Task | _OpenSource) -> None:
         self._proposer = proposer
-        self._task = task.model_copy(update={"source": self._MARKER})
-        question = _question(proposer, self._task)
-        self._key = _canonical_question(proposer, {"format": CACHE_FORMAT, **question}).split(
-            str(self._MARKER).encode()
-        )
-        self._task_id = _canonical_question(proposer, {"format": TASK_FORMAT, **question}).split(
-            str(self._MARKER).encode()
-        )
+        self._fields = {name: getattr(task, name) for name in Task.model_fields if name != "source"}
+        self._fields_set = task.model_fields_set | {"source"}
+        question = _question(proposer, task)
+        question["task"]["source"] = _SOURCE_SLOT
+        slot = _SOURCE_SLOT.encode()
+        self._key = _canonical_question(proposer, {"format": CACHE_FORMAT, **question}).split(slot)
+        self._task_id = _canonical_question(proposer, {"format": TASK_FORMAT, **question}).split(slot)
 
     @classmethod
     def asking(
@@ -117,19 +127,24 @@ class QuestionIds:
         instructions: str | None,
     ) -> QuestionIds:
         """The question `proposer` is asked about every source of a run; its task is validated here, once."""
-        task = Task(
-            source=cls._MARKER, allowed_memory_types=allowed, requirements=requirements, instructions=instructions
-        )
+        task = _OpenSource(allowed_memory_types=allowed, requirements=requirements, instructions=instructions)
         return cls(proposer, task)
 
     def task_for(self, source: BlockId, task_id: str) -> Task:
         """The question's task about `source` (the template was validated when it was made)."""
-        return self._task.model_copy(update={"source": source, "task_id": task_id})
+        return self._task(source, task_id)
+
+    def _task(self, source: BlockId, task_id: str | None) -> Task:
+        fields, fields_set = {**self._fields, "source": source}, set(self._fields_set)
+        if task_id is not None:
+            fields["task_id"] = task_id
+            fields_set.add("task_id")
+        return Task.model_construct(fields_set, **fields)  # the fields were validated with the question
 
     def of(self, source: BlockId) -> tuple[str, str]:
         """`(cache_key, task_id_for)` of the question about `source`."""
-        if len(self._key) != 2 or len(self._task_id) != 2:  # the marker also appears elsewhere (instructions)
-            return question_ids(self._proposer, self._task.model_copy(update={"source": source}))
+        if len(self._key) != 2 or len(self._task_id) != 2:  # the slot also appears elsewhere (instructions)
+            return question_ids(self._proposer, self._task(source, None))
         named = str(source).encode()
         key = blake3(self._key[0] + named + self._key[1]).hexdigest()
         task_id = hashlib.sha256(self._task_id[0] + named + self._task_id[1]).hexdigest()
@@ -166,7 +181,9 @@ class ProposalCache:
             # Every key is 64 hex digits, so a line is indexed by its first 64 bytes when a space follows them
             # (anything else can never be asked for); the entry is cut out only when used. Every run asks,
             # unchanged sources included: this is half the cost of splitting each line at its space.
-            self._lines = {line[:_KEY_SIZE]: line for line in data.split(b"\n") if line[_KEY_SIZE : _KEY_SIZE + 1] == b" "}
+            self._lines = {
+                line[:_KEY_SIZE]: line for line in data.split(b"\n") if line[_KEY_SIZE : _KEY_SIZE + 1] == b" "
+            }
         return self._lines
 
     def has(self, key: str) -> bool:

@@ -9,6 +9,8 @@ directory fsync: nine events, killed before and after each, plus kills before th
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import random
@@ -25,6 +27,7 @@ from brain.branches.operations import current_branch, list_branches
 from brain.branches.refs import read_refs
 from brain.brain import Brain
 from brain.verify.engine import verify_brain
+from cli.main import main
 
 ACTOR = "tester@example.org"
 
@@ -58,19 +61,33 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     path = root / "brain"
     for n in range(3):
         (root / f"doc{n}.md").write_text(f"# Document {n}\n\nA cache{n} is a store kept near the client{n}.\n")
-    assert _run(path, "init") == 0
-    assert _run(path, "ingest", str(root / "doc0.md")) == 0
-    assert _run(path, "branch", "create", "side") == 0
-    assert _run(path, "checkout", "side") == 0
-    assert _run(path, "ingest", str(root / "doc1.md")) == 0
-    assert _run(path, "checkout", "main") == 0
-    assert _run(path, "ingest", str(root / "doc2.md")) == 0
+    assert _brain(path, "init") == 0
+    assert _brain(path, "ingest", str(root / "doc0.md")) == 0
+    assert _brain(path, "branch", "create", "side") == 0
+    assert _brain(path, "checkout", "side") == 0
+    assert _brain(path, "ingest", str(root / "doc1.md")) == 0
+    assert _brain(path, "checkout", "main") == 0
+    assert _brain(path, "ingest", str(root / "doc2.md")) == 0
     heads = {b.name: str(b.head) for b in list_branches(Brain.open(path))}
     assert heads["main"] != heads["side"]
     return path, heads["main"], heads["side"]
 
 
+def _brain(path: Path, *args: str) -> int:
+    """`brain` in this process (the commands around the killed one are not about the process boundary)."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(ENV)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            return main(["--brain", str(path), "--actor", ACTOR, *args])
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 def _run(path: Path, *args: str, kill_at: int | None = None, after: bool = False) -> int:
+    """`brain` in a process of its own, killed at the `kill_at`th write event when given."""
     command = [sys.executable, "-c", DRIVER] if kill_at is not None else [str(BRAIN_EXE)]
     env = {**ENV, "KILL_AT": str(kill_at), "KILL_AFTER": "1" if after else "0"}
     done = subprocess.run(
@@ -112,17 +129,18 @@ def test_checkout_killed_at_each_pointer_step(base, tmp_path: Path, kill_at: int
     assert landed == ("side" if kill_at in (0, EVENTS + 1) or kill_at > 5 or (kill_at == 5 and after) else "main")
     # The next writer commits onto the branch the repair settled on, never the one being left.
     (tmp_path / "n.md").write_text("# After the crash\n\nA note written after the kill.\n")
-    assert _run(path, "ingest", str(tmp_path / "n.md")) == 0
+    assert _brain(path, "ingest", str(tmp_path / "n.md")) == 0
     brain = Brain.open(path)
     assert current_branch(brain) == landed
     other = "main" if landed == "side" else "side"
     heads = {b.name: str(b.head) for b in list_branches(brain, counts=False)}
     assert heads[other] == (main if other == "main" else side) and heads[landed] not in (main, side)
     # And the checkout re-run completes.
-    assert _run(path, "checkout", "side") == 0
+    assert _brain(path, "checkout", "side") == 0
     assert current_branch(Brain.open(path)) == "side"
 
 
+@pytest.mark.slow  # twenty-one console-script runs
 def test_checkout_killed_at_random_moments(base, tmp_path: Path) -> None:
     source, main, side = base
     probe = tmp_path / "probe"

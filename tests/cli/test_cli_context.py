@@ -10,7 +10,8 @@ import pytest
 from brain.brain import Brain
 from brain.errors import InvalidInputError, LockTimeoutError, UsageError
 from brain.identity import actor_id_problem
-from cli.context import CliContext, resolve_actor
+from cli.context import CliContext
+from sdk.actor import resolve_actor
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 
 from brain.errors import InvalidInputError
 from brain.identity import BlockId
-from ingest.cache import ProposalCache, QuestionIds, cache_key, question_ids
+from ingest.cache import _SOURCE_SLOT, ProposalCache, QuestionIds, cache_key, question_ids
 from ingest.proposers.base import ProposalResult, SourceText, TokenUsage
 from ingest.proposers.candidates import Candidate, CandidateSet, Task
 from ingest.proposers.heuristic import HeuristicProposer
@@ -61,7 +61,10 @@ def test_key_depends_on_every_input_but_not_task_id() -> None:
 
 @pytest.mark.parametrize(
     "fields",
-    [{}, {"instructions": "only d\u00e9finitions \"quoted\""}, {"instructions": f"see {BlockId('0' * 64)}"}],
+    [
+        {}, {"instructions": "only d\u00e9finitions \"quoted\""}, {"instructions": f"see {BlockId('0' * 64)}"},
+        {"instructions": f"the slot {_SOURCE_SLOT} in the text"},  # appears twice: each question built whole
+    ],
 )
 def test_the_ids_of_a_question_template_are_those_of_each_sources_question(fields: dict[str, Any]) -> None:
     proposer, template = _Fixed(temperature="0.2"), _task(**fields)
