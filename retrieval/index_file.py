@@ -18,7 +18,7 @@ from retrieval.tokenize import FTS_TOKENIZER
 
 # The format of the rows: a file of another format is rebuilt (bump it whenever the schema or what a row holds
 # changes, so no index written by older code is ever read as current).
-FORMAT = "brain-search/3"
+FORMAT = "brain-search/4"  # 4: the `tags` table (`search --tag`)
 BUSY_TIMEOUT_MS = 30_000
 
 SCHEMA = f"""
@@ -33,6 +33,8 @@ CREATE INDEX docs_block ON docs(block);
 CREATE VIRTUAL TABLE fts USING fts5(title, body, extra, content='', tokenize="{FTS_TOKENIZER}");
 CREATE VIRTUAL TABLE whole USING fts5(name, headings, body, content='', tokenize="{FTS_TOKENIZER}");
 CREATE TABLE names(name TEXT NOT NULL, block INTEGER NOT NULL, PRIMARY KEY(name, block)) WITHOUT ROWID;
+CREATE TABLE tags(tag TEXT NOT NULL, block INTEGER NOT NULL, PRIMARY KEY(tag, block)) WITHOUT ROWID;
+CREATE INDEX tags_block ON tags(block);
 CREATE TABLE kinds(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 CREATE TABLE edges(src INTEGER NOT NULL, kind INTEGER NOT NULL, dst INTEGER NOT NULL, PRIMARY KEY(src, kind, dst))
   WITHOUT ROWID;
@@ -42,7 +44,9 @@ CREATE TABLE records(
   at TEXT, evidence BLOB, PRIMARY KEY(block, record)) WITHOUT ROWID;
 CREATE TABLE pending(block INTEGER PRIMARY KEY, memory_type TEXT NOT NULL);
 """
-TABLES = ("meta", "keys", "blocks", "docs", "fts", "whole", "names", "kinds", "edges", "records", "pending")
+TABLES = (
+    "meta", "keys", "blocks", "docs", "fts", "whole", "names", "tags", "kinds", "edges", "records", "pending",
+)
 FTS_TABLES = ("fts", "whole")
 
 

@@ -132,6 +132,7 @@ class Rows:
     edges: list[tuple[Any, ...]] = field(default_factory=list)
     whole: list[tuple[Any, ...]] = field(default_factory=list)
     names: list[tuple[Any, ...]] = field(default_factory=list)
+    tags: list[tuple[Any, ...]] = field(default_factory=list)
     pending: list[tuple[Any, ...]] = field(default_factory=list)
     stored: list[tuple[Any, ...]] = field(default_factory=list)  # keys to drop from `pending`
 
@@ -150,11 +151,14 @@ class Rows:
             db.executemany("INSERT INTO whole(rowid, name, headings, body) VALUES (?,?,?,?)", self.whole)
         if self.names:
             db.executemany("INSERT OR IGNORE INTO names VALUES (?,?)", self.names)
+        if self.tags:
+            db.executemany("INSERT OR IGNORE INTO tags VALUES (?,?)", self.tags)
         if self.pending:
             db.executemany("INSERT OR REPLACE INTO pending VALUES (?,?)", self.pending)
         if self.stored:
             db.executemany("DELETE FROM pending WHERE block=?", self.stored)
-        for rows in (self.blocks, self.docs, self.fts, self.edges, self.whole, self.names, self.pending, self.stored):
+        for rows in (self.blocks, self.docs, self.fts, self.edges, self.whole, self.names, self.tags, self.pending,
+                     self.stored):
             rows.clear()
 
 
@@ -436,6 +440,7 @@ class RowWriter:
             whole = entry.whole
             rows.whole.append((key, whole.name, whole.headings, whole.body))
         rows.names.extend((n, key) for n in entry.names)
+        rows.tags.extend((t, key) for t in tags_of(payload))
         rows.stored.append((key,))
         return True
 
@@ -464,6 +469,7 @@ class RowWriter:
             self.db.execute("INSERT INTO whole(whole, rowid, name, headings, body) VALUES ('delete',?,?,?,?)",
                             (key, whole.name, whole.headings, whole.body))
         self.db.execute("DELETE FROM names WHERE block=?", (key,))
+        self.db.execute("DELETE FROM tags WHERE block=?", (key,))
         self.db.execute("DELETE FROM docs WHERE block=?", (key,))
         self.db.execute("DELETE FROM edges WHERE src=?", (key,))
         self.db.execute("DELETE FROM blocks WHERE id=?", (key,))
@@ -493,6 +499,19 @@ class RowWriter:
     def _add_orphans(self, count: int) -> None:
         current = int(self.meta("orphans") or 0)
         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('orphans', ?)", (str(current + count),))
+
+
+def tags_of(payload: dict[str, Any]) -> list[str]:
+    """A block's tags as the index keeps them: case-folded, stripped, distinct (only episodes carry `tags`, §3.2)."""
+    tags = payload.get("tags")
+    if not isinstance(tags, list):
+        return []
+    return list(dict.fromkeys(t for t in (tag_key(v) for v in tags if isinstance(v, str)) if t))
+
+
+def tag_key(tag: str) -> str:
+    """How a tag is matched: case-folded, surrounding white space ignored (`--tag Release` finds `release`)."""
+    return tag.strip().casefold()
 
 
 def _fingerprint(entry: Indexed) -> bytes:

@@ -29,6 +29,7 @@ from retrieval.documents import SEARCHABLE, is_change_log, name_key, title_of
 from retrieval.expand import Expansion, Neighbour, spread
 from retrieval.fusion import DenseSearch
 from retrieval.index import SearchIndex, UpdateStats
+from retrieval.index_rows import tag_key
 from retrieval.models import Evidence, Match, Proof, SearchResult, Via
 from retrieval.passages import excerpt, parse_locator, text_at
 from retrieval.proofs import Prover
@@ -36,6 +37,7 @@ from retrieval.tokenize import STOPWORDS, fts_query, query_terms
 
 MAX_LIMIT = 200
 MAX_QUERY_CHARS = 100_000
+MAX_TAG_CHARS = 1000
 PER_SOURCE = 3  # at most this many matches from one source, so one long document cannot fill the page
 CANDIDATES_PER_SLOT = 4
 BM25_WEIGHTS = (4.0, 1.0, 0.5)  # title, body, identifier parts
@@ -70,6 +72,7 @@ class SearchRequest:
     include_superseded: bool = False
     expand: bool = True
     evidence: str | None = None  # hex id of a source: only it and the blocks drawn from it (`--evidence`)
+    tags: tuple[str, ...] = ()  # only blocks carrying every one of these tags (`--tag`, AND; case-folded)
 
     def drawn_from(self, source_hex: str) -> SearchRequest:
         """The same request, kept to one source and the blocks drawn from it (`--evidence`)."""
@@ -83,10 +86,16 @@ class SearchRequest:
             raise UsageError(f"the query is {len(self.query)} characters long; the limit is {MAX_QUERY_CHARS}")
         for name in self.types:
             if name not in SEARCHABLE:
-                extra = " (provenance records are not indexed: see `brain log` and `brain show`)" if name == "provenance" else ""
+                extra = (" (provenance records are not indexed: see `brain log` and `brain show`)"
+                         if name == "provenance" else "")
                 raise UsageError(
                     f"unknown or unsearchable type {shown(name)}{extra}", hint=f"use one of {', '.join(SEARCHABLE)}"
                 )
+        for tag in self.tags:
+            if not isinstance(tag, str) or not tag_key(tag):
+                raise UsageError("--tag needs a tag (an episode's `tags` entry)", hint="e.g. --tag release")
+            if len(tag) > MAX_TAG_CHARS:
+                raise UsageError(f"--tag is {len(tag)} characters long; the limit is {MAX_TAG_CHARS}")
         if self.evidence is not None and not re.fullmatch(r"[0-9a-f]{64}", self.evidence):
             raise UsageError(f"--evidence {self.evidence[:80]!r} is not a resolved source id")
         if not 1 <= self.limit <= MAX_LIMIT:
@@ -129,6 +138,7 @@ class _Block:
     subject: str | None
     at: str | None
     fingerprint: bytes | None = None
+    tags: frozenset[str] = frozenset()  # case-folded (`index_rows.tag_key`)
 
 
 @dataclass
@@ -248,7 +258,8 @@ class Searcher:
         ranking = f"SELECT rowid, bm25(fts, {weights}) FROM fts WHERE fts MATCH ? ORDER BY 2 LIMIT ?"
         joined = (
             "SELECT d.rowid, k.digest, b.memory_type, b.accessible, s.digest, d.locator "
-            "FROM docs d JOIN blocks b ON b.id = d.block JOIN keys k ON k.id = b.id LEFT JOIN keys s ON s.id = b.source "
+            "FROM docs d JOIN blocks b ON b.id = d.block JOIN keys k ON k.id = b.id "
+            "LEFT JOIN keys s ON s.id = b.source "
             f"WHERE d.rowid IN (SELECT value FROM json_each(?)) {where}"
         )
         while True:
@@ -267,7 +278,8 @@ class Searcher:
             fetch *= 4
         found.sort(key=lambda r: (r[5], r[0], r[4] or ""))
         rows = [
-            _Row(bytes(b).hex(), t, bool(a), bytes(s or b).hex(), loc, -rank) for b, t, a, s, loc, rank in found[:wanted]
+            _Row(bytes(b).hex(), t, bool(a), bytes(s or b).hex(), loc, -rank)
+            for b, t, a, s, loc, rank in found[:wanted]
         ]
         _normalize(rows)
         return self._fused(rows, terms, request, match, where, params)
@@ -325,7 +337,8 @@ class Searcher:
         for row in rows:
             document = doc_score.get(row.source, 0.0)
             score = PASSAGE_SHARE * row.score + (1 - PASSAGE_SHARE) * document
-            why = [f"passage {row.score:.3f} x {PASSAGE_SHARE}", f"source as a whole {document:.3f} x {1 - PASSAGE_SHARE:.1f}"]
+            why = [f"passage {row.score:.3f} x {PASSAGE_SHARE}",
+                   f"source as a whole {document:.3f} x {1 - PASSAGE_SHARE:.1f}"]
             if row.source in named_sources or row.block in named_sources:
                 score += NAME_BONUS
                 why.append(f"+ {NAME_BONUS} (its name is in the query)")
@@ -401,15 +414,16 @@ class Searcher:
         key = self.index.key(hex_id)
         row = None if key is None else self.index.db.execute(
             "SELECT b.memory_type, b.accessible, s.digest, b.origin, b.media_type, b.view, b.locator, b.subject, b.at, "
-            "b.fingerprint FROM blocks b LEFT JOIN keys s ON s.id = b.source WHERE b.id=?",
+            "b.fingerprint, (SELECT json_group_array(tag) FROM tags WHERE block = b.id) "
+            "FROM blocks b LEFT JOIN keys s ON s.id = b.source WHERE b.id=?",
             (key,),
         ).fetchone()
         if row is None:
             return None
-        t, accessible, source, origin, media, view, locator, subject, at, fingerprint = row
+        t, accessible, source, origin, media, view, locator, subject, at, fingerprint, tags = row
         return _Block(hex_id, t, bool(accessible), bytes(source).hex() if source else hex_id, origin, media,
                       bytes(view).hex() if view else None, locator, subject, at,
-                      bytes(fingerprint) if fingerprint else None)
+                      bytes(fingerprint) if fingerprint else None, frozenset(json.loads(tags or "[]")))
 
     # --- expansion ---------------------------------------------------------------------------------
 
@@ -579,6 +593,9 @@ def _filters(request: SearchRequest) -> tuple[str, list[object]]:
     if request.until is not None:
         clauses.append("b.at <= ?")
         params.append(_end_of(request.until))
+    for tag in dict.fromkeys(tag_key(t) for t in request.tags):  # every tag (AND)
+        clauses.append("b.id IN (SELECT block FROM tags WHERE tag = ?)")
+        params.append(tag)
     if request.evidence is not None:
         # The source itself, or a block whose evidence edges name it.
         clauses.append("(b.id = (SELECT id FROM keys WHERE digest = ?) OR EXISTS (SELECT 1 FROM edges e "
@@ -609,6 +626,8 @@ def _passes(info: _Block, request: SearchRequest) -> bool:
     if request.types and info.memory_type not in request.types:
         return False
     if request.subject is not None and info.subject != request.subject.casefold():
+        return False
+    if request.tags and not {tag_key(t) for t in request.tags} <= info.tags:
         return False
     if request.since is not None and (info.at is None or info.at < request.since):
         return False

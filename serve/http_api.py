@@ -2,8 +2,8 @@
 
 Routes (GET only; every other method is 405, so no write route exists):
 `/healthz`, `/v1/status`, `/v1/search?q=…&limit=K&type=T&include_superseded=1` (also `subject`, `since`,
-`until`, `expand=0`), `/v1/context?q=…&max_tokens=N`, `/v1/blocks/{id}`, `/v1/blocks/{id}/proof`,
-`/v1/sources/{id}/view?locator=L`.
+`until`, `expand=0`, `tag=T`: repeatable, every tag), `/v1/context?q=…&max_tokens=N` (also `type`, `tag`),
+`/v1/blocks/{id}`, `/v1/blocks/{id}/proof`, `/v1/sources/{id}/view?locator=L`.
 Bodies are the JSON of the CLI's `--json`; errors are `{"error": message, "hint": hint}` with 400 (bad
 input), 401 (token), 404, 405, 409, 414 and 431 (request line or headers too long), 421 (a foreign Host
 on the tokenless server), 503 (brain unreadable, or too many connections). With `--token-file`, every route
@@ -179,6 +179,7 @@ class Routes:
             since=_one(values, "since"),
             until=_one(values, "until"),
             expand=_flag(values, "expand", True),
+            tags=values.get("tag", []),
         )
 
     def _context(self, values: dict[str, list[str]]) -> Any:
@@ -189,7 +190,8 @@ class Routes:
             raise HttpError(HTTPStatus.BAD_REQUEST,
                             f"max_tokens must be an integer, got {str(budget_text)[:20]!r}") from None
         return self.face.context(_one(values, "q") or "", budget, types=values.get("type", []),
-                                 include_superseded=_flag(values, "include_superseded", False))
+                                 include_superseded=_flag(values, "include_superseded", False),
+                                 tags=values.get("tag", []))
 
 
 def _health(face: BrainFace) -> dict[str, str]:
@@ -284,8 +286,8 @@ class BrainRequestHandler(BaseHTTPRequestHandler):
                             "(localhost, 127.0.0.1, [::1])", f"connect to http://127.0.0.1:{port}/; a page of "
                             "another site cannot use it (DNS rebinding)", close=True)
                 return False
-        elif token is not None and not hmac.compare_digest((bearer_token(self.headers.get("Authorization")) or "").encode(),
-                                     token.encode()):
+        elif token is not None and not hmac.compare_digest(
+                (bearer_token(self.headers.get("Authorization")) or "").encode(), token.encode()):
             self._error(HTTPStatus.UNAUTHORIZED, "missing or wrong bearer token",
                         "send Authorization: Bearer <the token in --token-file>",
                         headers={"WWW-Authenticate": 'Bearer realm="brain"'})
@@ -315,7 +317,8 @@ class BrainRequestHandler(BaseHTTPRequestHandler):
 
     def _allowed(self) -> str:
         """The methods this handler answers (those with a `do_` method of their own)."""
-        return ", ".join(m for m in _METHODS if getattr(type(self), f"do_{m}", BrainRequestHandler._refuse) is not BrainRequestHandler._refuse)
+        refuse = BrainRequestHandler._refuse
+        return ", ".join(m for m in _METHODS if getattr(type(self), f"do_{m}", refuse) is not refuse)
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """Errors the standard library raises while parsing (400, 414, 431, 501, 505) as our JSON."""
