@@ -11,7 +11,8 @@ the estimate of exactly what `--format markdown` prints, and `tokens <= budget` 
 Packing: candidates are the search's matches (with expansion), by score: first the best match of each
 source, then the others, so a small pack covers as many sources as it can. A passage longer than a fifth
 of the budget is cut to the run of its lines holding the most query words (its locator names those lines,
-so the item stays citable; one line longer than that is cut at a sentence end and marked `…`). An item whose text was already packed (the same text, or text inside a packed
+so the item stays citable; one line longer than that is cut at a sentence end and marked `…`). An item whose
+text was already packed (the same text, or text inside a packed
 item of the same source) is skipped; an item that does not fit the remaining budget is skipped and smaller
 ones after it may still fit.
 """
@@ -52,6 +53,7 @@ class ContextRequest:
     max_tokens: int
     types: tuple[str, ...] = ()
     include_superseded: bool = False
+    tags: tuple[str, ...] = ()  # only blocks carrying every one of these tags (`--tag`)
 
     def validate(self) -> None:
         """Raise `UsageError` for a budget out of range (the query is checked by the search)."""
@@ -63,7 +65,7 @@ class ContextRequest:
     def search(self) -> SearchRequest:
         """The search that gives the candidates."""
         return SearchRequest(self.query, types=self.types, limit=CANDIDATES,
-                             include_superseded=self.include_superseded, expand=True)
+                             include_superseded=self.include_superseded, expand=True, tags=self.tags)
 
 
 def title_line(query: str) -> str:

@@ -30,6 +30,7 @@ from retrieval.documents import SEARCHABLE, is_change_log, name_key, title_of
 from retrieval.expand import Expansion, Neighbour, spread
 from retrieval.fusion import DenseSearch
 from retrieval.index import SearchIndex, UpdateStats
+from retrieval.index_rows import tag_key
 from retrieval.models import Evidence, Match, Proof, SearchResult, Via
 from retrieval.passages import excerpt, parse_locator, text_at
 from retrieval.proofs import Prover
@@ -37,6 +38,7 @@ from retrieval.tokenize import STOPWORDS, fts_query, query_terms
 
 MAX_LIMIT = 200
 MAX_QUERY_CHARS = 100_000
+MAX_TAG_CHARS = 1000
 PER_SOURCE = 3  # at most this many matches from one source, so one long document cannot fill the page
 CANDIDATES_PER_SLOT = 4
 BM25_WEIGHTS = (4.0, 1.0, 0.5)  # title, body, identifier parts
@@ -71,6 +73,7 @@ class SearchRequest:
     include_superseded: bool = False
     expand: bool = True
     evidence: str | None = None  # hex id of a source: only it and the blocks drawn from it (`--evidence`)
+    tags: tuple[str, ...] = ()  # only blocks carrying every one of these tags (`--tag`, AND; case-folded)
 
     def drawn_from(self, source_hex: str) -> SearchRequest:
         """The same request, kept to one source and the blocks drawn from it (`--evidence`)."""
@@ -89,6 +92,11 @@ class SearchRequest:
                 raise UsageError(
                     f"unknown or unsearchable type {shown(name)}{extra}", hint=f"use one of {', '.join(SEARCHABLE)}"
                 )
+        for tag in self.tags:
+            if not isinstance(tag, str) or not tag_key(tag):
+                raise UsageError("--tag needs a tag (an episode's `tags` entry)", hint="e.g. --tag release")
+            if len(tag) > MAX_TAG_CHARS:
+                raise UsageError(f"--tag is {len(tag)} characters long; the limit is {MAX_TAG_CHARS}")
         if self.evidence is not None and not re.fullmatch(r"[0-9a-f]{64}", self.evidence):
             raise UsageError(f"--evidence {self.evidence[:80]!r} is not a resolved source id")
         if not 1 <= self.limit <= MAX_LIMIT:
@@ -131,6 +139,7 @@ class _Block:
     subject: str | None
     at: str | None
     fingerprint: bytes | None = None
+    tags: frozenset[str] = frozenset()  # case-folded (`index_rows.tag_key`)
 
 
 @dataclass
@@ -164,15 +173,15 @@ class Views:
 
 
 _BLOCK_COLUMNS = ("b.memory_type, b.accessible, s.digest, b.origin, b.media_type, b.view, b.locator, b.subject, "
-                  "b.at, b.fingerprint")
+                  "b.at, b.fingerprint, (SELECT json_group_array(tag) FROM tags WHERE block = b.id)")
 
 
 def _block_of(hex_id: str, row: Sequence[Any]) -> _Block:
     """A `_Block` from the `_BLOCK_COLUMNS` of its row."""
-    t, accessible, source, origin, media, view, locator, subject, at, fingerprint = row
+    t, accessible, source, origin, media, view, locator, subject, at, fingerprint, tags = row
     return _Block(hex_id, t, bool(accessible), bytes(source).hex() if source else hex_id, origin, media,
                   bytes(view).hex() if view else None, locator, subject, at,
-                  bytes(fingerprint) if fingerprint else None)
+                  bytes(fingerprint) if fingerprint else None, frozenset(json.loads(tags or "[]")))
 
 
 class Searcher:
@@ -602,6 +611,9 @@ def _filters(request: SearchRequest) -> tuple[str, list[object]]:
     if request.until is not None:
         clauses.append("b.at <= ?")
         params.append(_end_of(request.until))
+    for tag in dict.fromkeys(tag_key(t) for t in request.tags):  # every tag (AND)
+        clauses.append("b.id IN (SELECT block FROM tags WHERE tag = ?)")
+        params.append(tag)
     if request.evidence is not None:
         # The source itself, or a block whose evidence edges name it.
         clauses.append("(b.id = (SELECT id FROM keys WHERE digest = ?) OR EXISTS (SELECT 1 FROM edges e "
@@ -632,6 +644,8 @@ def _passes(info: _Block, request: SearchRequest) -> bool:
     if request.types and info.memory_type not in request.types:
         return False
     if request.subject is not None and info.subject != request.subject.casefold():
+        return False
+    if request.tags and not {tag_key(t) for t in request.tags} <= info.tags:
         return False
     if request.since is not None and (info.at is None or info.at < request.since):
         return False

@@ -80,23 +80,24 @@ class BrainFace:
         since: str | None = None,
         until: str | None = None,
         expand: bool = True,
+        tags: Sequence[str] = (),
     ) -> dict[str, Any]:
         """`brain search --json`."""
         request = SearchRequest(
             query=query, types=tuple(t.lower() for t in types), subject=subject, since=since, until=until,
-            limit=limit, include_superseded=include_superseded, expand=expand,
+            limit=limit, include_superseded=include_superseded, expand=expand, tags=tuple(tags),
         )
         request.validate()
         with self._searcher() as searcher:
             return answered(lambda: searcher.index, lambda: searcher.search(request), _log).model_dump(mode="json")
 
     def context(self, query: str, max_tokens: int, types: Sequence[str] = (),
-                include_superseded: bool = False) -> dict[str, Any]:
+                include_superseded: bool = False, tags: Sequence[str] = ()) -> dict[str, Any]:
         """`brain context --json`."""
         from retrieval.context import ContextRequest, pack
 
         request = ContextRequest(query=query, max_tokens=max_tokens, types=tuple(t.lower() for t in types),
-                                 include_superseded=include_superseded)
+                                 include_superseded=include_superseded, tags=tuple(tags))
         request.validate()
         request.search().validate()
         with self._searcher() as searcher:

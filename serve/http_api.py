@@ -2,8 +2,8 @@
 
 Routes (GET only; every other method is 405, so no write route exists):
 `/healthz`, `/v1/status`, `/v1/search?q=…&limit=K&type=T&include_superseded=1` (also `subject`, `since`,
-`until`, `expand=0`), `/v1/context?q=…&max_tokens=N`, `/v1/blocks/{id}`, `/v1/blocks/{id}/proof`,
-`/v1/sources/{id}/view?locator=L`.
+`until`, `expand=0`, `tag=T`: repeatable, every tag), `/v1/context?q=…&max_tokens=N` (also `type`, `tag`),
+`/v1/blocks/{id}`, `/v1/blocks/{id}/proof`, `/v1/sources/{id}/view?locator=L`.
 Bodies are the JSON of the CLI's `--json`; errors are `{"error": message, "hint": hint}` with 400 (bad
 input), 401 (token), 404, 405, 409, 414 and 431 (request line or headers too long), 421 (a foreign Host
 on the tokenless server), 503 (brain unreadable, or too many connections). With `--token-file`, every route
@@ -179,6 +179,7 @@ class Routes:
             since=_one(values, "since"),
             until=_one(values, "until"),
             expand=_flag(values, "expand", True),
+            tags=values.get("tag", []),
         )
 
     def _context(self, values: dict[str, list[str]]) -> Any:
@@ -189,7 +190,8 @@ class Routes:
             raise HttpError(HTTPStatus.BAD_REQUEST,
                             f"max_tokens must be an integer, got {str(budget_text)[:20]!r}") from None
         return self.face.context(_one(values, "q") or "", budget, types=values.get("type", []),
-                                 include_superseded=_flag(values, "include_superseded", False))
+                                 include_superseded=_flag(values, "include_superseded", False),
+                                 tags=values.get("tag", []))
 
 
 def _health(face: BrainFace) -> dict[str, str]:

@@ -53,11 +53,13 @@ def build_server(face: BrainFace, desk: ProposalDesk | None = None, agent: tuple
 
     @server.tool(description="Search the brain. Returns ranked matches, each an evidence bundle with an "
                  "inclusion proof and `verified` (checked by the server). `types`: canonical, semantic, "
-                 "procedural, episodic.")
+                 "procedural, episodic. `tags`: only blocks carrying every one of these tags (episodes carry tags).")
     def search(
-        query: str, limit: int = 10, types: list[str] | None = None, include_superseded: bool = False
+        query: str, limit: int = 10, types: list[str] | None = None, include_superseded: bool = False,
+        tags: list[str] | None = None,
     ) -> dict[str, Any]:
-        return answer(lambda: face.search(query, limit=limit, types=types or (), include_superseded=include_superseded))
+        return answer(lambda: face.search(query, limit=limit, types=types or (), include_superseded=include_superseded,
+                                          tags=tags or ()))
 
     @server.tool(description="Prompt-ready context for a question: the best verified hits (passages, concepts, "
                  "procedures, episodes), deduplicated, packed by score into `max_tokens` (a conservative "

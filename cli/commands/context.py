@@ -11,7 +11,7 @@ import typer
 from rich.console import RenderableType
 from rich.text import Text
 
-from cli.commands.search import AtOption, TypesOption, open_searcher
+from cli.commands.search import AtOption, TagsOption, TypesOption, open_searcher
 from cli.context import cli_context
 from cli.options import JsonFlag
 from cli.output import printable
@@ -28,6 +28,7 @@ def context(
     max_tokens: Annotated[int, typer.Option("--max-tokens", "-n", metavar="N",
                                             help="Token budget of the pack (conservative estimate).")] = DEFAULT_TOKENS,
     types: TypesOption = None,
+    tags: TagsOption = None,
     include_superseded: Annotated[
         bool, typer.Option("--include-superseded", help="Let superseded and demoted blocks through.")
     ] = False,
@@ -44,7 +45,7 @@ def context(
 
     cli = cli_context(ctx)
     request = ContextRequest(query=query, max_tokens=max_tokens, types=tuple(t.lower() for t in types or ()),
-                             include_superseded=include_superseded)
+                             include_superseded=include_superseded, tags=tuple(tags or ()))
     request.validate()
     request.search().validate()  # before the index is opened: a bad request writes nothing
     output = cli.output(as_json)

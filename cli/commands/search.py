@@ -45,15 +45,27 @@ TypesOption = Annotated[
     typer.Option("--type", "-t", metavar="TYPE", help="Only this memory type (repeatable): canonical (passages of "
                  "sources), semantic, procedural, episodic."),
 ]
+TagsOption = Annotated[
+    list[str] | None,
+    typer.Option("--tag", metavar="TAG", help="Only blocks tagged TAG (repeatable: every tag given, AND; case is "
+                 "ignored). Episodes are the blocks that carry tags (§3.2)."),
+]
 
 
 def search(
     ctx: typer.Context,
     query: QueryArgument = "",
     types: TypesOption = None,
-    subject: Annotated[str | None, typer.Option("--subject", metavar="S", help="Only blocks about this subject.")] = None,
-    since: Annotated[str | None, typer.Option("--since", metavar="DATE", help="Only blocks dated on or after DATE.")] = None,
-    until: Annotated[str | None, typer.Option("--until", metavar="DATE", help="Only blocks dated on or before DATE.")] = None,
+    tags: TagsOption = None,
+    subject: Annotated[
+        str | None, typer.Option("--subject", metavar="S", help="Only blocks about this subject.")
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", metavar="DATE", help="Only blocks dated on or after DATE.")
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option("--until", metavar="DATE", help="Only blocks dated on or before DATE.")
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", "-k", metavar="K", help="At most K matches.")] = DEFAULT_LIMIT,
     include_superseded: Annotated[
         bool, typer.Option("--include-superseded", help="Let superseded and demoted blocks through.")
@@ -82,6 +94,7 @@ def search(
         limit=limit,
         include_superseded=include_superseded,
         expand=not no_expand,
+        tags=tuple(tags or ()),
     )
     output = context.output(as_json)
     if not (reindex and not query):
