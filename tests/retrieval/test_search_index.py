@@ -309,9 +309,7 @@ def test_a_damaged_composition_of_the_indexed_snapshot_means_a_rebuild(
 ) -> None:
     import orjson
 
-    import cli.main
-
-    monkeypatch.setattr(cli.main, "on_head_moved", lambda listener: None)  # an index left behind its head
+    monkeypatch.setattr("brain.store.head.on_head_moved", lambda listener: None)  # an index left behind its head
     monkeypatch.setattr("brain.store.head._HEAD_LISTENERS", [])
 
     _search(corpus_brain, "shard")
