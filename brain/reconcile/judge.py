@@ -95,8 +95,6 @@ class Judgement:
     origins: dict[BlockId, str] = field(default_factory=dict)
     """Where an incoming source came from, as its incoming registration record says."""
     tombstoned: frozenset[BlockId] = frozenset()
-    payloads: dict[BlockId, dict[str, Any]] = field(default_factory=dict)
-    """The payloads judging built of the blocks it read (each built once: titles reuse them)."""
 
     def every_verdict(self) -> list[IncomingVerdict]:
         """A verdict for every incoming block, in judging order: the refused and answered ones as judged, every
@@ -113,9 +111,7 @@ class Judgement:
         block = self.read.get(block_id)
         if block is None:
             return "unreadable"
-        payload = self.payloads.get(block_id)
-        if payload is None:
-            payload = self.payloads[block_id] = block.payload()
+        payload = block.payload()  # once for the title and the record it names
         origin = self.origins.get(block_id)
         if origin:
             return f"{origin} ({title_of(block, payload)})"
@@ -163,7 +159,7 @@ class _Incoming:
     def __init__(self, read: Callable[[BlockId], Block], merges: Sequence[ModuleMerge],
                  tombstoned: frozenset[BlockId], theirs: Sequence[OciDigest]) -> None:
         self.blocks: dict[BlockId, Block] = {}
-        self.payloads: dict[BlockId, dict[str, Any]] = {}  # built once per block (`payload`)
+        self.payloads: dict[BlockId, dict[str, Any]] = {}  # semantic payloads from the statements to their checks
         self.unreadable: dict[BlockId, str] = {}
         self.module: dict[BlockId, MemoryType] = {}
         self.derived_from: dict[BlockId, tuple[BlockId, ...]] = {}
@@ -201,11 +197,16 @@ class _Incoming:
                     self.structural.setdefault(target, set()).add(block_id)
 
     def payload(self, block_id: BlockId) -> dict[str, Any]:
-        """The payload of a read incoming block (serialized once: every check and the title reads it)."""
+        """The payload of a read incoming block, kept for its checks (`take_payload`)."""
         found = self.payloads.get(block_id)
         if found is None:
             found = self.payloads[block_id] = self.blocks[block_id].payload()
         return found
+
+    def take_payload(self, block_id: BlockId) -> dict[str, Any]:
+        """The payload `payload` kept (let go of now), else serialized: each block's is built once in judging."""
+        found = self.payloads.pop(block_id, None)
+        return self.blocks[block_id].payload() if found is None else found
 
     def _learn(self, block_id: BlockId, block: Block) -> None:
         """What one incoming provenance record adds: derivations, supersessions, removals, source origins."""
@@ -322,6 +323,7 @@ def judge(  # noqa: C901 - §10.5's steps in their fixed order, each a short loo
             by_cascade[merge.memory_type] = _ids(cascaded)
 
     # Ours: incoming removal records name only non-members; supersessions and demotions name members.
+    incoming.payloads.clear()  # not kept past judging: a merge of many sources would hold every one twice
     known = _Hexes({h for ids in view.values() for h in ids} | {b.hex for b in incoming.module})
     for block_id in _of(incoming, MemoryType.PROVENANCE):
         if block_id.hex not in view[MemoryType.PROVENANCE] or block_id in verdicts:
@@ -342,7 +344,6 @@ def judge(  # noqa: C901 - §10.5's steps in their fixed order, each a short loo
         incoming=incoming.module,
         origins=incoming.origins,
         tombstoned=tombstoned,
-        payloads=incoming.payloads,
     )
 
 
@@ -401,7 +402,7 @@ def _checks(  # noqa: C901 - the §7.6 checks, in their order, against M
     statements: _Statements,
     blob_size: Callable[[OciDigest], int | None] | None,
 ) -> tuple[list[Issue], dict[BlockId, str]]:
-    payload = incoming.payload(block.block_id)
+    payload = incoming.take_payload(block.block_id)
     issues: list[Issue] = []
     if type(block) is TYPED_V1.get(memory_type):
         # Decoded as the typed v1 model, which is the oldest schema: re-typing it gives the same block.
