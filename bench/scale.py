@@ -142,10 +142,20 @@ def link_blobs(source: Path, target: Path) -> None:
             os.link(entry.path, into / entry.name)
 
 
+def _link_blobs_copy_state(source: str, target: str) -> str:
+    """Blobs hard-linked (immutable), everything else copied: the merge appends to the lineage log and writes
+    the head, which must not reach the shard's brain through a shared inode (a second merge would find the
+    shard's log describing the first merge and rebuild it from every block)."""
+    if f"{os.sep}blobs{os.sep}" in source:
+        os.link(source, target)
+        return target
+    return str(shutil.copy2(source, target))
+
+
 def merge_shards(work: Path, shards: list[Path], name: str) -> tuple[Measured, Path]:
     """The n-way merge of the shard heads into a copy of the first shard's brain (unrelated: from empty)."""
     target = work / name
-    shutil.copytree(shards[0], target, copy_function=os.link)
+    shutil.copytree(shards[0], target, copy_function=_link_blobs_copy_state)
     for shard in shards[1:]:
         link_blobs(shard, target)
     os.sync()
@@ -178,10 +188,12 @@ def section_shards(work: Path, size: int, count: int, single: tuple[Measured, Pa
     print(f"single ingest wall {one.wall:7.2f} s cpu {one.cpu:7.2f} s; {count} shard ingests wall "
           + " + ".join(f"{r.wall:.2f}" for r in runs)
           + f" = {total:.2f} s = {total / one.wall:.2f}x, cpu {cpu:.2f} s = {cpu / one.cpu:.2f}x (target <= 1.15x); "
-          f"the slowest shard {max(r.wall for r in runs):.2f} s = {max(r.wall for r in runs) / one.wall:.2f}x (a matrix's wall)")
+          f"the slowest shard {max(r.wall for r in runs):.2f} s = {max(r.wall for r in runs) / one.wall:.2f}x "
+          "(a matrix's wall)")
     merged, target = merge_shards(work, brains, f"merged-{size}-{count}")
-    print(f"merge of {count} shards  wall {merged.wall:7.2f} s  cpu {merged.cpu:7.2f} s  peak RSS {merged.rss_mib:6.1f} MiB"
-          f"  = {merged.wall / one.wall:.2f}x the single ingest's wall, {merged.cpu / one.cpu:.2f}x its cpu (target <= 0.15x)")
+    print(f"merge of {count} shards  wall {merged.wall:7.2f} s  cpu {merged.cpu:7.2f} s  "
+          f"peak RSS {merged.rss_mib:6.1f} MiB  = {merged.wall / one.wall:.2f}x the single ingest's wall, "
+          f"{merged.cpu / one.cpu:.2f}x its cpu (target <= 0.15x)")
     same = roots(target) == roots(single[1])
     print(f"merged module roots equal the single run's: {same}")
     if not same:
@@ -197,13 +209,15 @@ def section_merge_n(work: Path, files: int, counts: list[int]) -> None:
         _, brains = sharded(work, corpus, count, f"n{files}")
         merged, _ = merge_shards(work, brains, f"merged-n{files}-{count}")
         incoming = files - files // count
-        print(f"N={count:<3} merge wall {merged.wall:7.2f} s  cpu {merged.cpu:7.2f} s  peak RSS {merged.rss_mib:6.1f} MiB  "
+        print(f"N={count:<3} merge wall {merged.wall:7.2f} s  cpu {merged.cpu:7.2f} s  "
+              f"peak RSS {merged.rss_mib:6.1f} MiB  "
               f"({merged.cpu / incoming * 1000:.2f} ms cpu per incoming source, ~{incoming:,} incoming)")
 
 
 def manifest_layers(brain: Path, tag: str) -> list[dict[str, object]]:
     index = json.loads((brain / "index.json").read_bytes())
-    (entry,) = [m for m in index["manifests"] if m.get("annotations", {}).get("org.opencontainers.image.ref.name") == tag]
+    name = "org.opencontainers.image.ref.name"
+    (entry,) = [m for m in index["manifests"] if m.get("annotations", {}).get(name) == tag]
     manifest = json.loads((brain / "blobs" / "sha256" / str(entry["digest"]).removeprefix("sha256:")).read_bytes())
     return [manifest["config"], *manifest["layers"]]
 

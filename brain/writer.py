@@ -246,6 +246,11 @@ class Writer:
         self._require_lock()
         return frozenset(self._membership(memory_type).members)
 
+    def live_members(self, memory_type: MemoryType) -> set[BlockId]:
+        """The staged member set itself, kept current by `add` and `remove`: read it, never change it."""
+        self._require_lock()
+        return self._membership(memory_type).members
+
     def _membership(self, memory_type: MemoryType) -> _Membership:
         staged = self._staged.get(memory_type)
         if staged is None:

@@ -60,6 +60,11 @@ class Sink(Protocol):
 
     def members(self, memory_type: MemoryType) -> frozenset[BlockId]: ...  # noqa: D102
 
+    def live_members(self, memory_type: MemoryType) -> set[BlockId] | None:
+        """The sink's own live member set of a module (committed plus staged), kept current by `add`, for
+        callers that only read it; None (the default) when the sink keeps none to share."""
+        return None
+
     def commit(self, labels: dict[str, str] | None = None) -> OciDigest | None: ...  # noqa: D102
 
 
@@ -110,7 +115,8 @@ def acting_actor(actor_id: str) -> Actor:
 
 
 class Members:
-    """The live member set of each module (committed plus staged), read from the sink once per module."""
+    """The live member set of each module (committed plus staged): the sink's own when it shares one (the
+    writer's: no second copy of every member id), else read from the sink once per module."""
 
     def __init__(self, sink: Sink) -> None:
         self._sink = sink
@@ -120,7 +126,9 @@ class Members:
         """The live member set of one module (the stager adds to it as it stages)."""
         found = self._sets.get(memory_type)
         if found is None:
-            found = self._sets[memory_type] = set(self._sink.members(memory_type))
+            live = getattr(self._sink, "live_members", None)  # a sink may follow the protocol without subclassing
+            shared = None if live is None else live(memory_type)
+            found = self._sets[memory_type] = set(self._sink.members(memory_type)) if shared is None else shared
         return found
 
     def has(self, memory_type: MemoryType, block_id: BlockId) -> bool:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from brain.blocks.base import Block
 from brain.blocks.memory_type import MemoryType
 
 _WIDTH = 72
 
 
-def title_of(block: Block) -> str:
-    """A one-line title: a label, an episode's summary, a source's media type, a record's type."""
-    payload = block.payload()
+def title_of(block: Block, payload: dict[str, Any] | None = None) -> str:
+    """A one-line title: a label, an episode's summary, a source's media type, a record's type (`payload`: the
+    block's, when the caller has it)."""
+    payload = block.payload() if payload is None else payload
     if block.memory_type is MemoryType.PROVENANCE:
         record = payload.get("record")
         text = f"{record.get('record_type', 'record')} record" if isinstance(record, dict) else "record"

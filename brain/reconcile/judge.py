@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from brain.blocks import Block, MemoryType, Verdict
+from brain.blocks.decode import TYPED_V1
 from brain.blocks.provenance import (
     DemotionRecord,
     DerivationRecord,
@@ -109,15 +111,16 @@ class Judgement:
         block = self.read.get(block_id)
         if block is None:
             return "unreadable"
+        payload = block.payload()  # once for the title and the record it names
         origin = self.origins.get(block_id)
         if origin:
-            return f"{origin} ({title_of(block)})"
-        record = block.payload().get("record") if block.memory_type is MemoryType.PROVENANCE else None
+            return f"{origin} ({title_of(block, payload)})"
+        record = payload.get("record") if block.memory_type is MemoryType.PROVENANCE else None
         if isinstance(record, dict):
             about = record.get("block") or next(iter(record.get("blocks") or ()), None)
             if is_digest_string(about):
-                return f"{title_of(block)} of {BlockId.parse(about).short}"
-        return title_of(block)
+                return f"{title_of(block, payload)} of {BlockId.parse(about).short}"
+        return title_of(block, payload)
 
     def with_result(self, result: Mapping[MemoryType, frozenset[str]]) -> Judgement:
         """The same judgement over another result (a rebase step)."""
@@ -156,6 +159,7 @@ class _Incoming:
     def __init__(self, read: Callable[[BlockId], Block], merges: Sequence[ModuleMerge],
                  tombstoned: frozenset[BlockId], theirs: Sequence[OciDigest]) -> None:
         self.blocks: dict[BlockId, Block] = {}
+        self.payloads: dict[BlockId, dict[str, Any]] = {}  # semantic payloads from the statements to their checks
         self.unreadable: dict[BlockId, str] = {}
         self.module: dict[BlockId, MemoryType] = {}
         self.derived_from: dict[BlockId, tuple[BlockId, ...]] = {}
@@ -191,6 +195,18 @@ class _Incoming:
                     targets = set()
                 for target in targets:
                     self.structural.setdefault(target, set()).add(block_id)
+
+    def payload(self, block_id: BlockId) -> dict[str, Any]:
+        """The payload of a read incoming block, kept for its checks (`take_payload`)."""
+        found = self.payloads.get(block_id)
+        if found is None:
+            found = self.payloads[block_id] = self.blocks[block_id].payload()
+        return found
+
+    def take_payload(self, block_id: BlockId) -> dict[str, Any]:
+        """The payload `payload` kept (let go of now), else serialized: each block's is built once in judging."""
+        found = self.payloads.pop(block_id, None)
+        return self.blocks[block_id].payload() if found is None else found
 
     def _learn(self, block_id: BlockId, block: Block) -> None:
         """What one incoming provenance record adds: derivations, supersessions, removals, source origins."""
@@ -265,7 +281,8 @@ def judge(  # noqa: C901 - §10.5's steps in their fixed order, each a short loo
             key = winner if winner in incoming.module else record
             if key in verdicts:
                 continue
-            issue = Issue("pending-review", f"competing supersession of {loser}: {', '.join(s.short for s in standing)}")
+            shown = ", ".join(s.short for s in standing)
+            issue = Issue("pending-review", f"competing supersession of {loser}: {shown}")
             verdict = IncomingVerdict(key, incoming.module.get(key, MemoryType.PROVENANCE), Verdict.PENDING_REVIEW,
                                       (issue,), contenders=standing)
             refuse(verdict)
@@ -306,6 +323,7 @@ def judge(  # noqa: C901 - §10.5's steps in their fixed order, each a short loo
             by_cascade[merge.memory_type] = _ids(cascaded)
 
     # Ours: incoming removal records name only non-members; supersessions and demotions name members.
+    incoming.payloads.clear()  # not kept past judging: a merge of many sources would hold every one twice
     known = _Hexes({h for ids in view.values() for h in ids} | {b.hex for b in incoming.module})
     for block_id in _of(incoming, MemoryType.PROVENANCE):
         if block_id.hex not in view[MemoryType.PROVENANCE] or block_id in verdicts:
@@ -363,9 +381,9 @@ class _Statements:
     def __init__(self, ours: OurIndex, view: Mapping[MemoryType, set[str]], incoming: _Incoming) -> None:
         self.ours, self.view = ours, view
         self.incoming: dict[ContradictionKey, list[tuple[str, BlockId]]] = {}
-        for block_id, block in incoming.blocks.items():
+        for block_id in incoming.blocks:
             if incoming.module[block_id] is MemoryType.SEMANTIC:
-                key, statement = statement_key(block.payload())
+                key, statement = statement_key(incoming.payload(block_id))
                 if key is not None:
                     self.incoming.setdefault(key, []).append((statement, block_id))
 
@@ -384,13 +402,17 @@ def _checks(  # noqa: C901 - the §7.6 checks, in their order, against M
     statements: _Statements,
     blob_size: Callable[[OciDigest], int | None] | None,
 ) -> tuple[list[Issue], dict[BlockId, str]]:
-    payload = block.payload()
+    payload = incoming.take_payload(block.block_id)
     issues: list[Issue] = []
-    try:
-        retyped = Block.from_payload(memory_type, dict(payload)).block_id
-    except BrainError as e:
-        issues.append(Issue("schema", e.message))
+    if type(block) is TYPED_V1.get(memory_type):
+        # Decoded as the typed v1 model, which is the oldest schema: re-typing it gives the same block.
         retyped = block.block_id
+    else:
+        try:
+            retyped = Block.from_payload(memory_type, dict(payload)).block_id
+        except BrainError as e:
+            issues.append(Issue("schema", e.message))
+            retyped = block.block_id
     if retyped != block.block_id:
         issues.append(Issue("schema-version-not-canonical", f"re-types to {retyped} (oldest schema that fits)"))
     stated = payload.get("evidence")
@@ -434,7 +456,8 @@ def _record_issue(block: Block, view: Mapping[MemoryType, set[str]], known: _Hex
     if isinstance(record, RemovalRecord) and record.mechanism in (RemovalMechanism.DROP, RemovalMechanism.PRUNE):
         still = [b for b in record.blocks if b.hex in view.get(record.memory_type, set())]
         if still:
-            return Issue("removal-names-member", f"removal record names {still[0]}, a {record.memory_type} member of the result")
+            return Issue("removal-names-member",
+                         f"removal record names {still[0]}, a {record.memory_type} member of the result")
     elif isinstance(record, SupersessionRecord):
         for named in (record.block, record.supersedes):
             if named not in known:

@@ -177,6 +177,28 @@ def test_stager_knows_the_size_of_blobs_put_later(brain: Brain, writer: Writer) 
     assert brain.blobs.get(digest) == b"later bytes"
 
 
+def test_members_share_the_writers_live_sets_and_a_dry_run_keeps_its_own(brain: Brain, writer: Writer) -> None:
+    members = Members(writer)
+    live = members.of(MemoryType.SEMANTIC)
+    assert live is writer.live_members(MemoryType.SEMANTIC)  # one set of every member id, not two
+    fact = _fact("shard", "A shard is a slice.", BlockId.of(b"source"))
+    assert writer.add(fact)
+    assert members.has(MemoryType.SEMANTIC, fact.block_id)  # what the writer staged, the stager sees
+    dry = Members(DryRunSink(brain))
+    assert dry.of(MemoryType.SEMANTIC) == set() and dry.of(MemoryType.SEMANTIC) is not live
+
+
+def test_a_run_lets_go_of_what_discovery_found_as_it_goes() -> None:
+    from ingest.run import _drained
+
+    found: list[Any] = [("a", True), ("b", True), ("c", False)]
+    seen = []
+    for item in _drained(found):
+        seen.append(item)
+        assert len(found) == 3 - len(seen)  # handed out: no longer held by the list
+    assert seen == [("a", True), ("b", True), ("c", False)] and found == []
+
+
 def test_dry_run_sink_inherits_put_blob_later_and_stores_nothing(brain: Brain) -> None:
     sink = DryRunSink(brain)
     parts = _parts(brain, sink, persist=False)
@@ -266,9 +288,8 @@ def test_registrar_registers_stores_and_normalizes_once(brain: Brain, writer: Wr
     parts = _parts(brain, writer)
     source = _source(tmp_path / "src", "notes/a.md", NOTE)
     reg, view = _register(parts, source, parts.registrar.origin_of(source, True))
-    assert (reg.status, reg.origin, reg.media_type, reg.size) == (
-        "registered", "notes/a.md", "text/markdown", len(NOTE),
-    )
+    expected = ("registered", "notes/a.md", "text/markdown", len(NOTE))
+    assert (reg.status, reg.origin, reg.media_type, reg.size) == expected
     assert reg.newly_added and view == NOTE.encode() and reg.block is not None and reg.stage == "register"
     again, _ = _register(parts, _source(tmp_path / "src", "notes/b.md", NOTE))
     assert (again.status, again.block, [p.code for p in again.problems]) == ("duplicate", reg.block, ["duplicate"])
