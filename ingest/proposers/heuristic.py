@@ -43,14 +43,14 @@ from ingest.proposers.emit import lines as _lines
 from ingest.proposers.formats import classifier_for
 from ingest.proposers.lists import MAX_ITEM_CHARS, SUBJECT_SEPARATOR
 from ingest.proposers.scan import Document
-from ingest.proposers.titles import OPENING_WORDS, atx_heading, core_metadata, document_title
+from ingest.proposers.titles import MAX_TITLE_CHARS, atx_heading, core_metadata, document_title
 
 PRODUCER = Producer(kind=ProducerKind.PIPELINE, id="brain/heuristic", version="3")
 CAPPED = "proposals-capped"
 NO_CANDIDATES = "no-candidates"
 
 __all__ = [
-    "CAPPED", "MAX_CANDIDATES_PER_SOURCE", "MAX_COUNTED", "MAX_ITEM_CHARS", "NO_CANDIDATES", "OPENING_WORDS",
+    "CAPPED", "MAX_CANDIDATES_PER_SOURCE", "MAX_COUNTED", "MAX_ITEM_CHARS", "NO_CANDIDATES", "MAX_TITLE_CHARS",
     "PRODUCER", "SPLIT_BELOW", "SUBJECT_SEPARATOR", "HeuristicProposer", "atx_heading", "cap_notes", "document_title",
     "empty_notes", "extract", "extract_counted", "proposal_notes",
 ]

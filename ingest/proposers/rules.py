@@ -75,7 +75,9 @@ _NOT_A_TERM = re.compile(
     r"bug tracker|issues|website|author|maintainer|email|e-mail|license|licence)\b",
     re.IGNORECASE,
 )
-_API_HEADING = re.compile(r"`?[\w.$]+`?\s+extends\s+`?[\w.$<>]+`?")  # "Class: IntervalHistogram extends Histogram"
+# A type's declaration in code names its parent, it defines nothing: "IntervalHistogram extends Histogram",
+# "Foo implements Serializable" (`Class: ...` headings of API references).
+_DECLARATION = re.compile(r"`?[\w.$]+`?\s+(?:extends|implements)\s+`?[\w.$<>]+`?")
 _NOT_A_TERM_FOLDED = re.compile(_NOT_A_TERM.pattern)
 _FOLD_CHARS = 40  # longer than any word of `_CHANGE_VERB` and `_NOT_A_TERM`, and the character after it
 _DATED = re.compile(
@@ -287,7 +289,8 @@ def term_item(item: str) -> tuple[str, str] | None:
     """`(label, statement)` for a glossary-style list item: "Term: definition" or "Term — definition".
 
     Not: parameter lists (`[in] buf: ...`, `name <string>`), change-log entries (`deps: update npm`), links,
-    and items whose "definition" is a word or two (`DEP0046: util.isBuffer()`, `Extends: {EventEmitter}`).
+    and items whose "definition" has fewer than three words of prose — a name, a call or a declaration
+    (`ID: util.isBuffer()`, `Extends: {EventEmitter}`, `Class: Foo extends Bar`).
     """
     match = _TERM_ITEM.fullmatch(item)
     if match is None or (" : " in item[:90] and _NUMPYDOC_PARAMETER.match(item) is not None):
@@ -304,8 +307,8 @@ def term_item(item: str) -> tuple[str, str] | None:
     if _PARAMETER_ITEM.search(item, 0, 120):
         return None
     described = clean(match["definition"])
-    if not has_word_count(described, 3) or _API_HEADING.fullmatch(described):
-        return None  # `DEP0035: fs.lchmod(path, mode, callback)`, `Extends: {EventEmitter}`: names, not a definition
+    if not has_word_count(described, 3) or _DECLARATION.fullmatch(described):
+        return None  # a name, a call or a declaration is no definition: `ID: fs.lchmod(path, mode)`, `X extends Y`
     if _folded_match(_CHANGE_VERB, _CHANGE_VERB_FOLDED, described):
         return None
     if _URL.search(described) or is_fragment_label(label):

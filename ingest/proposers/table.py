@@ -144,7 +144,9 @@ TERM = Rule(
         Example("API : list of events in the trace", ("concept", "API", "API : list of events in the trace")),
         Example("`-v`: verbose output on the terminal", None),  # a flag
         Example("deps: update npm to 6.13.4 in the tree", None),  # a change
-        Example("DEP0046: util.isBuffer()", None),  # a name, not a definition
+        Example("DEP0046: util.isBuffer()", None),  # a name and a call: fewer than three words of prose
+        Example("Class: IntervalHistogram extends Histogram", None),  # a declaration in code
+        Example("Class: Frame implements Serializable", None),
         Example("unix/unxcfg.h: enabled enhanced filtering when setlocale is available", None),  # a file changed
         Example("delim : chr, optional Delimiting character", None),  # a numpydoc parameter
     ),

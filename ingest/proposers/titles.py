@@ -14,7 +14,7 @@ from ingest.proposers import rules
 from ingest.proposers.changelogs import HEAD_LINE_CHARS
 from ingest.proposers.emit import SPLIT_BELOW
 
-OPENING_WORDS = 16  # an untitled document is named by its opening words, at most this many
+MAX_TITLE_CHARS = 100  # an underlined title, or the opening line that names an untitled document, at most
 TITLE_WINDOW = 16_384  # the title is looked for in the first characters only
 METADATA_HEADER_LINES = 400  # a package's core metadata headers (many `Classifier:` lines) come first
 
@@ -76,15 +76,25 @@ def document_title(text: str, markdown: bool) -> str | None:
             return rules.clean(heading[1]) or None
         following = lines[index + 1].strip() if index + 1 < len(lines) else ""
         underlined = following and following[0] in "=-~^\"'*+#:._`" and ADORNMENT.fullmatch(following) is not None
-        if (underlined or (markdown and following and SETEXT.fullmatch(following))) and len(stripped) <= 100:
+        titled = underlined or (markdown and following and SETEXT.fullmatch(following))
+        if titled and len(stripped) <= MAX_TITLE_CHARS:
             return rules.clean(stripped)
         if rules.is_title_line(stripped) and not rules.dated(stripped):
             return rules.clean(stripped)
-        # No title: the opening words name the document (subjects must still tell documents apart: eight
-        # words were the same in 13 of libxmlsec1's examples, "XML Security Library example: Decrypting ...").
-        words = rules.clean(stripped).rstrip(":").split()
-        return " ".join(words[:OPENING_WORDS]) + (" …" if len(words) > OPENING_WORDS else "")
+        return opening_line(stripped)
     return None
+
+
+def opening_line(line: str) -> str:
+    """The name of an untitled document: its opening line, whole. Documents that open alike differ in the words
+    that come last ("XML Security Library example: Decrypting an encrypted file using a single key." and "...
+    using keys manager."), so the line is not cut at a number of words; only a line longer than a title
+    (`MAX_TITLE_CHARS`: a paragraph written on one line) is cut, at its last whole word within that length."""
+    name = " ".join(rules.clean(line).rstrip(":").split())
+    if len(name) <= MAX_TITLE_CHARS:
+        return name
+    head = name[: MAX_TITLE_CHARS + 1]
+    return (head.rsplit(" ", 1)[0] if " " in head else name[:MAX_TITLE_CHARS]) + " …"
 
 
 def _words_in(line: str) -> bool:
