@@ -352,11 +352,16 @@ def dated(line: str) -> tuple[str, str] | None:
     return stamp, summary
 
 
+def may_be_dated(text: str) -> bool:
+    """The prefilter of `episode` and `dated`: a date, a timestamp or a time starts with a digit or a bracket."""
+    return bool(text) and (text[0].isdigit() or text[0] in "[(")
+
+
 def episode(text: str, day_of_heading: Callable[[], str | None]) -> tuple[str, str] | None:
     """`(occurred_at, summary)` of a line, heading or list item that starts with a date or timestamp (`dated`),
     or with a time of day under a heading that names the day (`clock_line`; `day_of_heading` is asked only
     then); None without a word in the summary, or for an address ("2026-03-02 <jo@example.org>")."""
-    if not text or not (text[0].isdigit() or text[0] in "[("):
+    if not may_be_dated(text):
         return None
     found = dated(text)
     if found is None and text[:1].isdigit():

@@ -177,6 +177,8 @@ class Scan(Emitter):
 
     def episode(self, text: str, line: int) -> bool:
         """A dated line, heading or item (the `dated` rule) becomes an episode."""
+        if not text or not (text[0].isdigit() or text[0] in "[("):
+            return False  # `rules.may_be_dated`, inlined: most lines a classifier leaves over are no dates
         found = _DATED.find(text, self)
         if found is None:
             return False

@@ -162,6 +162,7 @@ DATED = Rule(
         Example("2026-03-02 <jo@example.org>", None),  # an address
         Example("2026-02-30 a day that never was", None),
     ),
+    prefilter=lambda text, reading: rules.may_be_dated(text),
     doc="A line, heading or list item that starts with a valid date or timestamp (UTC); a time under a dated heading.",
 )
 LEAD_IN = Rule(
