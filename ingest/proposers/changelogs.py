@@ -114,7 +114,10 @@ def gnu_changelog(source: SourceText, allowed: frozenset[str], out: list[Candida
         if not stripped or entry is None:
             continue
         last = number
-        if rules.is_co_author_line(stripped) or rules.GNU_COMMIT_LINE.fullmatch(stripped) or rules.is_entry_lead_in(stripped):
+        if (
+            rules.is_co_author_line(stripped) or rules.GNU_COMMIT_LINE.fullmatch(stripped)
+            or rules.is_entry_lead_in(stripped)
+        ):
             continue  # "Lulu Cheng  <lc@example.org>", "From Jo Doe:" (a lead-in), "+ commit 5751c48..." (a reference)
         if stripped.startswith("* "):
             changes.append(rules.change_text(stripped[2:]))

@@ -98,7 +98,8 @@ def test_package_metadata_says_what_the_package_is_and_titles_its_description() 
     assert [c.payload for c in found] == [
         {"kind": "concept", "label": "quill", "statement": "quill: A terminal note taker that syncs files",
          "subject": "quill 2.1.0 package metadata"},
-        {"kind": "concept", "label": "notebook", "statement": "A notebook is a folder of notes.", "subject": "quill > Usage"},
+        {"kind": "concept", "label": "notebook", "statement": "A notebook is a folder of notes.",
+         "subject": "quill > Usage"},
     ]
     # A summary that says nothing ("UNKNOWN") is no concept.
     assert extract(SourceText.of(SOURCE, "text/plain", "Metadata-Version: 2.1\nName: x\nSummary: UNKNOWN\n"), ALL) == []

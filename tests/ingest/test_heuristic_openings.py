@@ -15,13 +15,15 @@ ALL = frozenset({"episodic", "procedural", "semantic"})
 
 def _facts(text: str, media_type: str = "text/markdown") -> list[tuple[str, str, str]]:
     found = extract(SourceText.of(SOURCE, media_type, text), ALL)
-    return [(c.payload["kind"], c.payload["label"], c.payload["statement"]) for c in found if c.memory_type == "semantic"]
+    semantic = [c.payload for c in found if c.memory_type == "semantic"]
+    return [(p["kind"], p["label"], p["statement"]) for p in semantic]
 
 
 @pytest.mark.parametrize(
     ("sentence", "title", "opening", "expected"),
     [
-        ("aiosqlite provides a friendly, async interface to sqlite databases.", "aiosqlite", False, ("fact", "aiosqlite")),
+        ("aiosqlite provides a friendly, async interface to sqlite databases.", "aiosqlite", False,
+         ("fact", "aiosqlite")),
         ("PySocks lets you send traffic through SOCKS and HTTP proxy servers.", "PySocks", False, ("fact", "PySocks")),
         ("Wget supports downloads over HTTP, HTTPS and FTP.", "GNU Wget", False, ("fact", "Wget")),
         ("The Present extension provides a way for applications to update windows.", "The Present Extension", False,

@@ -71,19 +71,23 @@ def test_markdown_document() -> None:
     found = _summary(_propose(DOC))
     assert found == [
         ("semantic", "L3-L4", {"kind": "concept", "label": "Fourier transform",
-                               "statement": "The Fourier transform is a linear operator that maps a signal to its spectrum.",
+                               "statement": "The Fourier transform is a linear operator that maps a signal to its "
+                                            "spectrum.",
                                "subject": "Signals"}),
         ("semantic", "L5", {"kind": "fact", "label": "sampling rate", "statement": "The sampling rate is 44100 Hz.",
                             "subject": "Signals"}),
         ("procedural", "L10-L13", {"label": "How to compute a spectrum", "goal": "compute a spectrum",
-                                   "steps": [{"action": "Sample the signal"}, {"action": "Apply the FFT to the samples"},
+                                   "steps": [{"action": "Sample the signal"},
+                                             {"action": "Apply the FFT to the samples"},
                                              {"action": "Read the magnitudes"}], "subject": "Signals"}),
         ("semantic", "L17", {"kind": "concept", "label": "FFT", "statement": "FFT: fast Fourier transform",
                              "subject": "Signals > Glossary"}),
         ("semantic", "L18", {"kind": "concept", "label": "DFT", "statement": "DFT: discrete Fourier transform",
                              "subject": "Signals > Glossary"}),
-        ("episodic", "L27", {"summary": "Deployed version 2", "occurred_at": "2026-03-14T09:12:00Z", "context": "Signals > Log"}),
-        ("episodic", "L28", {"summary": "Seminar on spectra", "occurred_at": "2026-03-15T09:00:00Z", "context": "Signals > Log"}),
+        ("episodic", "L27", {"summary": "Deployed version 2", "occurred_at": "2026-03-14T09:12:00Z",
+                             "context": "Signals > Log"}),
+        ("episodic", "L28", {"summary": "Seminar on spectra", "occurred_at": "2026-03-15T09:00:00Z",
+                             "context": "Signals > Log"}),
     ]
 
 

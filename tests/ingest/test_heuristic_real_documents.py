@@ -43,11 +43,13 @@ def test_debian_gnu_and_git_change_logs_are_dated_in_utc() -> None:
     assert _found(gnu, "text/plain") == [("episodic", {
         "summary": "src/cache.c (evict): Use the clock policy; NEWS: Mention it", "occurred_at": "2026-03-02T00:00:00Z",
         "context": "ChangeLog, Jane Doe"})]
-    git = "commit " + "a" * 40 + "\nAuthor: J <j@example.org>\nDate:   Mon Mar 2 10:15:00 2026 +0100\n\n    Use the clock\n"
+    git = "commit " + "a" * 40 + "\nAuthor: J <j@example.org>\n" \
+        "Date:   Mon Mar 2 10:15:00 2026 +0100\n\n    Use the clock\n"
     assert _found(git, "text/plain") == [("episodic", {
         "summary": "Use the clock", "occurred_at": "2026-03-02T09:15:00Z", "context": "git log"})]
     # A message of punctuation only (harfbuzz's changelog has a commit whose message is ".") names no event.
-    dot = "commit " + "b" * 40 + "\nAuthor: J <j@example.org>\nDate:   Mon Mar 2 11:15:00 2026 +0100\n\n    .\n\n    Later text\n"
+    dot = "commit " + "b" * 40 + "\nAuthor: J <j@example.org>\n" \
+        "Date:   Mon Mar 2 11:15:00 2026 +0100\n\n    .\n\n    Later text\n"
     assert _found(git + "\n" + dot, "text/plain") == _found(git, "text/plain")
 
 
@@ -72,7 +74,8 @@ def test_junk_shapes_give_nothing(text: str) -> None:
 
 def test_a_definition_that_introduces_a_list_takes_the_list() -> None:
     found = _found("# Tern\n\nThe API is minimal:\n\n- submit\n- cancel\n- status\n")
-    assert found == [("semantic", {"kind": "fact", "label": "API", "statement": "The API is minimal: submit; cancel; status.",
+    assert found == [("semantic", {"kind": "fact", "label": "API",
+                                   "statement": "The API is minimal: submit; cancel; status.",
                                    "subject": "Tern"})]
 
 
@@ -83,8 +86,10 @@ def test_same_section_names_in_two_documents_have_different_subjects() -> None:
 
 
 def test_rest_titles_directives_fields_and_literal_blocks() -> None:
-    text = "=====\nGuide\n=====\n\n:Version: 2.0\n\nSetup\n-----\n\n.. note::\n   A worker is a process that runs jobs.\n\n" \
-        ".. code-block:: python\n\n   A trap is a thing that is code.\n\nExample::\n\n   The literal is a trap too.\n\n" \
+    text = "=====\nGuide\n=====\n\n:Version: 2.0\n\nSetup\n-----\n\n" \
+        ".. note::\n   A worker is a process that runs jobs.\n\n" \
+        ".. code-block:: python\n\n   A trap is a thing that is code.\n\n" \
+        "Example::\n\n   The literal is a trap too.\n\n" \
         "#. Install it.\n#. Run it.\n"
     found = _found(text, "text/x-rst")
     assert found == [
@@ -99,7 +104,8 @@ def test_rest_titles_directives_fields_and_literal_blocks() -> None:
 def test_man_page_name_section_and_options() -> None:
     view = man_to_text('.TH LS 1\n.SH NAME\nls \\- list directory contents\n.SH OPTIONS\n.TP\n.B \\-a\ndo not ignore '
                        'entries\n.IP \\(bu 2\na bullet item\n.de XX\n.SH IGNORED\n..\n')
-    assert view == "# LS(1)\n\n## NAME\n\n- ls — list directory contents\n\n## OPTIONS\n\n- -a: do not ignore entries\n\n" \
+    assert view == "# LS(1)\n\n## NAME\n\n- ls — list directory contents\n\n" \
+        "## OPTIONS\n\n- -a: do not ignore entries\n\n" \
         "- a bullet item\n"
     assert _found(view, "text/troff") == [("semantic", {"kind": "concept", "label": "ls",
                                                          "statement": "ls — list directory contents",
@@ -123,7 +129,8 @@ def test_a_lowercase_name_from_the_title_can_be_defined() -> None:
 def test_list_items_continued_by_indented_lines_are_joined_and_an_overlong_one_is_let_go() -> None:
     from ingest.proposers.heuristic import MAX_ITEM_CHARS
 
-    steps = "# Deploying Lumen\n\n## Steps\n\n1. Build the\n   release archive\n2. Copy it\n   to the hosts\n   in order\n"
+    steps = "# Deploying Lumen\n\n## Steps\n\n" \
+        "1. Build the\n   release archive\n2. Copy it\n   to the hosts\n   in order\n"
     ((kind, payload),) = _found(steps)
     assert kind == "procedural" and [s["action"] for s in payload["steps"]] == [
         "Build the release archive", "Copy it to the hosts in order"]
@@ -144,7 +151,8 @@ def test_untitled_sources_that_open_alike_get_distinct_subjects() -> None:
                 " * This is free software; see Copyright file in the source\n * distribution for wording.\n"
                 " *\n * Copyright (C) 2002-2022 A. Author. All Rights Reserved.\n */\n#include <stdlib.h>\n")
     one, two = example("a single key"), example("keys manager")
-    assert document_title(one, False) == "XML Security Library example: Decrypting an encrypted file using a single key."
+    expected = "XML Security Library example: Decrypting an encrypted file using a single key."
+    assert document_title(one, False) == expected
     assert document_title(one, False) != document_title(two, False)
     ((_, first),), ((_, second),) = _found(one, "text/plain"), _found(two, "text/plain")
     assert first["label"] == second["label"] and first["subject"] != second["subject"]
@@ -158,3 +166,21 @@ def test_numpydoc_parameter_lines_are_not_glossary_terms() -> None:
     assert _found(params) == []
     glossary = "# Trace\n\n- API : list of events in the trace\n- Chart: a picture of numbers\n"
     assert [p["label"] for _, p in _found(glossary)] == ["API", "Chart"]
+
+
+def test_an_untitled_source_is_named_by_its_whole_opening_line_cut_only_past_a_titles_length() -> None:
+    from ingest.proposers.heuristic import MAX_TITLE_CHARS, document_title
+
+    # Sources that open alike differ in their last words: a cut at a number of words (16 before) named these
+    # two alike, though the line is short.
+    def opening(last: str) -> str:
+        return f"Notes on the one small tool we use here to move a log file to the next box by {last}\n\nBody.\n"
+
+    one, two = document_title(opening("hand"), False), document_title(opening("cron"), False)
+    assert one == "Notes on the one small tool we use here to move a log file to the next box by hand"
+    assert one != two
+    # A paragraph written on one line is cut at its last whole word within a title's length.
+    long = "word " * 60
+    title = document_title(long + "\n", False)
+    assert title is not None and title.endswith(" …") and len(title) <= MAX_TITLE_CHARS + 2
+    assert title == " ".join(["word"] * 20) + " …"
