@@ -43,7 +43,9 @@ def _int(value: str | None) -> int | None:
 class RateLimiter:
     """Remembers the last rate-limit headers and makes the next request wait when they say it must."""
 
-    def __init__(self, *, sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, *, sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._sleep, self._clock = sleep, clock
         self._lock = threading.Lock()
         self._requests_left: int | None = None
@@ -56,10 +58,12 @@ class RateLimiter:
         lowered = {k.lower(): v for k, v in headers.items()}
         now = self._clock()
         with self._lock:
-            requests, tokens = _int(lowered.get("x-ratelimit-remaining-requests")), _int(lowered.get("x-ratelimit-remaining-tokens"))
+            requests = _int(lowered.get("x-ratelimit-remaining-requests"))
+            tokens = _int(lowered.get("x-ratelimit-remaining-tokens"))
             if requests is not None:
                 self._requests_left = requests
-                self._requests_reset_at = now + min(parse_reset(lowered.get("x-ratelimit-reset-requests")) or 0.0, MAX_WAIT)
+                reset = parse_reset(lowered.get("x-ratelimit-reset-requests")) or 0.0
+                self._requests_reset_at = now + min(reset, MAX_WAIT)
             if tokens is not None:
                 self._tokens_left = tokens
                 self._tokens_reset_at = now + min(parse_reset(lowered.get("x-ratelimit-reset-tokens")) or 0.0, MAX_WAIT)
