@@ -117,8 +117,10 @@ def bench_corpus(work: Path, files: int, repeat: int) -> None:
         for local in ("cache", "fingerprints.json"):
             path = brain / "boltzmann" / local
             shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
-        pulled.append(run("--brain", str(brain), "--actor", "bench@example.org", "-q", "ingest", "--strict", str(large))[0])
-    print(f"re-ingest  {files} unchanged, without local caches (a pulled brain)  median {statistics.median(pulled):7.2f} s")
+        pulled.append(run("--brain", str(brain), "--actor", "bench@example.org", "-q", "ingest", "--strict",
+                          str(large))[0])
+    print(f"re-ingest  {files} unchanged, without local caches (a pulled brain)  "
+          f"median {statistics.median(pulled):7.2f} s")
 
 
 def bench_big(work: Path, mib: int, repeat: int) -> None:

@@ -61,7 +61,9 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="ingest-ab-"))
     try:
         make_corpus(work / "corpus", options.files)
-        results: dict[str, dict[str, list[tuple[float, float, float, float]]]] = {n: {"fresh": [], "rerun": []} for n in trees}
+        results: dict[str, dict[str, list[tuple[float, float, float, float]]]] = {
+            n: {"fresh": [], "rerun": []} for n in trees
+        }
         for round_ in range(options.rounds):
             for name in list(trees) if round_ % 2 == 0 else list(trees)[::-1]:
                 brain = f"{name}-{round_}"

@@ -66,7 +66,8 @@ def vocabulary(rnd: random.Random, size: int = 6000) -> list[str]:
     syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "zu", "be", "do", "fa", "gi", "ho", "ju", "pe"]
     words = sorted({"".join(rnd.choice(syllables) for _ in range(rnd.randint(2, 4))) for _ in range(size * 2)})
     rnd.shuffle(words)
-    common = ["the", "a", "of", "to", "and", "in", "is", "for", "on", "with", "that", "by", "this", "as", "at", "from", "are", "be", "it", "an", "or"]
+    common = ["the", "a", "of", "to", "and", "in", "is", "for", "on", "with", "that", "by", "this", "as", "at", "from",
+              "are", "be", "it", "an", "or"]
     return common + words[:size] + [f"{a}_{b}" for a, b in zip(words[:200], words[200:400], strict=True)]
 
 
@@ -177,7 +178,8 @@ def _cpu() -> float:
     return times.user + times.system
 
 
-def timed(run: Callable[[], object], repeat: int = 3, before: Callable[[], object] | None = None) -> tuple[float, float]:
+def timed(run: Callable[[], object], repeat: int = 3,
+          before: Callable[[], object] | None = None) -> tuple[float, float]:
     """Median wall and CPU seconds of `repeat` runs (`before` runs untimed ahead of each)."""
     wall, cpu = [], []
     for _ in range(repeat):
@@ -438,13 +440,15 @@ def whole_document_bm25(brain: Brain, name: Callable[[str], str] | None = None) 
         db.execute("INSERT INTO docs VALUES (?, ?)", (origin, text))
 
     def rank(question: str) -> list[str]:
-        rows = db.execute("SELECT origin FROM docs WHERE docs MATCH ? ORDER BY rank", (fts_query(query_terms(question)),))
+        rows = db.execute("SELECT origin FROM docs WHERE docs MATCH ? ORDER BY rank",
+                          (fts_query(query_terms(question)),))
         return [r[0] for r in rows]
 
     return rank
 
 
-def source_ranking(searcher: Searcher, question: str, expand: bool, name: Callable[[str], str] | None = None) -> list[str]:
+def source_ranking(searcher: Searcher, question: str, expand: bool,
+                   name: Callable[[str], str] | None = None) -> list[str]:
     result = searcher.search(SearchRequest(question, limit=20, expand=expand))
     return list(dict.fromkeys((name or _in_corpus)(m.evidence[0].origin) for m in result.matches if m.evidence))
 

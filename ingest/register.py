@@ -200,8 +200,8 @@ class Registrar:
         self._first_path.setdefault(canonical.block_id, (source.relpath, origin))
         self._origin_paths.setdefault(origin, source.path)
         return record.noted(
-            "register", *notes, status=status, newly_added=added, replaces=tuple(previous) if status == "replaced" else (),
-            fingerprint=fingerprint,
+            "register", *notes, status=status, newly_added=added,
+            replaces=tuple(previous) if status == "replaced" else (), fingerprint=fingerprint,
         )  # fmt: skip
     def _own_previous_version(self, path: Path, new: BlockId) -> tuple[list[BlockId], list[str]]:
         """The current version this very file registered under another origin, and that origin.
@@ -277,7 +277,8 @@ class Registrar:
             # Same bytes as an earlier source of this run: a duplicate, whether or not a checkpoint has
             # recorded that source's fingerprint in between (which is what made this path `unchanged`).
             status = "duplicate"
-            notes = (SourceProblemReport(stage="register", code="duplicate", detail=f"same bytes as {first[0]}", kind="note"),)
+            notes = (SourceProblemReport(stage="register", code="duplicate", detail=f"same bytes as {first[0]}",
+                                         kind="note"),)
         self._first_path.setdefault(entry.block, (record.relpath, record.origin))
         return record.noted(
             "register", *notes, status=status, block=entry.block, media_type=entry.media_type, size=entry.size,

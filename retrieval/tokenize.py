@@ -2,7 +2,8 @@
 
 SQLite's `unicode61` tokenizer does the Unicode work (case folding, diacritics removed, every
 non-alphanumeric character a separator except `_`) and `porter` stems English words (`mapped`, `maps` →
-`map`), the same for documents and for the quoted query terms, so both sides always agree. What it cannot do is see code identifiers, so this module adds their parts:
+`map`), the same for documents and for the quoted query terms, so both sides always agree. What it cannot
+do is see code identifiers, so this module adds their parts:
 `read_block` is indexed as the token `read_block` and as `read`, `block`; `CamelCase` as `camelcase` and
 `camel`, `case`; a dotted name `brain.store.atomic` as its parts (the tokenizer splits on `.`) and as the
 joined token `brain_store_atomic`, so a query naming the whole identifier ranks it first.
@@ -37,7 +38,9 @@ _SEPARATORS = re.compile(r"\.|::|/")
 # Function words that would make an OR query match nearly every document; dropped from queries only
 # (never from the index), and only when the query has other terms.
 STOPWORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how", "i", "in", "into", "is", "it", "its", "of", "on", "or", "our", "that", "the", "their", "then", "there", "these", "this", "to", "was", "we", "what", "when", "where", "which", "who", "why", "will", "with", "you", "your"]
+    ["a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how", "i", "in", "into",
+     "is", "it", "its", "of", "on", "or", "our", "that", "the", "their", "then", "there", "these", "this", "to", "was",
+     "we", "what", "when", "where", "which", "who", "why", "will", "with", "you", "your"]
 )
 
 

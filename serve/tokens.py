@@ -101,7 +101,8 @@ def load_tokens(path: Path) -> TokensFile:
     try:
         data = read_user_file(path, "--tokens", MAX_TOKENS_FILE_BYTES)
     except FileNotFoundError:
-        raise UsageError(f"cannot read --tokens {path}: it does not exist", hint="see docs/agents.md for the format") from None
+        raise UsageError(f"cannot read --tokens {path}: it does not exist",
+                         hint="see docs/agents.md for the format") from None
     try:
         document: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:

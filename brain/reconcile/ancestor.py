@@ -96,7 +96,8 @@ def trust_roots_agree(history: History, ours: OciDigest, theirs: OciDigest) -> N
     if a != b:
         raise RefusedError(
             f"governance conflict: {theirs.short} has trust root {_short(b)}, our head {ours.short} has {_short(a)}",
-            hint="a merge never unions two key lists: rotate one brain's trust root to the other's first (`brain trust`)",
+            hint="a merge never unions two key lists: rotate one brain's trust root to the other's first "
+                 "(`brain trust`)",
         )
 
 

@@ -265,7 +265,8 @@ def accept_removals(brain: Brain, actor: str, reason: str, index_of: IndexOf, *,
         sources = plan.judgement.withdrawn.get(MemoryType.CANONICAL, ())
         if sources and not allow_canonical:
             raise RefusedError(
-                f"accepting would withdraw {counted(len(sources), 'canonical block')} of ours (first {sources[0].short}): the "
+                f"accepting would withdraw {counted(len(sources), 'canonical block')} of ours "
+                f"(first {sources[0].short}): the "
                 "retention policy keeps sources", hint="pass --allow-canonical to accept their removal too")
         accepted = AcceptedRemovals(blocks=dict(plan.judgement.withdrawn), actor=actor_of(writer.actor),
                                     reason=reason, at=utc_timestamp())
@@ -293,14 +294,16 @@ def continue_reconcile(brain: Brain, actor: str, index_of: IndexOf, *, lock_time
         head = None if writer.head is None else writer.head.snapshot
         if head != state.head:
             raise ConflictError(f"the head moved since the reconciliation started ({state.head.short} → "
-                                f"{'none' if head is None else head.short})", hint="`brain reconcile abort`, then merge again")
+                                f"{'none' if head is None else head.short})",
+                                hint="`brain reconcile abort`, then merge again")
         plan = _replan(brain, state, index_of)
         judgement = plan.judgement
         assert judgement is not None
         if judgement.open_questions:
             first = judgement.open_questions[0]
-            raise RefusedError(f"{counted(len(judgement.open_questions), 'question')} unanswered (first: {first.block.short}, "
-                               f"{first.verdict.value})", hint="`brain reconcile status`, then `brain reconcile resolve`")
+            raise RefusedError(f"{counted(len(judgement.open_questions), 'question')} unanswered "
+                               f"(first: {first.block.short}, {first.verdict.value})",
+                               hint="`brain reconcile status`, then `brain reconcile resolve`")
         if judgement.withdrawn:
             accepted = state.accepted_removals
             if accepted is None or {t: tuple(v) for t, v in accepted.blocks.items()} != judgement.withdrawn:
@@ -370,7 +373,8 @@ def _write(writer: Writer, plan: MergePlan, judgement: Judgement, strategy: Stra
         result = {t: frozenset(b for b in ids if b not in refused) for t, ids in step_j.result.items()}
         step_j = step_j.with_result(result) if step != plan.theirs[0] else judgement
         records = records_for(step_j, recorded) if step == plan.theirs[0] else \
-            (cascade_records({t: tuple(b for b in ids if b not in recorded) for t, ids in step_j.withdrawn_by_cascade.items()},
+            (cascade_records({t: tuple(b for b in ids if b not in recorded)
+                              for t, ids in step_j.withdrawn_by_cascade.items()},
                              theirs, accepted) if accepted is not None else [])
         if step != plan.theirs[0]:
             added.extend(records)

@@ -55,8 +55,10 @@ class MergePlan:
         """Attribution per strategy (§10.6)."""
         n = len(self.theirs)
         return [
-            StrategyCost("merge", 1, True, f"one snapshot with {n + 1} parents; their snapshots and signatures stay in history"),
-            StrategyCost("squash", 1, False, "one single-parent snapshot by us; their snapshots and signatures leave history"),
+            StrategyCost("merge", 1, True,
+                         f"one snapshot with {n + 1} parents; their snapshots and signatures stay in history"),
+            StrategyCost("squash", 1, False,
+                         "one single-parent snapshot by us; their snapshots and signatures leave history"),
             StrategyCost("rebase", len(self.replay), False,
                          f"{len(self.replay)} new single-parent snapshot{'' if len(self.replay) == 1 else 's'} by us "
                          "replaying theirs above the ancestor; "
@@ -115,7 +117,8 @@ def plan_merge(
         assert snapshot is not None  # checked above
         sides.append(Side(digest, snapshot, "their" if len(pending) == 1 else f"their #{i + 1}"))
     merges = module_merges(brain, base_snapshot, base, sides)
-    tombstoned = frozenset(b for side in sides[1:] for ref in side.snapshot.modules.values() for b in ref.tombstones or ())
+    tombstoned = frozenset(b for side in sides[1:] for ref in side.snapshot.modules.values()
+                           for b in ref.tombstones or ())
     from brain.reconcile.index import EmptyIndex
 
     has_incoming = any(m.incoming for m in merges) or any(m.excluded for m in merges)

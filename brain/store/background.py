@@ -104,7 +104,8 @@ class BackgroundPuts:
         try:
             error = self._worker.connection.recv()
         except (EOFError, OSError):
-            raise OSError(errno.EIO, "the blob-writing helper process died; nothing since the last commit is kept") from None
+            raise OSError(errno.EIO,
+                          "the blob-writing helper process died; nothing since the last commit is kept") from None
         if error is not None:
             raise error
 

@@ -70,7 +70,8 @@ class Head(FrozenModel):
 
         `also`: snapshots the write asks to retain (after the new head, before the old retained ones).
         """
-        return Head.first(snapshot, keep, origin, previous=(*also, self.snapshot, *self.retained), branch_heads=branch_heads)
+        return Head.first(snapshot, keep, origin, previous=(*also, self.snapshot, *self.retained),
+                          branch_heads=branch_heads)
 
     @staticmethod
     def first(

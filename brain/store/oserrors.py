@@ -3,7 +3,8 @@
 Writes are ordered so that a failure at any point leaves the brain at its previous snapshot (blobs, then
 the snapshot, then `head.json`); what was missing was the message. This turns the failures a user can
 meet and fix (a full disk, no inodes left, a quota, a read-only filesystem, a permission, a directory
-where a file belongs, a name too long for the filesystem) into one line naming the file and the fix; anything else stays a bug.
+where a file belongs, a name too long for the filesystem) into one line naming the file and the fix;
+anything else stays a bug.
 """
 
 from __future__ import annotations

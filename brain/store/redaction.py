@@ -47,7 +47,8 @@ class RedactionIntent:
             parent = document["parent"]
             tombstones = {str(t): [str(i) for i in ids] for t, ids in document["tombstones"].items()}
             destroy = {str(k): str(v) for k, v in document["destroy"].items()}
-            return cls(None if parent is None else OciDigest.parse(parent), tombstones, destroy, str(document["reason"]))
+            return cls(None if parent is None else OciDigest.parse(parent), tombstones, destroy,
+                       str(document["reason"]))
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise BrainUnreadableError(
                 f"{where} (an unfinished redaction) cannot be read: {e}",

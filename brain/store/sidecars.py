@@ -200,7 +200,8 @@ RECONCILE = Sidecar(
     write="atomic replace, fsynced, under the writer lock; deleted (never emptied) when the reconciliation ends",
     trust="hostile until parsed: strict JSON, exact §10.6 shape, canonical bytes; an empty file reads as absent",
     deletable=False,
-    why="the halted reconciliation's answers are lost (the merge can be run again); while it exists every write is refused",
+    why="the halted reconciliation's answers are lost (the merge can be run again); "
+        "while it exists every write is refused",
 )
 HISTORY = Sidecar(
     ("boltzmann", "history.jsonl"),

@@ -45,7 +45,8 @@ def read_user_file(path: str | Path, what: str, limit: int, *, error: type[Usage
         if not stat.S_ISREG(info.st_mode):
             raise error(f"{what} {path} is {file_kind(info.st_mode)}, not a regular file", hint=_hint(what, limit))
         if info.st_size > limit:
-            raise error(f"{what} {path} is {info.st_size:,} bytes, more than the {limit:,} allowed", hint=_hint(what, limit))
+            raise error(f"{what} {path} is {info.st_size:,} bytes, more than the {limit:,} allowed",
+                        hint=_hint(what, limit))
         chunks: list[bytes] = []
         size = 0
         while size <= limit and (chunk := os.read(fd, limit + 1 - size)):

@@ -14,7 +14,8 @@ from retrieval.models import ContextResult
 from tests.retrieval.conftest import run_cli
 from tests.retrieval.test_serve import Server, _cli_json, _mcp_calls
 
-KEYS = {"query", "snapshot", "budget", "tokens", "items", "notes"}  # notes: why the ranking is lexical only (issue 21 item 3)
+# notes: why the ranking is lexical only (issue 21 item 3)
+KEYS = {"query", "snapshot", "budget", "tokens", "items", "notes"}
 ITEM_KEYS = {"block", "memory_type", "text", "origin", "locator", "score", "verified"}
 
 

@@ -56,7 +56,8 @@ def docs_brain(tmp_path: Path) -> Path:
         + "\n\nIt writes the output next to the input.\n",
         # A page whose one passage says the query's words densely, about something else.
         "tools/other/README": "# other\n\n" + FILLER + "\n\nTo compress images and output them, see frobnicate.\n",
-        "tools/zlorp/changelog": "zlorp (1.2) unstable; urgency=low\n\n  * Compress images faster when writing output.\n"
+        "tools/zlorp/changelog": "zlorp (1.2) unstable; urgency=low\n\n"
+        "  * Compress images faster when writing output.\n"
         "\n -- Someone <someone@example.org>  Mon, 01 Jan 2024 00:00:00 +0000\n",
     }
     root = _write(tmp_path / "docs", files)

@@ -95,7 +95,8 @@ def test_filters_by_type_subject_and_date(corpus_brain: Path, brain: Any) -> Non
     after = {m["block"] for m in matches("deploy release", "-t", "episodic", "--since", "2026-03-15")}
     assert day and before and after and not (day & before) and not (day & after) and not (before & after)
     assert matches("deploy release", "-t", "episodic", "--since", "2027-01-01") == []
-    assert all(m["memory_type"] in {"semantic", "procedural"} for m in matches("shard", "--subject", "Lumen architecture > Components"))
+    assert all(m["memory_type"] in {"semantic", "procedural"}
+               for m in matches("shard", "--subject", "Lumen architecture > Components"))
     assert matches("shard", "--subject", "Lumen architecture > Components")
     assert matches("shard", "--subject", "no such subject") == []
 
@@ -108,7 +109,8 @@ def test_cat_reads_views_by_origin_prefix_and_locator(corpus_brain: Path, brain:
     assert part["text"] == whole.stdout.splitlines()[2]
     by_prefix = brain("--brain", str(corpus_brain), "cat", part["block"][7:19], "-l", "L3", "--json")
     assert json.loads(by_prefix.stdout) == part
-    page = json.loads(brain("--brain", str(corpus_brain), "cat", "papers/cache-design.pdf", "-l", "p.2", "--json").stdout)
+    page = json.loads(brain("--brain", str(corpus_brain), "cat", "papers/cache-design.pdf", "-l", "p.2",
+                            "--json").stdout)
     assert page["text"].startswith("2. Sharding") and "\f" not in page["text"]
     assert "--- page 3 ---" in brain("--brain", str(corpus_brain), "cat", "papers/cache-design.pdf").stdout
 

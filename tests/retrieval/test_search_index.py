@@ -41,11 +41,13 @@ def _dump(brain_dir: Path) -> dict[str, Any]:
         "SELECT hex(k.digest), b.memory_type, b.subject, b.at, b.accessible, hex(s.digest), b.origin, b.media_type, "
         "hex(b.view), b.locator FROM blocks b JOIN keys k ON k.id = b.id LEFT JOIN keys s ON s.id = b.source "
         "ORDER BY 1").fetchall()
-    docs = db.execute("SELECT hex(k.digest), d.locator FROM docs d JOIN keys k ON k.id = d.block ORDER BY 1, 2").fetchall()
+    docs = db.execute("SELECT hex(k.digest), d.locator FROM docs d JOIN keys k ON k.id = d.block "
+                      "ORDER BY 1, 2").fetchall()
     edges = db.execute("SELECT hex(s.digest), n.name, hex(t.digest) FROM edges e JOIN keys s ON s.id = e.src "
                        "JOIN keys t ON t.id = e.dst JOIN kinds n ON n.id = e.kind ORDER BY 1, 2, 3").fetchall()
     records = db.execute("SELECT hex(r.record), r.type, hex(b.digest), hex(o.digest), r.origin, r.locator, r.at, "
-                         "hex(r.evidence) FROM records r JOIN keys b ON b.id = r.block LEFT JOIN keys o ON o.id = r.other "
+                         "hex(r.evidence) FROM records r JOIN keys b ON b.id = r.block "
+                         "LEFT JOIN keys o ON o.id = r.other "
                          "ORDER BY 1").fetchall()
     db.close()
     return {"blocks": blocks, "docs": docs, "edges": edges, "records": records}

@@ -77,7 +77,8 @@ def test_passages_cover_every_line_with_locators_that_name_their_text() -> None:
     assert len(found) > 1
     for passage in found:
         assert text_at(text, "text/plain", parse_locator(passage.locator)).strip() == passage.text
-    covered = sorted({n for p in found for n in range(parse_locator(p.locator).first or 0, (parse_locator(p.locator).last or 0) + 1)})
+    covered = sorted({n for p in found
+                      for n in range(parse_locator(p.locator).first or 0, (parse_locator(p.locator).last or 0) + 1)})
     assert covered == list(range(1, 60))
 
 

@@ -76,7 +76,8 @@ def _governed(tmp_path: Path) -> tuple[Path, Path, Path, str]:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.txt").write_text("Fourier series decompose periodic signals.\n")
-    done = run_cli("--brain", str(target), "--actor", "owner@example.org", "ingest", str(docs), "--sign-with", str(owner))
+    done = run_cli("--brain", str(target), "--actor", "owner@example.org", "ingest", str(docs),
+                   "--sign-with", str(owner))
     assert done.code == 0, done
     return target, owner, proposer, canonical_ids(target)[0]
 

@@ -67,7 +67,8 @@ def test_fixtures_in_three_shards_from_empty_merge_to_the_single_runs_roots(tmp_
     target = tmp_path / "merged"
     shutil.copytree(parts[0], target)
     fetch_into(target, *parts[1:])
-    plan = json.loads(brain(target, "merge", "--plan", *map(head, parts[1:]), "--allow-unrelated", "--json", cwd=tmp_path).stdout)
+    plan = json.loads(brain(target, "merge", "--plan", *map(head, parts[1:]), "--allow-unrelated", "--json",
+                            cwd=tmp_path).stdout)
     assert plan["verdicts"] == [] or all(v["verdict"] == "validated" for v in plan["verdicts"])
     assert plan["withdrawn"] == {}
     brain(target, "merge", *map(head, parts[1:]), "--allow-unrelated", "--reason", "3 shards", cwd=tmp_path)
@@ -81,7 +82,8 @@ def test_shards_from_a_base_merge_to_the_single_runs_roots(tmp_path: Path) -> No
     corpus = ROOT / "fixtures" / "eval"
     base = tmp_path / "base"
     brain(base, "init", cwd=tmp_path)
-    brain(base, "ingest", str(corpus / "docs" / "readme-lumen.md"), str(corpus / "docs" / "faq-gannet.rst"), cwd=tmp_path)
+    brain(base, "ingest", str(corpus / "docs" / "readme-lumen.md"), str(corpus / "docs" / "faq-gannet.rst"),
+          cwd=tmp_path)
     single = tmp_path / "single"
     shutil.copytree(base, single)
     brain(single, "ingest", str(corpus), cwd=tmp_path)
@@ -114,13 +116,15 @@ def test_facts_contradicting_across_shards_give_a_plan_that_says_so(tmp_path: Pa
     shutil.copytree(one / "brain", target)
     fetch_into(target, two / "brain")
     before = head(target)
-    plan = json.loads(brain(target, "merge", "--plan", head(two / "brain"), "--allow-unrelated", "--json", cwd=tmp_path).stdout)
+    plan = json.loads(brain(target, "merge", "--plan", head(two / "brain"), "--allow-unrelated", "--json",
+                            cwd=tmp_path).stdout)
     # The plan lists every incoming block's verdict; the one that needs an answer is the contradicting fact.
     assert [(v["module"], v["verdict"]) for v in plan["verdicts"] if v["verdict"] != "validated"] == [
         ("semantic", "contradicted")
     ]
     assert {v["module"] for v in plan["verdicts"] if v["verdict"] == "validated"} == {"canonical", "provenance"}
-    refused = brain(target, "merge", head(two / "brain"), "--allow-unrelated", "--reason", "shards", cwd=tmp_path, code=5)
+    refused = brain(target, "merge", head(two / "brain"), "--allow-unrelated", "--reason", "shards",
+                    cwd=tmp_path, code=5)
     assert "nothing was written" in refused.stderr
     assert head(target) == before and not (target / "boltzmann" / "reconcile.json").exists()
 
