@@ -47,9 +47,13 @@ def module_changes(
     before: Mapping[MemoryType, ModuleRef],
     after: Mapping[MemoryType, ModuleRef],
     members: Callable[[ModuleRef], Sequence[BlockId]],
+    *,
+    pair: Callable[[ModuleRef | None, ModuleRef | None], tuple[tuple[BlockId, ...], tuple[BlockId, ...]]]
+    | None = None,
 ) -> dict[MemoryType, ModuleChange]:
     """Added/removed members and new tombstones per module; a module whose composition and tombstones are
-    unchanged is not read at all."""
+    unchanged is not read at all. `pair(old, new)`, when given, finds a changed module's (added, removed)
+    itself (e.g. by comparing the two stored documents) instead of `member_changes` over `members`."""
     changes: dict[MemoryType, ModuleChange] = {}
     for memory_type in MODULE_ORDER:
         old, new = before.get(memory_type), after.get(memory_type)
@@ -57,7 +61,7 @@ def module_changes(
             continue
         change = ModuleChange()
         if old is None or new is None or old.composition != new.composition:
-            change.added, change.removed = member_changes(
+            change.added, change.removed = pair(old, new) if pair is not None else member_changes(
                 () if old is None else members(old), () if new is None else members(new)
             )
         old_tombs = set(() if old is None else old.tombstones or ())

@@ -7,14 +7,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from brain.blocks.memory_type import MODULE_ORDER, MemoryType
+from brain.blocks.memory_type import MemoryType
 from brain.branches.names import is_branch_name
 from brain.branches.operations import branches
 from brain.brain import Brain
 from brain.errors import BrainError, NotFoundError
 from brain.identity import BlockId, OciDigest
 from brain.composition import ModuleRef, member_changes_of_documents
-from brain.lifecycle.diff import ModuleChange, apply_records, summary_line
+from brain.lifecycle.diff import ModuleChange, apply_records, module_changes, summary_line
 from brain.lifecycle.diff import member_changes as lifecycle_member_changes
 from brain.lifecycle.summary import readable_records
 from brain.module import read_block
@@ -49,7 +49,8 @@ def snapshot_diff(brain: Brain, a: OciDigest, b: OciDigest) -> dict[str, Any]:
     assert first is not None and second is not None
     before = {MemoryType(k): v for k, v in first.modules.items()}
     after = {MemoryType(k): v for k, v in second.modules.items()}
-    changes = _module_changes(brain, before, after)
+    changes = module_changes(before, after, lambda ref: brain.composition(ref).block_ids,
+                             pair=lambda old, new: member_changes(brain, old, new))
     added = changes.get(MemoryType.PROVENANCE, ModuleChange()).added[:MAX_RECORDS]
     kinds = {b: t for t, change in changes.items() for b in (*change.added, *change.removed)}
     apply_records(changes, readable_records(brain, added), kinds.get)
@@ -81,23 +82,6 @@ def member_changes(brain: Brain, old: ModuleRef | None, new: ModuleRef | None) -
         return tuple(map(BlockId, added)), tuple(map(BlockId, removed))
     return lifecycle_member_changes(() if old is None else brain.composition(old).block_ids,
                                     () if new is None else brain.composition(new).block_ids)
-
-
-def _module_changes(brain: Brain, before: dict[MemoryType, ModuleRef],
-                    after: dict[MemoryType, ModuleRef]) -> dict[MemoryType, ModuleChange]:
-    """`brain.lifecycle.diff.module_changes`, each module's members found by `member_changes`."""
-    changes: dict[MemoryType, ModuleChange] = {}
-    for memory_type in MODULE_ORDER:
-        old, new = before.get(memory_type), after.get(memory_type)
-        if old is None and new is None:
-            continue
-        change = ModuleChange()
-        if old is None or new is None or old.composition != new.composition:
-            change.added, change.removed = member_changes(brain, old, new)
-        old_tombs = set(() if old is None else old.tombstones or ())
-        change.redacted = tuple(t for t in (() if new is None else new.tombstones or ()) if t not in old_tombs)
-        changes[memory_type] = change
-    return changes
 
 
 def _reason(change: ModuleChange, block: BlockId) -> str | None:
