@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.registry import auth_registry, faulty_proxy, registry  # noqa: F401 - registry fixtures (see tests/registry.py)
+from tests.unprivileged import world_dir  # noqa: F401 - a directory an unprivileged user can enter
 
 
 _SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")

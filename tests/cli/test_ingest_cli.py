@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from brain.brain import Brain
-from tests.cli.conftest import BrainRunner, assert_one_line_error
+from tests.cli.conftest import BRAIN_EXE, BrainRunner, Run, _environment, assert_one_line_error
+from tests.unprivileged import run_unprivileged, share
 
 ACTOR = "curator@example.org"
 
@@ -272,14 +273,18 @@ def test_include_exclude_and_brainignore(brain: BrainRunner, brain_dir: Path, tm
     assert [o["relpath"] for o in run.json()["outcomes"]] == ["docs/a.md"], run
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
-def test_an_unreadable_file_is_a_failure_and_the_run_goes_on(
-    brain: BrainRunner, brain_dir: Path, tmp_path: Path
-) -> None:
-    root = _write(tmp_path / "src", {"locked.md": "secret", "open.md": "fine"})
+def test_an_unreadable_file_is_a_failure_and_the_run_goes_on(brain: BrainRunner, world_dir: Path) -> None:
+    # As an unprivileged user (tests/unprivileged.py): root reads a file whatever its mode.
+    root = _write(world_dir / "src", {"locked.md": "secret", "open.md": "fine"})
+    assert brain("--brain", str(world_dir / "brain"), "init").code == 0
+    share(world_dir)
     (root / "locked.md").chmod(0)
-    run = brain("--brain", str(brain_dir), "--actor", ACTOR, "ingest", str(root), "--json")
-    assert run.code == 0 and _codes(run.json())["locked.md"] == [("unreadable", "failure")]
+    done = run_unprivileged(
+        [str(BRAIN_EXE), "--brain", str(world_dir / "brain"), "--actor", ACTOR, "ingest", str(root), "--json"],
+        cwd=world_dir, env=_environment(None),
+    )
+    run = Run(done.returncode, done.stdout, done.stderr)
+    assert run.code == 0 and _codes(run.json())["locked.md"] == [("unreadable", "failure")], run
     assert run.json()["registered"] == 1
 
 

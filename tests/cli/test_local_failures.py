@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from brain.brain import Brain
+from tests.unprivileged import run_unprivileged
 from tests.cli.conftest import (
     BRAIN_EXE,
     BrainRunner,
@@ -67,13 +68,7 @@ def test_a_directory_where_a_file_belongs(brain_exe: BrainRunner, reference_brai
 
 
 def _as_nobody(*args: str, cwd: Path) -> Run:
-    command = [str(BRAIN_EXE), *args]
-    if os.geteuid() == 0:
-        if shutil.which("setpriv") is None:
-            pytest.skip("setpriv is needed to drop root for a permission test")
-        command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
-    done = subprocess.run(command, cwd=cwd, env=_environment(None), capture_output=True, text=True, timeout=60,
-                          check=False)
+    done = run_unprivileged([str(BRAIN_EXE), *args], cwd=cwd, env=_environment(None))
     return Run(done.returncode, done.stdout, done.stderr)
 
 

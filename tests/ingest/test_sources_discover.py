@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from brain.errors import NotFoundError, UsageError
 from ingest.sources import SourceFile, SourceProblem, discover
+from tests.unprivileged import run_unprivileged, share
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:
@@ -129,15 +134,25 @@ def test_fifo_is_not_regular(tmp_path: Path) -> None:
     assert _problems(tmp_path) == {"pipe.txt": "not-regular"}
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file regardless of permissions")
-def test_unreadable_file_and_directory(tmp_path: Path) -> None:
-    _tree(tmp_path, {"locked.md": "x", "closed/a.md": "x"})
-    (tmp_path / "locked.md").chmod(0)
-    (tmp_path / "closed").chmod(0)
+_PROBLEMS_AS_JSON = (
+    "import json, sys; from ingest.sources import SourceProblem, discover; "
+    "print(json.dumps({x.relpath: x.code for x in discover(sys.argv[1], [], []) if isinstance(x, SourceProblem)}))"
+)
+
+
+def test_unreadable_file_and_directory(world_dir: Path) -> None:
+    # Discovery runs as an unprivileged user (tests/unprivileged.py): root reads every file whatever its mode.
+    _tree(world_dir, {"locked.md": "x", "closed/a.md": "x"})
+    share(world_dir)
+    (world_dir / "locked.md").chmod(0)
+    (world_dir / "closed").chmod(0)
     try:
-        assert _problems(tmp_path) == {"closed": "unreadable", "locked.md": "unreadable"}
+        done = run_unprivileged([sys.executable, "-c", _PROBLEMS_AS_JSON, str(world_dir)], cwd=world_dir,
+                                env={**os.environ, "PYTHONPATH": str(REPO)})
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == {"closed": "unreadable", "locked.md": "unreadable"}
     finally:
-        (tmp_path / "closed").chmod(0o755)
+        (world_dir / "closed").chmod(0o755)
 
 
 def test_file_vanishing_mid_run_is_reported(tmp_path: Path) -> None:
