@@ -301,7 +301,7 @@ def term_item(item: str) -> tuple[str, str] | None:
     if _open_quote(label):
         return None  # cut inside a quotation: "Sending a 'Connection: keep-alive' will ..."
     if _is_source_file(label):
-        return None  # "guile/src/core.c (MAX_HASH_SIZE): New constant": a change to a file, not a term
+        return None  # the GNU ChangeLog convention "src/copy.c (copy_reg): Handle ...": a change to a file
     if _SYMBOL.search(label) or _folded_match(_NOT_A_TERM, _NOT_A_TERM_FOLDED, label):
         return None
     if _PARAMETER_ITEM.search(item, 0, 120):

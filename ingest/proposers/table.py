@@ -147,7 +147,12 @@ TERM = Rule(
         Example("DEP0046: util.isBuffer()", None),  # a name and a call: fewer than three words of prose
         Example("Class: IntervalHistogram extends Histogram", None),  # a declaration in code
         Example("Class: Frame implements Serializable", None),
+        # GNU ChangeLog entries `file (function): what changed` (real lines from coreutils, dash, binutils, bc):
         Example("unix/unxcfg.h: enabled enhanced filtering when setlocale is available", None),  # a file changed
+        Example("src/copy.c (copy_reg): Handle the case where CLONE_NOOWNERCOPY is set", None),
+        Example("src/mksyntax.c (filltable): Use 258, not 257 as the size of the table", None),
+        Example("objdump.c (load_specific_debug_section): Check for excessively large sections", None),
+        Example("Makefile.am (SUBDIRS): Add the doc directory to the build", None),
         Example("delim : chr, optional Delimiting character", None),  # a numpydoc parameter
     ),
     doc="An unordered list item `Term: definition` or `Term — definition`, outside change logs and parameters.",
