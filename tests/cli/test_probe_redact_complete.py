@@ -98,9 +98,9 @@ def test_sigkill_between_the_head_move_and_the_destruction(
         before = Brain.open(copy).snapshot_digest()
         killed = _kill_after_head_moves(copy, (*ACTOR, "redact", secret, "--reason", "leak", "--yes"))
         moved = Brain.open(copy).snapshot_digest() != before
+        report = verify_brain(Brain.open(copy), jobs=1)
         if killed and moved and _holding(copy):
             landed += 1
-            report = verify_brain(Brain.open(copy), jobs=1)
             assert not report.ok and "redaction-unfinished" in {p.code for p in report.problems}, trial
             if landed == 1:  # the CLI's refusals, once (each is a process start)
                 verify = _brain("--brain", str(copy), "verify", "--json")
@@ -109,8 +109,12 @@ def test_sigkill_between_the_head_move_and_the_destruction(
                              ("show", secret), (*ACTOR, "ingest", str(copy.parent))):
                     refused = _brain("--brain", str(copy), *args)
                     assert refused.returncode == 5 and "brain redact --resume" in refused.stderr, (args, refused.stderr)
+        elif killed and moved:
+            # Killed after the bytes were destroyed but before the intent was cleared: nothing leaks, and the
+            # only thing verify may still say is that the redaction is unfinished (the resume below clears it).
+            assert {p.code for p in report.problems} <= {"redaction-unfinished"}, (trial, report.problems)
         else:
-            assert verify_brain(Brain.open(copy), jobs=1).ok, trial
+            assert report.ok, trial
         resumed = _brain("--brain", str(copy), "redact", "--resume", "--json")
         assert resumed.returncode == 0, resumed.stderr
         if not moved:  # killed before its snapshot: nothing was redacted, run it again
