@@ -11,11 +11,19 @@ $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-install: $(BIN)/activate
+# Editable installs: code changes need no re-install, so pip runs again only when pyproject.toml changes
+# (a stamp file per extra), not on every `make test-fast`.
+$(VENV)/.installed: pyproject.toml | $(BIN)/activate
 	$(BIN)/pip install --quiet -e .
+	touch $@
 
-install-dev: $(BIN)/activate
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/activate
 	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+
+install-dev: $(VENV)/.installed-dev
 
 demo: install
 	rm -rf $(DEMO_BRAIN)
