@@ -32,6 +32,7 @@ from brain.lifecycle.graph import DependencyGraph
 from brain.lifecycle.records import actor_of
 from brain.lifecycle.redact import RedactPlan, content_digests, plan_redaction
 from brain.lifecycle.usecases import LEDGER_LINEAGE, Lineage
+from brain.lifecycle.vector_payloads import payloads_holding
 from brain.module import read_block
 from brain.snapshot import TrustScope
 from brain.store.head import read_head
@@ -79,11 +80,12 @@ def stored_block_type(brain: Brain, block: BlockId) -> MemoryType | None:
 
 
 def destruction_set(brain: Brain, head: OciDigest, blocks: Iterable[BlockId], reason: str) -> dict[str, str]:
-    """Hex → reason for the envelopes of `blocks` and the content blobs they name that no member staying
-    readable in `head` names too."""
+    """Hex → reason for the envelopes of `blocks`, the content blobs they name that no member staying
+    readable in `head` names too, and the vector-index payloads holding their vectors
+    (`brain.lifecycle.vector_payloads`)."""
     leaving = list(blocks)
     keep = installed_contents(brain, head, leaving)
-    found: dict[str, str] = {}
+    found: dict[str, str] = dict.fromkeys(payloads_holding(brain, head, leaving), reason)
     for block_id in leaving:
         found[block_id.hex] = reason
         try:

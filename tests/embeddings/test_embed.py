@@ -222,6 +222,36 @@ def test_install_refuses_a_lying_index_and_search_ignores_it_with_a_note(
     assert any("vector index of semantic ignored" in n for n in answer["notes"]) and answer["matches"]
 
 
+def test_a_redaction_destroys_every_payload_holding_a_vector_of_a_redacted_block(
+    corpus_brain: Path, brain: Any
+) -> None:
+    # An embedding of a text recovers much of the text: a payload holding one is a copy of the block.
+    with embedding_server() as (url, _):
+        assert _embed(brain, corpus_brain, url).code == 0
+    held = Brain.open(corpus_brain)
+    embedded = held.snapshot()
+    assert embedded is not None
+    payloads = {t: ref.index_digest for t, ref in embedded.modules.items() if ref.index_digest is not None}
+    source = next(iter(held.composition(embedded.modules["canonical"]).block_ids))
+    done = brain("--brain", str(corpus_brain), "--actor", ACTOR, "redact", source.hex, "--reason", "leak", "--yes",
+                 "--json")
+    assert done.code == 0, done
+    redacted = {str(i).removeprefix("sha256:") for ids in done.json()["tombstoned"].values() for i in ids}
+    assert source.hex in redacted
+    for memory_type, digest in payloads.items():
+        keys = decode(held.blobs.get(digest), model=None, memory_type=memory_type, members=None).keys \
+            if held.blobs.has(digest) else ()
+        holds = any(h in redacted for h, _ in keys)
+        assert not holds, f"the {memory_type} payload still holds a redacted block's vector"
+    before = {t for t in payloads if not Brain.open(corpus_brain).blobs.has(payloads[t])}
+    assert "canonical" in before  # the source's passages were embedded: that payload is gone
+    assert brain("--brain", str(corpus_brain), "verify").code == 0
+    with embedding_server() as (url, server):
+        again = json.loads(_embed(brain, corpus_brain, url, "--json").stdout)  # the rest is re-used, not re-sent
+    lost = sum(m["units"] for m in again["modules"] if m["memory_type"] in before)
+    assert again["snapshot"] and server.inputs <= lost
+
+
 # --- search --at REF -----------------------------------------------------------------------------------------
 
 
