@@ -324,6 +324,12 @@ class LineageLog:
     def load(self, snapshot: OciDigest, kinds: frozenset[str] | None = None) -> Lineage | None:
         """The lineage as of `snapshot`, or None if the log does not describe exactly that snapshot; with
         `kinds`, only facts of those kinds are indexed (every line is still checked)."""
+        found = self.read(kinds)
+        return found[0] if found is not None and found[1] == str(snapshot) else None
+
+    def read(self, kinds: frozenset[str] | None = None) -> tuple[Lineage, str] | None:
+        """The lineage the log holds and the snapshot it describes (its last marker), or None if it is not a
+        whole log of this format (missing, damaged, a count that does not match, facts after the last marker)."""
         try:
             handle = open(self.path, encoding="utf-8")  # noqa: SIM115 - closed below
         except OSError:
@@ -347,7 +353,7 @@ class LineageLog:
                         pending += 1
             except (ValueError, TypeError, IndexError, UnicodeError):
                 return None
-        return lineage if last == str(snapshot) and pending == 0 else None
+        return (lineage, last) if isinstance(last, str) and pending == 0 else None
 
     def origins(self, snapshot: OciDigest) -> list[str] | None:
         """The origin of every `registered` fact, or None if the log does not describe exactly `snapshot`.
