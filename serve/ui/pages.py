@@ -13,6 +13,7 @@ Jinja2 template (autoescaped: every text from a document or a proposal is data, 
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -94,6 +95,10 @@ class ReviewUI:
             served = self._brain.snapshot_digest()
             if served is not None:  # loads the merge review's code: up to date with itself, nothing is judged
                 self._cli_run(["merge", str(served), "--plan"])
+            # What was read lives as long as the served snapshot: out of the cyclic collector's sight, a full
+            # collection in this process (which holds every request thread still) costs microseconds, not 60 ms
+            # (measured at 10^5 blocks).
+            gc.freeze()
         except BrainError as e:  # the pages that need it will say so
             print(f"brain serve: warming the review UI failed: {e.message}", file=sys.stderr)
 
