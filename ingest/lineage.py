@@ -19,7 +19,10 @@ adds none and a dropped block's facts simply stop mattering):
 and a marker naming the snapshot it made and how many facts precede it since the previous marker. The
 log describes a snapshot only if its last marker names it and every count matches; anything else
 (another tool moved the head, a kill between commit and append, a damaged line, another format) makes
-it stale, and the next run that needs it rebuilds it from the ledger and the semantic module once.
+it stale. The next run that needs it (`ingest.lineage_graph.lineage_of`) catches a whole log up when the
+snapshot it describes has a ledger the new one contains (another tool moved the head, a kill between
+commit and append: only the blocks added since are read and their facts appended), and otherwise rebuilds
+it from the ledger and the semantic module once.
 Local, never published, never trusted beyond that check: readers still intersect what it says with the
 snapshot's members.
 """
