@@ -89,14 +89,19 @@ class Server:
 
     def cpu(self) -> float:
         """User+system seconds the server process tree has used so far (Linux /proc)."""
-        total = 0.0
+        return sum(self.cpu_by_role().values())
+
+    def cpu_by_role(self) -> dict[str, float]:
+        """User+system seconds so far of the proposal process (the one running niced) and of the others."""
+        found = {"proposals": 0.0, "http": 0.0}
         for pid in [self.process.pid, *_children(self.process.pid)]:
             try:
                 fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+                role = "proposals" if int(fields[16]) > os.getpriority(os.PRIO_PROCESS, 0) else "http"
+                found[role] += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
             except (OSError, IndexError, ValueError):
                 pass
-        return total
+        return found
 
     def settle(self, secret: str, most: float = 120.0) -> None:
         """Ask once (the first /ui/ request starts the review UI's warm-up), then wait until the server is idle:
@@ -225,10 +230,12 @@ def bench_load(server: Server, brain: Path, secrets: dict[str, str], sources: li
             time.sleep(0.05)
 
     threads = [threading.Thread(target=proposer, args=(n,)) for n in names] + [threading.Thread(target=reader)]
+    before = server.cpu_by_role()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    after = server.cpu_by_role()
     refs = read_refs(brain)
     opened = Brain.open(brain)
     lost = 0
@@ -246,6 +253,11 @@ def bench_load(server: Server, brain: Path, secrets: dict[str, str], sources: li
         print("   first errors:", errors[:3])
     line("  committed blocks found on their branches", f"{total - lost:,} of {total:,}", "none lost", lost == 0)
     p95 = percentile(reads, 0.95) if reads else float("inf")
+    desk_cpu, http_cpu = (after[k] - before[k] for k in ("proposals", "http"))
+    requests = sum(c for s, c in statuses.items() if s > 0) + len(reads)
+    line("  server CPU meanwhile: proposal process / HTTP processes",
+         f"{desk_cpu:.1f} s ({desk_cpu * 1000 / max(1, statuses.get(200, 0)):.0f} ms a proposal) / "
+         f"{http_cpu:.1f} s ({http_cpu * 1000 / max(1, requests):.1f} ms a request)", "(reported)", True)
     line("  reads meanwhile (GET /v1/search, p95)", f"{p95 * 1000:.0f} ms over {len(reads)} reads "
          f"(p50 {statistics.median(reads) * 1000 if reads else 0:.0f} ms)", "<= 60 ms", p95 <= 0.060)
 
@@ -261,11 +273,11 @@ def bench_ui(server: Server, brain: Path, secret: str) -> None:
     head = opened.snapshot_digest()
     tip = refs.branches[branch].snapshot if refs else head
     client = Client(server.port, secret)
-    # The very first block page reads the served head's ledger (the lineage log) once per process.
+    # The first block page of a process: its warm-up (started with the process) has read the lineage log.
     cpu = server.cpu()
     status, _, elapsed = client.request("GET", f"/ui/blocks/{ids[len(ids) // 2]}")
     assert status == 200, status
-    line("UI: the first block page of a process (reads the ledger)",
+    line("UI: the first block page of a process",
          f"{elapsed * 1000:.0f} ms (server CPU {(server.cpu() - cpu) * 1000:.0f} ms)", "(reported)", True)
     pages = {
         "block": f"/ui/blocks/{ids[len(ids) // 3]}",

@@ -360,7 +360,7 @@ class Writer:
         self._puts.drain()
         blobs = self.brain.blobs
         refs = dict(self._refs)
-        built: list[tuple[Composition, frozenset[BlockId]]] = []
+        built: list[tuple[Composition, frozenset[BlockId], OciDigest | None]] = []
         for memory_type, staged in self._staged.items():
             if not staged.changed:
                 continue
@@ -377,7 +377,7 @@ class Writer:
             if old is not None and composition.digest == old.composition:
                 continue
             refs[memory_type] = _module_ref(composition, old)
-            built.append((composition, frozenset(staged.members)))
+            built.append((composition, frozenset(staged.members), None if old is None else old.composition))
         for memory_type, tombstoned in self._tombstones.items():
             refs[memory_type] = _with_tombstones(refs[memory_type], tombstoned)
         self._tombstones = {}
@@ -396,8 +396,8 @@ class Writer:
             head = Head.first(digest) if self._head is None else self._head.advance(digest, origin=self._head.origin)
         self._head, self._snapshot, self._refs = head, snapshot, refs
         self._base_refs = dict(refs)
-        for composition, members in built:
-            self.brain.built(composition, members)
+        for composition, members, replaced in built:
+            self.brain.built(composition, members, replaced)
         return digest
 
     def publish_head(self) -> None:

@@ -19,7 +19,10 @@ adds none and a dropped block's facts simply stop mattering):
 and a marker naming the snapshot it made and how many facts precede it since the previous marker. The
 log describes a snapshot only if its last marker names it and every count matches; anything else
 (another tool moved the head, a kill between commit and append, a damaged line, another format) makes
-it stale, and the next run that needs it rebuilds it from the ledger and the semantic module once.
+it stale. The next run that needs it (`ingest.lineage_graph.lineage_of`) catches a whole log up when the
+snapshot it describes has a ledger the new one contains (another tool moved the head, a kill between
+commit and append: only the blocks added since are read and their facts appended), and otherwise rebuilds
+it from the ledger and the semantic module once.
 Local, never published, never trusted beyond that check: readers still intersect what it says with the
 snapshot's members.
 """
@@ -324,6 +327,12 @@ class LineageLog:
     def load(self, snapshot: OciDigest, kinds: frozenset[str] | None = None) -> Lineage | None:
         """The lineage as of `snapshot`, or None if the log does not describe exactly that snapshot; with
         `kinds`, only facts of those kinds are indexed (every line is still checked)."""
+        found = self.read(kinds)
+        return found[0] if found is not None and found[1] == str(snapshot) else None
+
+    def read(self, kinds: frozenset[str] | None = None) -> tuple[Lineage, str] | None:
+        """The lineage the log holds and the snapshot it describes (its last marker), or None if it is not a
+        whole log of this format (missing, damaged, a count that does not match, facts after the last marker)."""
         try:
             handle = open(self.path, encoding="utf-8")  # noqa: SIM115 - closed below
         except OSError:
@@ -347,7 +356,7 @@ class LineageLog:
                         pending += 1
             except (ValueError, TypeError, IndexError, UnicodeError):
                 return None
-        return lineage if last == str(snapshot) and pending == 0 else None
+        return (lineage, last) if isinstance(last, str) and pending == 0 else None
 
     def origins(self, snapshot: OciDigest) -> list[str] | None:
         """The origin of every `registered` fact, or None if the log does not describe exactly `snapshot`.

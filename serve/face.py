@@ -117,6 +117,13 @@ class BrainFace:
             view = answered(lambda: searcher.index, work, _log)
         return CatResult.of(view).model_dump(mode="json")
 
+    def refresh(self) -> None:
+        """Bring the search index to the brain's head (what the first `search` or `cat` would do)."""
+        if self.brain.snapshot_digest() is None:
+            return  # an empty brain: nothing to index
+        with self._searcher() as searcher:
+            answered(lambda: searcher.index, searcher.refresh, _log)
+
     def status(self) -> Any:
         """`brain status --json`."""
         return self._cli(["status"])

@@ -457,6 +457,11 @@ class HandlerFactory(Protocol):
         proposals' own process is forked there: `serve.proposals_process`)."""
         ...
 
+    def started(self) -> None:
+        """In each process that answers requests (every forked worker, or the one process), as it starts to:
+        begin reading in the background what its first answers need (each process has its own caches)."""
+        ...
+
 
 def serve_http(
     face: BrainFace, bind: str, token_file: Path | None, note: Callable[[str], None], workers: int = 1,
@@ -481,6 +486,8 @@ def _serve_http(
     mode = "with proposals" if app is not None and app.writes else "read-only"
     note(f"serving {face.brain_path} {mode} on http://{host}:{port}{plural} (Ctrl-C to stop)")
     if workers <= 1:
+        if app is not None:
+            app.started()
         try:
             server.serve_forever()
         finally:
@@ -497,6 +504,8 @@ def _serve_http(
         if pid == 0:  # a worker: serve until the parent goes away
             server.parent_pid = parent
             try:
+                if app is not None:
+                    app.started()
                 server.serve_forever(poll_interval=0.5)
             finally:
                 os._exit(0)

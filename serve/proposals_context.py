@@ -12,6 +12,8 @@ import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from typing import Any, TypeVar
+
 from brain.brain import Brain
 from brain.blocks import MemoryType
 from brain.composition import Composition, ModuleRef
@@ -19,6 +21,10 @@ from brain.errors import BrainError
 from brain.gate import ContradictionKey, statement_key
 from brain.identity import BlockId, OciDigest
 from brain.module import read_block
+
+
+_T = TypeVar("_T")
+_MISSING: Any = object()
 
 
 class StatementCache:
@@ -95,16 +101,30 @@ class ServingBrain(Brain):
         if self.trees:
             composition.keep_tree()
 
-    def built(self, composition: Composition, members: frozenset[BlockId]) -> None:
+    def built(self, composition: Composition, members: frozenset[BlockId], replaced: OciDigest | None = None) -> None:
         """Keep a composition this process's writer just built (its root computed from the very ids), so the
-        next proposal on the branch neither reads, re-hashes nor decodes it, nor rebuilds its member set."""
+        next proposal on the branch neither reads, re-hashes nor decodes it, nor rebuilds its member set.
+
+        The composition it replaces on that branch is next to be let go (unless the head's snapshot names it:
+        every agent's first proposal starts from the served modules): with twenty agents taking turns, the
+        superseded versions would otherwise push out the current ones, and every proposal would read, decode
+        and re-hash its branch's modules again (measured: 250 ms of CPU a proposal instead of 65 at 10^5
+        blocks)."""
         digest = composition.digest
         composition.drop_bytes()  # stored already: a 10^5-member document is megabytes
         self._compositions.pop(digest, None)
         self._compositions[digest] = composition
         self._members.pop(digest, None)
         self._members[digest] = members
+        if replaced is not None and replaced != digest and replaced not in self._served():
+            _next_to_go(self._compositions, replaced)
+            _next_to_go(self._members, replaced)
         self._evict()
+
+    def _served(self) -> frozenset[OciDigest]:
+        """The compositions the head's snapshot names."""
+        snapshot = self.snapshot()
+        return frozenset() if snapshot is None else frozenset(ref.composition for ref in snapshot.modules.values())
 
     def composition(self, ref: ModuleRef) -> Composition:
         """`Brain.composition`, with least-recently-used eviction."""
@@ -130,6 +150,16 @@ class ServingBrain(Brain):
         self._members[ref.composition] = found
         self._evict()
         return found
+
+
+def _next_to_go(cache: dict[OciDigest, _T], key: OciDigest) -> None:
+    """Move `key` to the least recently used end of `cache` (insertion order), if it is there."""
+    found = cache.pop(key, _MISSING)
+    if found is not _MISSING:
+        items = list(cache.items())
+        cache.clear()
+        cache[key] = found
+        cache.update(items)
 
 
 class LazyMembers(Mapping[MemoryType, frozenset[BlockId]]):

@@ -310,6 +310,14 @@ class WriteApp:
         """The handler class; `token` is the `--token-file` secret (accepted for reads)."""
         return make_write_handler(routes, Access(self.table, token, self.limiter), self.desk, self.ui)
 
+    def started(self) -> None:
+        """A serving process starts: the review UI warms up in the background (`ReviewUI.warm`), so the
+        first page each process answers finds its caches read (a reviewer's next request may reach any
+        worker; the first `/ui/` request alone would warm only the worker that took it)."""
+        warm = getattr(self.ui, "warm", None)
+        if warm is not None:
+            warm()
+
     @contextlib.contextmanager
     def serving(self) -> Iterator[None]:
         """While the server runs, proposals go to their own process (`serve.proposals_process`): a commit's

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import json
 import os
 import shutil
@@ -50,6 +51,10 @@ from serve.proposals import BUSY_WAIT, ProposalDesk, ProposalsBusy
 from serve.tokens import Principal
 
 _PR_SET_PDEATHSIG = 1
+PROPOSAL_NICE = 10
+"""How much lower than the server's the proposal process's priority is (`_yield_to_readers`)."""
+GC_YOUNG = 20_000
+"""The proposal process's young-generation collection threshold (`_collect_less`; CPython's default: 700)."""
 # The error families an answer keeps (the HTTP status is chosen from them), most specific first.
 _FAMILIES: tuple[type[BrainError], ...] = (
     ProposalsBusy, LockTimeoutError, InvalidInputError, UsageError, NotFoundError, ConflictError, RefusedError,
@@ -174,10 +179,12 @@ def _serve(listener: socket.socket, desk: ProposalDesk, parent: int) -> None:
     _die_with(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's; it stops this child
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _yield_to_readers()
     try:
         desk.warm()  # requests wait in the socket's backlog meanwhile
     except BrainError as e:
         print(f"brain serve: warming the proposal process failed: {e.message}", file=sys.stderr)
+    _collect_less()
     connections: list[Connection] = []
     while os.getppid() == parent:
         for ready in wait([listener, *connections], timeout=1.0):
@@ -206,6 +213,39 @@ def _answer(desk: ProposalDesk, request: dict[str, Any]) -> dict[str, Any]:
     except Exception as e:  # noqa: BLE001 - a bug: the parent answers 500; the traceback goes to the log
         traceback.print_exc()
         return {"bug": True, "message": f"{type(e).__name__}: {e}"}
+
+
+def _yield_to_readers() -> None:
+    """Let the processes that answer reads win the cores from this one.
+
+    On a machine with fewer cores than busy processes, a proposal (tens of milliseconds of CPU) and a read
+    (a few) queue for the same cores; at the same priority, a read arriving while proposals run waits its
+    turn behind them, and reads' p95 grew tenfold under twenty proposing clients. Proposals may wait (their
+    clients are told 429 when they cannot start in time); reads should not. So this process runs at a
+    lower priority (`PROPOSAL_NICE`, which an unprivileged process may always take) and as a batch task
+    (`SCHED_BATCH`: the scheduler does not let its wake-ups preempt a running reader). Measured at 10^5
+    blocks on 2 shared cores (load average 6 to 9), 20 proposing clients for 30 s, interleaved: reads' p95
+    365 and 449 ms at the server's priority, 244 and 293 ms at this one. The price is paid only when the
+    cores are contended: a lone proposal's p50 went from 107-146 to 146-151 ms there, its CPU unchanged."""
+    with contextlib.suppress(OSError, AttributeError):  # Linux only; elsewhere the nice value alone
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpriority(os.PRIO_PROCESS, 0, min(19, os.getpriority(os.PRIO_PROCESS, 0) + PROPOSAL_NICE))
+
+
+def _collect_less() -> None:
+    """Keep the cyclic garbage collector off what the warm-up read, and run its young pass less often.
+
+    A proposal builds no reference cycles (checked with `gc.DEBUG_SAVEALL`: nothing to collect), but at
+    the default threshold (700 allocations) a young pass ran every few proposals and cost tens of
+    milliseconds, traversing the new 10^5-member sets and tuples a proposal makes: at 10^5 blocks, with
+    twenty agents, 8.7 ms of a proposal's 66 ms mean CPU, and its p95 113 ms instead of 65 ms. The warm-up's
+    objects (the served modules, their trees and sets) are moved out of the collector's sight for good
+    (`gc.freeze`: they are still freed when unreferenced), and the young pass waits for `GC_YOUNG`
+    allocations; a cycle (an exception's traceback) is still collected, a little later."""
+    gc.freeze()
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG, middle, old)
 
 
 def _die_with(parent: int) -> None:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from brain.brain import Brain
     from serve.face import BrainFace
     from serve.proposals import ProposalDesk
+    from serve.proposals_context import ServingBrain
     from serve.proposals_http import WriteApp
 
 DEFAULT_HTTP = "127.0.0.1:8742"
@@ -79,8 +80,18 @@ def serve(
     context = cli_context(ctx)
     brain = context.open_brain()  # a clear error before anything listens
     _check_options(mcp, allow_propose, token_file, tokens, agent, sign_with)
+    from ingest.lineage_graph import bring_up_to_date
     from serve.face import BrainFace
 
+    # Before anything listens (and no thread runs yet, so a rebuild may fork its readers): block pages then
+    # read the records the log names about a block, not the whole ledger (once per process, every process).
+    done = bring_up_to_date(brain)  # never waits for a writer: a busy lock leaves the log as it is
+    note = context.output(False).message
+
+    def banner(text: str) -> None:  # the first line a client reads names the address; what was done follows
+        note(text)
+        if done is not None:
+            note(f"brain serve: {done}")
     cli_json = _cli_json(brain.path, ctx.find_root().command)  # one: it redirects the process's stdout
     face = BrainFace(brain.path, cli_json)
     try:
@@ -88,6 +99,8 @@ def serve(
             from serve.mcp_stdio import run_stdio
 
             desk = _desk(context, brain, sign_with) if allow_propose else None
+            if done is not None:
+                note(f"brain serve: {done}")
             run_stdio(face, desk, _mcp_agent(context, agent) if desk is not None else None)
         else:
             from serve.http_api import serve_http
@@ -95,7 +108,7 @@ def serve(
             assert http is not None
             app = _http_app(context, face, cli_json, tokens, allow_propose, rate_limit, sign_with)
             processes = workers if workers is not None else min(os.cpu_count() or 1, 4)
-            serve_http(face, http, token_file, note=context.output(False).message, workers=processes, app=app)
+            serve_http(face, http, token_file, note=banner, workers=processes, app=app)
     finally:
         face.close()
 
@@ -138,11 +151,13 @@ def _http_app(
 ) -> WriteApp:
     from serve.proposals_http import WriteApp, rate_limiter
     from serve.tokens import TokenTable, load_tokens
+    from serve.proposals_context import ServingBrain
     from serve.ui import ReviewUI
 
     table = None if tokens is None else TokenTable(load_tokens(tokens))
     desk = _desk(context, face.brain, sign_with) if allow_propose else None
-    return WriteApp(table, desk, ReviewUI(face, cli_json, show=ServedShow(face.brain_path)),
+    served = ServingBrain(face.brain_path)  # one set of compositions for the UI's pages and its block ledgers
+    return WriteApp(table, desk, ReviewUI(face, cli_json, show=ServedShow(served), brain=served),
                     rate_limiter(table, rate_limit))
 
 
@@ -169,24 +184,35 @@ class ServedShow:
     """`brain show --json` for a long-running server's review UI: the ledger reader (the lineage log, read
     whole once) is kept per served snapshot, so a block page costs the records about that block only."""
 
-    def __init__(self, brain_path: Path) -> None:
-        from serve.proposals_context import ServingBrain
-
-        self.brain = ServingBrain(brain_path)
+    def __init__(self, brain: ServingBrain) -> None:
+        self.brain = brain
         self._lock = threading.Lock()
         self._reader: Any = None
+
+    def warm(self) -> None:
+        """Read what a first block page of the served snapshot needs (the review UI's warm-up calls this): the
+        lineage log, and the modules' member sets its ledger reader consults."""
+        with self._lock:
+            reader = self._current()
+            if reader.lineage is not None:
+                for module in reader.modules.values():
+                    module.members  # noqa: B018 - built and kept by the module
+
+    def _current(self) -> Any:
+        from ingest.block_ledger import LedgerReader
+
+        digest = self.brain.snapshot_digest()
+        if self._reader is None or self._reader.snapshot != digest:
+            self._reader = LedgerReader(self.brain, digest)
+        return self._reader
 
     def __call__(self, block: str) -> Any:
         """The JSON `brain show BLOCK --json` prints (the same models build it)."""
         from cli.commands.show import ShowResult, ledger_of
-        from ingest.block_ledger import LedgerReader
         from ingest.targets import resolve_target
 
         with self._lock:
-            digest = self.brain.snapshot_digest()
-            if self._reader is None or self._reader.snapshot != digest:
-                self._reader = LedgerReader(self.brain, digest)
-            reader = self._reader
+            reader = self._current()
             block_id = resolve_target(self.brain, reader, block)
             ledger = reader.about([block_id])
             found = self.brain.resolve(block_id)
