@@ -152,10 +152,12 @@ class Brain:
         """The members of the composition `ref` names, as a set (a long-lived brain keeps it)."""
         return frozenset(self.composition(ref).block_ids)
 
-    def built(self, composition: Composition, members: frozenset[BlockId], replaced: OciDigest | None = None) -> None:
-        """The writer just stored `composition` (members `members`, root computed from them) and committed a
-        snapshot naming it in place of the composition `replaced` (None: the module is new): a long-lived
-        brain (a server's) keeps it; a command lets it go."""
+    def built(
+        self, composition: Composition, members: Callable[[], frozenset[BlockId]], replaced: OciDigest | None = None
+    ) -> None:
+        """The writer just stored `composition` (`members()` its member set, root computed from them) and committed
+        a snapshot naming it in place of the composition `replaced` (None: the module is new): a long-lived brain
+        (a server's) keeps it; a command lets it go (and never copies the set)."""
 
     def modules(self, snapshot: Snapshot | OciDigest | None = None) -> dict[MemoryType, Module]:
         """Every module of `snapshot` (default: the head), in module order; {} for an empty brain."""

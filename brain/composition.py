@@ -10,7 +10,7 @@ import bisect
 import gc
 import operator
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, Final, Literal, Self
 
 from pydantic import PrivateAttr, model_validator
@@ -150,12 +150,21 @@ class Composition(JcsDocument):
     def to_bytes(self) -> bytes:
         """The canonical (JCS) document bytes, no trailing newline."""
         if self._bytes is None:
-            hexes = self._hex_list()
-            ids = '"sha256:' + '","sha256:'.join(hexes) + '"' if hexes else ""
-            self._bytes = (
-                f'{{"block_ids":[{ids}],"boltzmann":1,"layout":"{LAYOUT}","memory_type":"{self.memory_type.value}"}}'
-            ).encode("ascii")
+            self._bytes = b"".join(self.chunks())
         return self._bytes
+
+    def chunks(self, members: int = 4096) -> Iterator[bytes]:
+        """`to_bytes()` in pieces of about `members` members each (`BlobStore.put_stream` stores a 10^6-member
+        document without holding its ~74 MB, or the two copies building it in one piece takes)."""
+        if self._bytes is not None:
+            yield self._bytes
+            return
+        hexes = self._hex_list()
+        yield b'{"block_ids":['
+        for at in range(0, len(hexes), members):
+            run = '"sha256:' + '","sha256:'.join(hexes[at : at + members]) + '"'
+            yield (run if at == 0 else "," + run).encode("ascii")
+        yield f'],"boltzmann":1,"layout":"{LAYOUT}","memory_type":"{self.memory_type.value}"}}'.encode("ascii")
 
     @property
     def root(self) -> MerkleRoot:

@@ -16,6 +16,7 @@ Membership is kept in memory across checkpoints (a sorted list per touched modul
 from __future__ import annotations
 
 import bisect
+from functools import partial
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -360,7 +361,7 @@ class Writer:
         self._puts.drain()
         blobs = self.brain.blobs
         refs = dict(self._refs)
-        built: list[tuple[Composition, frozenset[BlockId], OciDigest | None]] = []
+        built: list[tuple[Composition, _Membership, OciDigest | None]] = []
         for memory_type, staged in self._staged.items():
             if not staged.changed:
                 continue
@@ -371,13 +372,13 @@ class Writer:
                 continue
             composition = Composition.of_sorted(memory_type, ids, staged.base, added, removed)
             staged.base = composition if composition.keeps_tree else None
-            # Stored first: the store hashes the bytes it writes, and that digest is the composition's (a 10^5-member
-            # document is megabytes; an unchanged one is already stored, so putting it again writes nothing).
-            composition.stored_as(blobs.put(composition.to_bytes(), sync=False))
+            # Stored first: the store hashes the bytes it writes, and that digest is the composition's. Streamed: a
+            # 10^6-member document is ~74 MB, never held whole (an unchanged one is already stored, nothing is written).
+            composition.stored_as(blobs.put_stream(composition.chunks(), sync=False)[0])
             if old is not None and composition.digest == old.composition:
                 continue
             refs[memory_type] = _module_ref(composition, old)
-            built.append((composition, frozenset(staged.members), None if old is None else old.composition))
+            built.append((composition, staged, None if old is None else old.composition))
         for memory_type, tombstoned in self._tombstones.items():
             refs[memory_type] = _with_tombstones(refs[memory_type], tombstoned)
         self._tombstones = {}
@@ -396,8 +397,9 @@ class Writer:
             head = Head.first(digest) if self._head is None else self._head.advance(digest, origin=self._head.origin)
         self._head, self._snapshot, self._refs = head, snapshot, refs
         self._base_refs = dict(refs)
-        for composition, members, replaced in built:
-            self.brain.built(composition, members, replaced)
+        for composition, staged, replaced in built:
+            # The member set copied only for a brain that keeps it (a server's), not by every command's commit.
+            self.brain.built(composition, partial(frozenset, staged.members), replaced)
         return digest
 
     def publish_head(self) -> None:

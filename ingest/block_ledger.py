@@ -74,9 +74,9 @@ class LedgerReader:
             return []
         named: set[str] = set()
         for block in hexes:
-            named |= lineage.records_about.get(block, set())
+            named.update(lineage.records_about.get(block, ()))
             if citing:
-                named |= lineage.records_citing.get(block, set())
+                named.update(lineage.records_citing.get(block, ()))
         found: list[tuple[BlockId, Record]] = []
         for record_id in sorted(map(BlockId, named)):
             if record_id in provenance and record_id not in provenance.tombstones:

@@ -169,10 +169,12 @@ class ProposalCache:
 
     def __init__(self, brain_dir: Path) -> None:
         self.file = Path(brain_dir) / CACHE_FILE
-        self._lines: dict[bytes, bytes] | None = None  # key (64 hex, as bytes) -> its last whole line
+        # key (64 hex, as bytes) -> its last whole line, or where this process appended it (offset, length): a
+        # run's own answers are read back from the file if asked again, not held (~1.3 KB a source).
+        self._lines: dict[bytes, bytes | tuple[int, int]] | None = None
         self._appender: BinaryIO | None = None
 
-    def _index(self) -> dict[bytes, bytes]:
+    def _index(self) -> dict[bytes, bytes | tuple[int, int]]:
         if self._lines is None:
             try:
                 data = self.file.read_bytes()
@@ -192,7 +194,7 @@ class ProposalCache:
 
     def get(self, key: str, task: Task | None = None) -> ProposalResult | None:
         """The cached answer (re-stamped with `task`'s id), or None on a miss or an unreadable entry."""
-        line = self._index().get(key.encode("ascii", "replace"))
+        line = self._line(key.encode("ascii", "replace"))
         if line is None:
             return None
         data = line[_KEY_SIZE + 1 :]
@@ -227,8 +229,26 @@ class ProposalCache:
                 self._appender.write(b"\n")  # a killed writer's torn line must not swallow this one
         # Durability is not needed (a lost entry is a miss); one write per line keeps a torn one detectable.
         line = key.encode("ascii") + b" " + data
+        index = self._index()
+        at = self._appender.tell()
         self._appender.write(line + b"\n")
-        self._index()[line[:_KEY_SIZE]] = line
+        index[line[:_KEY_SIZE]] = (at, len(line))
+
+    def _line(self, key: bytes) -> bytes | None:
+        """The last whole line stored for `key` (read back from the file when this process appended it)."""
+        found = self._index().get(key)
+        if not isinstance(found, tuple):
+            return found
+        if self._appender is not None:
+            self._appender.flush()
+        at, size = found
+        try:
+            with open(self.file, "rb") as handle:
+                handle.seek(at)
+                line = handle.read(size)
+        except OSError:
+            return None
+        return line if len(line) == size and line[:_KEY_SIZE] == key else None
 
     def _ends_with_newline(self) -> bool:
         with open(self.file, "rb") as handle:

@@ -168,6 +168,10 @@ class Stager:
         self.deferred_sizes: dict[OciDigest, int] = {}
         self._statements: dict[ContradictionKey, list[tuple[str, BlockId]]] | None = None
         self.blocks_added = 0
+        # The ids registered and cited since the last checkpoint, by `sha256:` string: a derived block's evidence
+        # (its source, cited by each block derived from it) is then the registered id itself, not another copy
+        # of it that the run's lineage would hold to the end (~240 bytes a source).
+        self._ids: dict[str, BlockId] = {}
 
     def members(self, memory_type: MemoryType) -> set[BlockId]:
         """The live member set of one module (committed plus staged)."""
@@ -205,6 +209,7 @@ class Stager:
         """
         if not self.add(canonical):
             return False
+        self._ids[str(canonical.block_id)] = canonical.block_id
         at = utc_timestamp()
         self.add(
             ProvenanceBlock(
@@ -243,7 +248,7 @@ class Stager:
         if not self.add(block):
             return False
         producer = answer.producer or Producer(kind=ProducerKind.ACTOR, id=self.actor.id)
-        evidence = tuple(BlockId.parse(e) for e in dict.fromkeys(validated.candidate.evidence))
+        evidence = tuple(map(self._block_id, dict.fromkeys(validated.candidate.evidence)))
         at = at or utc_timestamp()
         derivation = DerivationRecord(
             actor=self.actor,
@@ -265,6 +270,12 @@ class Stager:
         self.add(ProvenanceBlock(record=derivation))
         self.add(ProvenanceBlock(record=validation))
         return True
+
+    def _block_id(self, text: str) -> BlockId:
+        found = self._ids.get(text)
+        if found is None:
+            found = self._ids[text] = BlockId.parse(text)
+        return found
 
     def put_blob_later(self, data: bytes) -> OciDigest:
         """Store bytes nothing reads back before the next checkpoint (in the background when the sink can)."""
@@ -295,4 +306,8 @@ class Stager:
 
     def checkpoint(self) -> OciDigest | None:
         """Commit what is staged (a new snapshot if anything changed)."""
-        return self.sink.commit()
+        digest = self.sink.commit()
+        self._ids.clear()
+        if digest is not None:  # the background blobs are stored now: their sizes are read from the store
+            self.deferred_sizes.clear()
+        return digest

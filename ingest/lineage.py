@@ -29,6 +29,7 @@ snapshot's members.
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 from collections.abc import Iterable, Sequence
@@ -134,21 +135,46 @@ class Recorded(NamedTuple):
 Fact = Registered | Superseded | Demoted | Cited | Stated | Linked | Recorded
 
 
+Few = tuple[str, ...] | set[str]
+"""The values a lineage index maps a key to: up to `_FEW` of them as a sorted tuple (most keys have one to three:
+a source's task, its records, its derived blocks), more as a set. A set costs ~216 bytes however few it holds,
+a tuple 40 + 8 a member: ~1.2 KB a source over the indexes. Read them as a collection (`in`, iteration,
+`len`, `sorted`); only `apply` adds to them."""
+
+_FEW = 8
+
+
+def _add(index: dict[str, Few], key: str, value: str) -> None:
+    """Add `value` to the values of `key` (see `Few`: the sorted tuple stays one form for the same members)."""
+    found = index.get(key)
+    if found is None:
+        index[key] = (value,)
+    elif type(found) is tuple:
+        if value not in found:
+            if len(found) < _FEW:
+                at = bisect.bisect(found, value)
+                index[key] = (*found[:at], value, *found[at:])
+            else:
+                index[key] = {*found, value}
+    else:
+        found.add(value)  # type: ignore[union-attr]
+
+
 @dataclass
 class Lineage:
     """The facts, indexed the ways a run asks for them, keyed by block-id hex (never `sha256:…` strings)."""
 
-    origins: dict[str, set[str]] = field(default_factory=dict)
-    superseded_by: dict[str, set[str]] = field(default_factory=dict)
+    origins: dict[str, Few] = field(default_factory=dict)
+    superseded_by: dict[str, Few] = field(default_factory=dict)
     demoted: set[str] = field(default_factory=set)
     evidence: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    dependents: dict[str, set[str]] = field(default_factory=dict)
-    answered: dict[str, set[str]] = field(default_factory=dict)  # source → task ids that derived from it
+    dependents: dict[str, Few] = field(default_factory=dict)
+    answered: dict[str, Few] = field(default_factory=dict)  # source → task ids that derived from it
     statements: dict[ContradictionKey, dict[str, str]] = field(default_factory=dict)  # key → {hex: statement}
     producers: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)  # derived → (kind, id, version)
-    linked: dict[str, set[str]] = field(default_factory=dict)  # target → blocks naming it structurally
-    records_about: dict[str, set[str]] = field(default_factory=dict)  # block → records naming it as a subject
-    records_citing: dict[str, set[str]] = field(default_factory=dict)  # block → derivation records citing it
+    linked: dict[str, Few] = field(default_factory=dict)  # target → blocks naming it structurally
+    records_about: dict[str, Few] = field(default_factory=dict)  # block → records naming it as a subject
+    records_citing: dict[str, Few] = field(default_factory=dict)  # block → derivation records citing it
 
     def apply(self, fact: Sequence[Any]) -> None:
         """Index one fact: a `Fact`, or the JSON array the log holds for it (same fields, same order)."""
@@ -156,9 +182,9 @@ class Lineage:
         # Tested in order of frequency: every provenance block adds a `recorded`, a derived block a `cited`.
         if kind == "recorded":
             for block in fact[2]:
-                self.records_about.setdefault(block, set()).add(fact[1])
+                _add(self.records_about, block, fact[1])
             for block in fact[3]:
-                self.records_citing.setdefault(block, set()).add(fact[1])
+                _add(self.records_citing, block, fact[1])
         elif kind == "cited":
             derived, cited, task = fact[1], tuple(fact[2]), fact[3]
             if len(fact) > 4 and fact[4] is not None:
@@ -166,20 +192,20 @@ class Lineage:
                 self.producers[derived] = (kind_, id_, version)
             self.evidence[derived] = tuple(dict.fromkeys((*self.evidence.get(derived, ()), *cited)))
             for source in cited:
-                self.dependents.setdefault(source, set()).add(derived)
+                _add(self.dependents, source, derived)
                 if task is not None:
-                    self.answered.setdefault(source, set()).add(task)
+                    _add(self.answered, source, task)
         elif kind == "registered":
-            self.origins.setdefault(fact[1], set()).add(fact[2])
+            _add(self.origins, fact[1], fact[2])
         elif kind == "stated":
             _, block, label, subject, semantic_kind, statement = fact
             self.statements.setdefault((label, subject, semantic_kind), {})[block] = statement
         elif kind == "superseded":
-            self.superseded_by.setdefault(fact[1], set()).add(fact[2])
+            _add(self.superseded_by, fact[1], fact[2])
         elif kind == "demoted":
             self.demoted.add(fact[1])
         elif kind == "linked":
-            self.linked.setdefault(fact[1], set()).add(fact[2])  # type: ignore[arg-type]
+            _add(self.linked, fact[1], fact[2])  # type: ignore[arg-type]
         else:
             raise ValueError(f"unknown lineage fact {kind!r}")
 

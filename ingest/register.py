@@ -100,7 +100,8 @@ class Registrar:
         self._blob_path = blob_path
         self._pipelines = installed_pipelines()
         self._first_path: dict[BlockId, tuple[str, str]] = {}  # block -> (relpath, origin) of its first source
-        self._origin_paths: dict[str, Path] = {}  # origin -> the file this run registered under it
+        # origin -> the file this run registered under it (its text: a `Path` held per source is ~3x the bytes)
+        self._origin_paths: dict[str, str] = {}
         self._indexed_paths: dict[BlockId, list[str]] | None = None  # block -> files the index saw it from
 
     def origin_of(self, source: SourceFile, root_is_dir: bool) -> str:
@@ -198,7 +199,7 @@ class Registrar:
                     notes.append(reverted)
                     fingerprint = None  # not recorded: every run reports it until the brain and the file agree
         self._first_path.setdefault(canonical.block_id, (source.relpath, origin))
-        self._origin_paths.setdefault(origin, source.path)
+        self._origin_paths.setdefault(origin, str(source.path))
         return record.noted(
             "register", *notes, status=status, newly_added=added,
             replaces=tuple(previous) if status == "replaced" else (), fingerprint=fingerprint,
@@ -233,7 +234,7 @@ class Registrar:
 
     def _note_other_path(self, origin: str, path: Path, previous: list[BlockId]) -> SourceProblemReport | None:
         """The note when the version just replaced was read from another file (two files, one origin)."""
-        others = {str(p) for p in [self._origin_paths.get(origin)] if p is not None and p != path}
+        others = {p for p in [self._origin_paths.get(origin)] if p is not None and p != str(path)}
         own = self.index.get(path) if self.options.use_index else None
         if not others and self.options.use_index and (own is None or own.block not in previous):
             # Not this file's own previous version: the index may know which file registered it.

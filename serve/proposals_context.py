@@ -9,7 +9,7 @@ states nothing anyone can read, so it contributes nothing.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from typing import Any, TypeVar
@@ -101,7 +101,9 @@ class ServingBrain(Brain):
         if self.trees:
             composition.keep_tree()
 
-    def built(self, composition: Composition, members: frozenset[BlockId], replaced: OciDigest | None = None) -> None:
+    def built(
+        self, composition: Composition, members: Callable[[], frozenset[BlockId]], replaced: OciDigest | None = None
+    ) -> None:
         """Keep a composition this process's writer just built (its root computed from the very ids), so the
         next proposal on the branch neither reads, re-hashes nor decodes it, nor rebuilds its member set.
 
@@ -115,7 +117,7 @@ class ServingBrain(Brain):
         self._compositions.pop(digest, None)
         self._compositions[digest] = composition
         self._members.pop(digest, None)
-        self._members[digest] = members
+        self._members[digest] = members()
         if replaced is not None and replaced != digest and replaced not in self._served():
             _next_to_go(self._compositions, replaced)
             _next_to_go(self._members, replaced)

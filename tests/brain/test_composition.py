@@ -200,3 +200,15 @@ def test_member_changes_of_documents_refuse_what_is_not_a_composition() -> None:
         member_changes_of_documents(semantic, one, one.replace(b"abab", b"ABAB", 1))
     with pytest.raises(CompositionDecodeError, match="references say 1 and 2"):
         member_changes_of_documents(semantic, one, one, (1, 2))
+
+
+@pytest.mark.parametrize("count", [0, 1, 3, 4, 5, 9])
+def test_chunks_are_the_document_bytes(count: int) -> None:
+    """The pieces a writer streams into the store join into the very document bytes, the digest with them,
+    for empty, single, exact-multiple and partial last pieces."""
+    ids = [BlockId.of(str(i).encode()) for i in range(count)]
+    composition = Composition.of("semantic", ids)
+    pieces = list(composition.chunks(members=4))
+    expected = canonicalize(composition.to_json() | {"boltzmann": 1, "layout": "rfc6962-sorted/1"})
+    assert b"".join(pieces) == expected and len(pieces) == 2 + -(-count // 4)
+    assert OciDigest.of(b"".join(pieces)) == Composition.of("semantic", ids).digest

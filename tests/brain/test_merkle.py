@@ -17,6 +17,7 @@ from brain.merkle import (
     InclusionProof,
     inclusion_proof,
     merkle_root,
+    merkle_root_of_sorted_hex,
     merkle_root_of_sorted_raw,
 )
 from brain.merkle.parallel import FORK_THRESHOLD, parallel_root_of_hex, worth_forking
@@ -188,3 +189,12 @@ def test_forking_only_for_large_sets_in_a_single_threaded_process() -> None:
     finally:
         release.set()
         helper.join()
+
+
+@pytest.mark.parametrize("count", [4095, 4096, 4097, 8192, 8193, 12289])
+def test_root_of_sorted_hex_folded_in_runs_is_the_whole_trees(count: int) -> None:
+    """`merkle_root_of_sorted_hex` hashes runs of 4,096 leaves at a time: the same root as RFC 9162's MTH over
+    all of them, on both sides of a run boundary and with a partial last run."""
+
+    hexes = sorted(b.hex for b in _ids(count, seed=count))
+    assert merkle_root_of_sorted_hex(hexes).raw == _mth([bytes.fromhex(h) for h in hexes])

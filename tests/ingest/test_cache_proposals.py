@@ -167,3 +167,17 @@ def test_tampered_answer_is_a_miss(tmp_path: Path) -> None:
     entry["usage"] = {"prompt_tokens": -1}
     _overwrite(cache, key, json.dumps(entry).encode())
     assert ProposalCache(tmp_path).get(key) is None
+
+
+def test_a_runs_own_answers_are_read_back_while_it_appends(tmp_path: Path) -> None:
+    """An answer put by this cache is found again before `close` (the append is flushed for the read) and
+    after later appends, from where it was written; one cut short under it (the file replaced) is a miss."""
+    cache = ProposalCache(tmp_path)
+    first, second = "ab" * 32, "cd" * 32
+    cache.put(first, _result())
+    assert cache.get(first) == _result()
+    cache.put(second, _result())
+    assert cache.get(first) == _result() and cache.get(second) == _result() and cache.has(first)
+    cache.close()
+    cache.file.write_bytes(cache.file.read_bytes()[:10])  # another tool cut the log: this process's offsets lie
+    assert cache.get(first) is None and cache.get(second) is None

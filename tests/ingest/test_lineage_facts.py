@@ -9,7 +9,7 @@ from brain.blocks import Block, MemoryType
 from brain.blocks.generic import GenericBlock
 from brain.identity import BlockId
 from brain.ledger import structural_targets
-from ingest.lineage import Linked, Stated, facts_of_block, statement_of
+from ingest.lineage import Lineage, Linked, Registered, Stated, facts_of_block, statement_of
 from ingest.validate import statement_key
 
 T1, T2, E = (BlockId(c * 64) for c in "abe")
@@ -58,3 +58,17 @@ def test_a_v1_blocks_facts_are_its_payloads(memory_type: MemoryType, payload: di
     assert facts_of_block(block) == _from_payload(block)
     stated = statement_of(block)
     assert stated == (None if memory_type is MemoryType.PROCEDURAL else statement_key(block.payload()))
+
+
+@pytest.mark.parametrize("count", [1, 3, 8, 9, 20])
+def test_index_values_are_one_form_whatever_the_order(count: int) -> None:
+    """A few values under one key are held as a sorted tuple, more as a set: two lineages of the same facts
+    applied in other orders are equal, and each answers membership and iteration like a set of them."""
+
+    blocks = [f"{i:064x}" for i in range(count)]
+    facts = [Registered("registered", "a.md", b) for b in blocks] * 2  # each twice: a repeat adds nothing
+    forward, backward = Lineage.of_facts(facts), Lineage.of_facts(reversed(facts))
+    assert forward == backward
+    held = forward.origins["a.md"]
+    assert sorted(held) == blocks and len(held) == count and all(b in held for b in blocks)
+    assert isinstance(held, tuple) == (count <= 8)

@@ -30,6 +30,7 @@ from ingest.proposers.heuristic import HeuristicProposer
 from ingest.proposers.pool import HeuristicPool
 from ingest.record import SourceRecord
 from ingest.register import Registered, Registrar, RegisterOptions
+from ingest.report import SourceOutcome
 from ingest.replace import RunLineage
 from ingest.sources import SourceFile
 
@@ -296,6 +297,20 @@ def test_registrar_registers_stores_and_normalizes_once(brain: Brain, writer: Wr
     writer.commit()
     block = brain.resolve(reg.block)
     assert isinstance(block, CanonicalBlock) and brain.blobs.get(block.blob) == NOTE.encode()
+
+
+def test_outcomes_equal_validated_ones(brain: Brain, writer: Writer, tmp_path: Path) -> None:
+    """A record's outcome is constructed without validating it again: it equals the validated model of the same
+    fields (and dumps the same), a registered source's and a duplicate's with its problems alike."""
+    parts = _parts(brain, writer)
+    first, _ = _register(parts, _source(tmp_path / "src", "notes/a.md", NOTE))
+    again, _ = _register(parts, _source(tmp_path / "src", "notes/b.md", NOTE))
+    for record in (first, again):
+        outcome = record.advance("commit").outcome()
+        validated = SourceOutcome.model_validate(outcome.model_dump())
+        assert outcome == validated and outcome.model_dump_json() == validated.model_dump_json()
+        assert outcome.model_fields_set == validated.model_fields_set == set(SourceOutcome.model_fields)
+    assert again.advance("commit").outcome().problems[0].code == "duplicate"
 
 
 def test_registrar_stores_the_blob_a_file_reading_pipeline_reads(brain: Brain, writer: Writer, tmp_path: Path) -> None:
