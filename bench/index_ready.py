@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 
 EXE = str(Path(sys.executable).with_name("brain"))
-OFF = ("import sys, cli.main as m; m.on_head_moved = lambda listener: None; "
+# The listener is unregistered where `cli.main` looks it up when it runs (brain.store.head), not on cli.main.
+OFF = ("import sys, brain.store.head as h, cli.main as m; h.on_head_moved = lambda listener: None; "
        "sys.exit(m.main(sys.argv[1:]))")
 QUERY = "how to verify a gpg signature"
 
