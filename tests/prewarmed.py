@@ -17,10 +17,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 BRAIN_EXE = Path(sys.executable).with_name("brain")
 
@@ -38,7 +40,7 @@ for line in iter(requests.readline, b""):
         if pid == 0:  # the run: stdio, cwd, env and argv as a fresh `brain` process would have them
             code = 70
             try:
-                for fd, name, flags in ((0, os.devnull, os.O_RDONLY),
+                for fd, name, flags in ((0, request["stdin"], os.O_RDONLY),
                                         (1, request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
                                         (2, request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
                     opened = os.open(name, flags, 0o600)
@@ -81,6 +83,7 @@ class Child:
     pid: int
     stdout: Path
     stderr: Path
+    stdin: Path | None
 
 
 class PrewarmedBrain:
@@ -105,15 +108,22 @@ class PrewarmedBrain:
         reply: dict[str, int | None] = json.loads(line)
         return reply
 
-    def start(self, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> Child:
-        """Fork `brain ARGS` (environment `env`, default the server's) and return at once."""
+    def start(
+        self, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, stdin: str | None = None
+    ) -> Child:
+        """Fork `brain ARGS` (environment `env`, default the server's; `stdin` its input) and return at once."""
         self._runs += 1
         out, err = self._scratch / f"run{self._runs}.out", self._scratch / f"run{self._runs}.err"
+        given = None
+        if stdin is not None:
+            given = self._scratch / f"run{self._runs}.in"
+            given.write_text(stdin)
         request = {"op": "start", "args": list(args), "argv0": str(BRAIN_EXE), "cwd": str(cwd or self._scratch),
-                   "env": env or self._env, "stdout": str(out), "stderr": str(err)}  # fmt: skip
+                   "env": env or self._env, "stdin": str(given or os.devnull), "stdout": str(out),
+                   "stderr": str(err)}  # fmt: skip
         pid = self._ask(request, 30)["pid"]
         assert pid is not None
-        return Child(pid, out, err)
+        return Child(pid, out, err, given)
 
     def poll(self, child: Child) -> int | None:
         """The child's exit status (negative: killed by that signal), or None while it runs."""
@@ -129,14 +139,18 @@ class PrewarmedBrain:
         assert code is not None
         return code
 
-    def run(self, *args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        """`brain ARGS` to its end, like `subprocess.run(..., capture_output=True, text=True)`."""
-        child = self.start(*args, cwd=cwd)
+    def run(
+        self, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, stdin: str | None = None,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess[str]:
+        """`brain ARGS` to its end, like `subprocess.run(..., input=stdin, capture_output=True, text=True)`."""
+        child = self.start(*args, cwd=cwd, env=env, stdin=stdin)
         code = self.wait(child, timeout)
         done = subprocess.CompletedProcess([str(BRAIN_EXE), *args], code, child.stdout.read_text(),
                                            child.stderr.read_text())  # fmt: skip
-        child.stdout.unlink()
-        child.stderr.unlink()
+        for path in (child.stdout, child.stderr, child.stdin):
+            if path is not None:
+                path.unlink()
         return done
 
     def close(self) -> None:
@@ -155,3 +169,34 @@ def prewarmed_brain(env: dict[str, str], *commands: str) -> Iterator[PrewarmedBr
             yield server
         finally:
             server.close()
+
+
+class ModuleBrain:
+    """A test module's pre-warmed brain for helpers that take no fixture.
+
+    In the module: `BRAIN = ModuleBrain(ENV, "push", "pull")`, `prewarmed = BRAIN.fixture()` (module scope,
+    autouse); the helpers call `BRAIN.server.run(...)`."""
+
+    def __init__(self, env: dict[str, str], *commands: str) -> None:
+        self._env, self._commands = env, commands
+        self._server: PrewarmedBrain | None = None
+
+    def fixture(self) -> Callable[[], Iterator[PrewarmedBrain]]:
+        """The module-scoped autouse fixture that runs the server while the module's tests run."""
+
+        @pytest.fixture(scope="module", autouse=True)
+        def prewarmed() -> Iterator[PrewarmedBrain]:
+            with prewarmed_brain(self._env, *self._commands) as server:
+                self._server = server
+                try:
+                    yield server
+                finally:
+                    self._server = None
+
+        return prewarmed
+
+    @property
+    def server(self) -> PrewarmedBrain:
+        """The running server (only inside the module's tests)."""
+        assert self._server is not None, "ModuleBrain.server used outside its module's tests"
+        return self._server
