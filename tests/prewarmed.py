@@ -10,19 +10,19 @@ command had even opened the brain.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 BRAIN_EXE = Path(sys.executable).with_name("brain")
 
@@ -140,7 +140,11 @@ class PrewarmedBrain:
         return code
 
     def run(
-        self, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, stdin: str | None = None,
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        stdin: str | None = None,
         timeout: float = 120,
     ) -> subprocess.CompletedProcess[str]:
         """`brain ARGS` to its end, like `subprocess.run(..., input=stdin, capture_output=True, text=True)`."""
@@ -172,31 +176,26 @@ def prewarmed_brain(env: dict[str, str], *commands: str) -> Iterator[PrewarmedBr
 
 
 class ModuleBrain:
-    """A test module's pre-warmed brain for helpers that take no fixture.
+    """A test module's pre-warmed brain for helpers that take no fixture (other modules import those helpers).
 
-    In the module: `BRAIN = ModuleBrain(ENV, "push", "pull")`, `prewarmed = BRAIN.fixture()` (module scope,
-    autouse); the helpers call `BRAIN.server.run(...)`."""
+    In the module: `BRAIN = ModuleBrain(ENV, "push", "pull")`; the helpers call `BRAIN.server.run(...)`. The
+    server starts at the first run and stops when the test process exits (each xdist worker has its own)."""
 
     def __init__(self, env: dict[str, str], *commands: str) -> None:
         self._env, self._commands = env, commands
         self._server: PrewarmedBrain | None = None
 
-    def fixture(self) -> Callable[[], Iterator[PrewarmedBrain]]:
-        """The module-scoped autouse fixture that runs the server while the module's tests run."""
-
-        @pytest.fixture(scope="module", autouse=True)
-        def prewarmed() -> Iterator[PrewarmedBrain]:
-            with prewarmed_brain(self._env, *self._commands) as server:
-                self._server = server
-                try:
-                    yield server
-                finally:
-                    self._server = None
-
-        return prewarmed
-
     @property
     def server(self) -> PrewarmedBrain:
-        """The running server (only inside the module's tests)."""
-        assert self._server is not None, "ModuleBrain.server used outside its module's tests"
+        """The running server, started on first use."""
+        if self._server is None:
+            scratch = Path(tempfile.mkdtemp(prefix="prewarmed-brain-"))
+            self._server = PrewarmedBrain(self._env, scratch, self._commands)
+            atexit.register(self._stop, scratch)
         return self._server
+
+    def _stop(self, scratch: Path) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        shutil.rmtree(scratch, ignore_errors=True)

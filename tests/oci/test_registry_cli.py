@@ -22,7 +22,6 @@ from tests.registry import RegistryServer
 pytestmark = pytest.mark.registry
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}, "NO_COLOR": "1"}
 BRAIN = ModuleBrain(ENV, "push", "pull", "fetch", "inspect", "login", "logout", "ingest")
-prewarmed = BRAIN.fixture()
 
 
 def run(tmp_path: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

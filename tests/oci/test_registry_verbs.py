@@ -30,7 +30,6 @@ from tests.registry import (
 pytestmark = pytest.mark.registry
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}, "NO_COLOR": "1"}
 BRAIN = ModuleBrain(ENV, "copy", "tags", "tag", "push", "pull", "login", "logout", "sign", "init")
-prewarmed = BRAIN.fixture()
 
 
 def run(

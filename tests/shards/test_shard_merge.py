@@ -19,7 +19,6 @@ ROOT = Path(__file__).resolve().parents[2]
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}, "SOURCE_DATE_EPOCH": "1767225600",
        "NO_COLOR": "1", "BRAIN_ACTOR": "ci@example.org"}  # fmt: skip
 BRAIN = ModuleBrain(ENV, "init", "ingest", "merge", "verify")
-prewarmed = BRAIN.fixture()
 
 
 def brain(directory: Path, *args: str, cwd: Path, code: int = 0) -> subprocess.CompletedProcess[str]:
