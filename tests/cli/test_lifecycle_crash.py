@@ -1,6 +1,8 @@
 """A real `kill -9` of `brain drop`, `brain redact` and `brain prune` at random moments (at least 20 each):
 the head is the previous snapshot or the finished one, the brain verifies, a re-run completes, and an
-interrupted redaction leaves no readable copy once re-run."""
+interrupted redaction leaves no readable copy once re-run. Each run is a real process forked from a
+pre-warmed `brain` (tests/prewarmed.py), so the kill delays fall in the command's work, not its imports;
+the trial copies live in memory (tests/scratch.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,7 @@ import pytest
 from brain.blocks import MemoryType
 from brain.brain import Brain
 from brain.verify.engine import verify_brain
+from tests.prewarmed import PrewarmedBrain, prewarmed_brain
 
 BRAIN_EXE = Path(sys.executable).with_name("brain")
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}, "SOURCE_DATE_EPOCH": "1767225600"}
@@ -53,16 +57,22 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     return path, str(secret.block_id), "zebra-quartz-violin"
 
 
+@pytest.fixture(scope="module")
+def prewarmed() -> Iterator[PrewarmedBrain]:
+    with prewarmed_brain(ENV, "drop", "redact", "prune", "verify") as server:
+        yield server
+
+
 def _copy(base: Path, target: Path) -> Path:
     shutil.copytree(base, target)
     (target / "blobs" / "sha256" / ("0" * 64)).write_bytes(b"garbage a killed run left")  # something to prune
     return target
 
 
-def _killed_runs(base: Path, tmp_path: Path, args: tuple[str, ...], check) -> None:
-    probe = _copy(base, tmp_path / "probe")
+def _killed_runs(runner: PrewarmedBrain, base: Path, scratch: Path, args: tuple[str, ...], check) -> None:
+    probe = _copy(base, scratch / "probe")
     started = time.monotonic()
-    assert _brain("--brain", str(probe), *args).returncode == 0
+    assert runner.run("--brain", str(probe), *args).returncode == 0
     duration = time.monotonic() - started
     rng = random.Random(" ".join(args))
     killed = 0
@@ -70,13 +80,12 @@ def _killed_runs(base: Path, tmp_path: Path, args: tuple[str, ...], check) -> No
     # that finished before its kill shortens the delays that follow, so most kills land mid-way.
     scale = 1.0
     for trial in range(KILLS):
-        path = _copy(base, tmp_path / f"t{trial}")
+        path = _copy(base, scratch / f"t{trial}")
         before = Brain.open(path).snapshot_digest()
-        process = subprocess.Popen([str(BRAIN_EXE), "--brain", str(path), *args], env=ENV,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = runner.start("--brain", str(path), *args)
         time.sleep(rng.uniform(0.05, 1.0) * duration * scale)
-        process.send_signal(signal.SIGKILL)
-        was_killed = process.wait(timeout=60) == -signal.SIGKILL
+        runner.kill(process)
+        was_killed = runner.wait(process, timeout=60) == -signal.SIGKILL
         killed += was_killed
         scale = scale if was_killed else scale * 0.7
         brain = Brain.open(path)
@@ -85,7 +94,7 @@ def _killed_runs(base: Path, tmp_path: Path, args: tuple[str, ...], check) -> No
         report = verify_brain(brain, jobs=1)
         # A redaction killed after its head moved is reported unfinished until it is resumed (issue 24).
         assert report.ok or {p.code for p in report.problems if p.is_error} == {"redaction-unfinished"}, trial
-        rerun = _brain("--brain", str(path), *args)
+        rerun = runner.run("--brain", str(path), *args)
         assert rerun.returncode in (0, 5), rerun.stderr  # 5: the drop finished before the kill (not a member)
         assert verify_brain(Brain.open(path), jobs=1).ok, trial
         check(path)
@@ -94,18 +103,20 @@ def _killed_runs(base: Path, tmp_path: Path, args: tuple[str, ...], check) -> No
 
 
 @pytest.mark.slow
-def test_sigkill_drop(base: tuple[Path, str, str], tmp_path: Path):
+def test_sigkill_drop(base: tuple[Path, str, str], memory_dir: Path, prewarmed: PrewarmedBrain):
     path, secret, _ = base
     args = (*ACTOR, "drop", secret, "--reason", "gone", "--allow-canonical", "--yes")
 
     def dropped(copy: Path) -> None:
         assert secret not in {str(b) for b in Brain.open(copy).module(MemoryType.CANONICAL).block_ids}
 
-    _killed_runs(path, tmp_path, args, dropped)
+    _killed_runs(prewarmed, path, memory_dir, args, dropped)
 
 
 @pytest.mark.slow
-def test_sigkill_redact_leaves_no_readable_copy_once_rerun(base: tuple[Path, str, str], tmp_path: Path):
+def test_sigkill_redact_leaves_no_readable_copy_once_rerun(
+    base: tuple[Path, str, str], memory_dir: Path, prewarmed: PrewarmedBrain
+):
     path, secret, phrase = base
     args = (*ACTOR, "redact", secret, "--reason", "leak", "--yes")
 
@@ -114,15 +125,15 @@ def test_sigkill_redact_leaves_no_readable_copy_once_rerun(base: tuple[Path, str
         assert found.stdout == "", found.stdout
         assert secret in {str(t) for t in Brain.open(copy).snapshot().modules["canonical"].tombstones or ()}
 
-    _killed_runs(path, tmp_path, args, destroyed)
+    _killed_runs(prewarmed, path, memory_dir, args, destroyed)
 
 
 @pytest.mark.slow
-def test_sigkill_prune(base: tuple[Path, str, str], tmp_path: Path):
+def test_sigkill_prune(base: tuple[Path, str, str], memory_dir: Path, prewarmed: PrewarmedBrain):
     path, _, _ = base
 
     def pruned(copy: Path) -> None:
         assert not (copy / "blobs" / "sha256" / ("0" * 64)).exists()
-        assert _brain("--brain", str(copy), "verify", "--tag", "v1").returncode == 0
+        assert prewarmed.run("--brain", str(copy), "verify", "--tag", "v1").returncode == 0
 
-    _killed_runs(path, tmp_path, ("prune",), pruned)
+    _killed_runs(prewarmed, path, memory_dir, ("prune",), pruned)

@@ -4,6 +4,8 @@ Item 2: a real SIGKILL placed right after `head.json` moves (the head names the 
 not yet destroyed), 20 times: `verify` reports `redaction-unfinished`, `pack`, `push`, `show` and `ingest`
 refuse naming `brain redact --resume`, and the resume leaves no readable copy. Item 3: the layers of an
 untagged pack and the bytes of a dropped block are destroyed too; `prune --keep 1` afterwards keeps none.
+The killed runs are real processes forked from a pre-warmed `brain` (tests/prewarmed.py), on copies in
+memory (tests/scratch.py).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +26,7 @@ import pytest
 from brain.blocks import MemoryType
 from brain.brain import Brain
 from brain.verify.engine import verify_brain
+from tests.prewarmed import PrewarmedBrain, prewarmed_brain
 from tests.registry import RegistryServer
 
 BRAIN_EXE = Path(sys.executable).with_name("brain")
@@ -68,35 +72,40 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return path, str(secret.block_id)
 
 
-def _kill_after_head_moves(path: Path, args: tuple[str, ...]) -> bool:
+@pytest.fixture(scope="module")
+def prewarmed() -> Iterator[PrewarmedBrain]:
+    with prewarmed_brain(ENV, "redact", "verify") as server:
+        yield server
+
+
+def _kill_after_head_moves(runner: PrewarmedBrain, path: Path, args: tuple[str, ...]) -> bool:
     """Run `brain ARGS`, SIGKILL it as soon as head.json changes; whether the kill landed (it had not exited)."""
     head = path / "boltzmann" / "head.json"
     before = head.read_bytes()
-    process = subprocess.Popen([str(BRAIN_EXE), "--brain", str(path), *args], env=ENV,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = runner.start("--brain", str(path), *args)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
+    while time.monotonic() < deadline and runner.poll(process) is None:
         try:
             if head.read_bytes() != before:
                 break
         except FileNotFoundError:
             continue
-    process.send_signal(signal.SIGKILL)
-    return process.wait(timeout=60) == -signal.SIGKILL
+    runner.kill(process)
+    return runner.wait(process, timeout=60) == -signal.SIGKILL
 
 
 @pytest.mark.slow
 @pytest.mark.registry
 def test_sigkill_between_the_head_move_and_the_destruction(
-    base: tuple[Path, str], tmp_path: Path, registry: RegistryServer
+    base: tuple[Path, str], memory_dir: Path, registry: RegistryServer, prewarmed: PrewarmedBrain
 ) -> None:
     path, secret = base
     landed = 0
     for trial in range(KILLS):
-        copy = tmp_path / f"t{trial}"
+        copy = memory_dir / f"t{trial}"
         shutil.copytree(path, copy)
         before = Brain.open(copy).snapshot_digest()
-        killed = _kill_after_head_moves(copy, (*ACTOR, "redact", secret, "--reason", "leak", "--yes"))
+        killed = _kill_after_head_moves(prewarmed, copy, (*ACTOR, "redact", secret, "--reason", "leak", "--yes"))
         moved = Brain.open(copy).snapshot_digest() != before
         report = verify_brain(Brain.open(copy), jobs=1)
         if killed and moved and _holding(copy):
@@ -115,10 +124,11 @@ def test_sigkill_between_the_head_move_and_the_destruction(
             assert {p.code for p in report.problems} <= {"redaction-unfinished"}, (trial, report.problems)
         else:
             assert report.ok, trial
-        resumed = _brain("--brain", str(copy), "redact", "--resume", "--json")
+        resumed = prewarmed.run("--brain", str(copy), "redact", "--resume", "--json")
         assert resumed.returncode == 0, resumed.stderr
         if not moved:  # killed before its snapshot: nothing was redacted, run it again
-            assert _brain("--brain", str(copy), *ACTOR, "redact", secret, "--reason", "leak", "--yes").returncode == 0
+            again = prewarmed.run("--brain", str(copy), *ACTOR, "redact", secret, "--reason", "leak", "--yes")
+            assert again.returncode == 0, again.stderr
         assert _holding(copy) == [], trial
         assert verify_brain(Brain.open(copy), jobs=1).ok, trial
         assert not (copy / "boltzmann" / "redaction.json").exists()

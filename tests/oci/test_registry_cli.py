@@ -1,4 +1,7 @@
-"""The registry commands through the real `brain` entry point: push/pull/fetch/inspect/login and exit codes."""
+"""The registry commands through the real `brain` entry point: push/pull/fetch/inspect/login and exit codes.
+
+Each command is a separate process forked from a pre-warmed `brain` (tests/prewarmed.py): the console
+script's entry point, without an interpreter start per command."""
 
 from __future__ import annotations
 
@@ -6,7 +9,6 @@ import json
 import os
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,19 +16,17 @@ import pytest
 
 from brain.blocks import CanonicalBlock
 from brain.brain import Brain
+from tests.prewarmed import ModuleBrain
 from tests.registry import RegistryServer
 
 pytestmark = pytest.mark.registry
-BRAIN_EXE = Path(sys.executable).with_name("brain")
+ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}, "NO_COLOR": "1"}
+BRAIN = ModuleBrain(ENV, "push", "pull", "fetch", "inspect", "login", "logout", "ingest")
 
 
 def run(tmp_path: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}
-    env.update({"NO_COLOR": "1", "DOCKER_CONFIG": str(tmp_path / "docker"), "HOME": str(tmp_path)})
-    return subprocess.run(
-        [str(BRAIN_EXE), *args], cwd=tmp_path, env=env, input=stdin,
-        capture_output=True, text=True, timeout=120, check=False,
-    )
+    env = {**ENV, "DOCKER_CONFIG": str(tmp_path / "docker"), "HOME": str(tmp_path)}
+    return BRAIN.server.run(*args, cwd=tmp_path, env=env, stdin=stdin)
 
 
 def make_brain(path: Path, *texts: str) -> Brain:

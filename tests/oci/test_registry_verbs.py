@@ -1,5 +1,6 @@
 """Registry verbs end to end against the real registry, checked with skopeo: copy, tags REF, tag, untag,
-push --immutable, logout."""
+push --immutable, logout. Each `brain` command is a separate process forked from a pre-warmed `brain`
+(tests/prewarmed.py), the console script's entry point without an interpreter start per command."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +19,7 @@ from brain.identity import OciDigest
 from oci.reference import parse_reference
 from oci.remote_tags import list_tags
 from oci.transport import RegistryClient
+from tests.prewarmed import ModuleBrain
 from tests.registry import (
     FaultyProxy,
     RegistryServer,
@@ -27,19 +28,15 @@ from tests.registry import (
 )
 
 pytestmark = pytest.mark.registry
-BRAIN_EXE = Path(sys.executable).with_name("brain")
+ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}, "NO_COLOR": "1"}
+BRAIN = ModuleBrain(ENV, "copy", "tags", "tag", "push", "pull", "login", "logout", "sign", "init")
 
 
 def run(
     tmp_path: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}
-    environment.update({"NO_COLOR": "1", "DOCKER_CONFIG": str(tmp_path / "docker"), "HOME": str(tmp_path)})
-    environment.update(env or {})
-    return subprocess.run(
-        [str(BRAIN_EXE), *args], cwd=tmp_path, env=environment, input=stdin,
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    environment = {**ENV, "DOCKER_CONFIG": str(tmp_path / "docker"), "HOME": str(tmp_path), **(env or {})}
+    return BRAIN.server.run(*args, cwd=tmp_path, env=environment, stdin=stdin)
 
 
 def make_brain(path: Path, *texts: str) -> Brain:

@@ -1,6 +1,7 @@
 """Shards joined by the real n-way `brain merge` (PROTOCOL §10.7): module roots equal one runner's, from the
 empty brain and from a base; overlapping shards (facts contradicting across shards) give a plan that says so
-and nothing is written; a shard of another base is refused."""
+and nothing is written; a shard of another base is refused. Every `brain` run is a real process forked from a
+pre-warmed `brain` (tests/prewarmed.py); one runner's build of fixtures/ is made once for the module."""
 
 from __future__ import annotations
 
@@ -8,22 +9,31 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.prewarmed import ModuleBrain
+
 ROOT = Path(__file__).resolve().parents[2]
-BRAIN = Path(sys.executable).with_name("brain")
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}, "SOURCE_DATE_EPOCH": "1767225600",
        "NO_COLOR": "1", "BRAIN_ACTOR": "ci@example.org"}  # fmt: skip
+BRAIN = ModuleBrain(ENV, "init", "ingest", "merge", "verify")
 
 
 def brain(directory: Path, *args: str, cwd: Path, code: int = 0) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([str(BRAIN), "--brain", str(directory), *args], cwd=cwd, env=ENV, capture_output=True,
-                          text=True, timeout=300, check=False)  # fmt: skip
+    done = BRAIN.server.run("--brain", str(directory), *args, cwd=cwd, timeout=300)
     assert done.returncode == code, f"brain {' '.join(args)}: {done.returncode}\n{done.stdout}\n{done.stderr}"
     return done
+
+
+@pytest.fixture(scope="module")
+def single_fixtures_roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The module roots of one runner's `brain ingest fixtures/` from the empty brain."""
+    work = tmp_path_factory.mktemp("single")
+    brain(work / "single", "init", cwd=work)
+    brain(work / "single", "ingest", str(ROOT / "fixtures"), cwd=work)
+    return roots(work / "single")
 
 
 def head(directory: Path) -> str:
@@ -58,11 +68,10 @@ def shards(tmp_path: Path, corpus: Path, count: int, base: Path | None) -> list[
     return made
 
 
-def test_fixtures_in_three_shards_from_empty_merge_to_the_single_runs_roots(tmp_path: Path) -> None:
+def test_fixtures_in_three_shards_from_empty_merge_to_the_single_runs_roots(
+    tmp_path: Path, single_fixtures_roots: dict[str, str]
+) -> None:
     corpus = ROOT / "fixtures"
-    single = tmp_path / "single"
-    brain(single, "init", cwd=tmp_path)
-    brain(single, "ingest", str(corpus), cwd=tmp_path)
     parts = shards(tmp_path, corpus, 3, None)
     target = tmp_path / "merged"
     shutil.copytree(parts[0], target)
@@ -74,7 +83,7 @@ def test_fixtures_in_three_shards_from_empty_merge_to_the_single_runs_roots(tmp_
     brain(target, "merge", *map(head, parts[1:]), "--allow-unrelated", "--reason", "3 shards", cwd=tmp_path)
     snapshot = json.loads((target / "blobs" / "sha256" / head(target).removeprefix("sha256:")).read_bytes())
     assert snapshot["parents"] == [head(p) for p in parts]  # one n-way merge: the first shard, then the others
-    assert roots(target) == roots(single)  # all five modules
+    assert roots(target) == single_fixtures_roots  # all five modules
     brain(target, "verify", cwd=tmp_path)
 
 
@@ -161,7 +170,9 @@ def test_a_shard_of_another_base_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("count", [2, 5])
-def test_merges_of_n_shards_verify_and_hold_every_source(tmp_path: Path, count: int) -> None:
+def test_merges_of_n_shards_verify_and_hold_every_source(
+    tmp_path: Path, count: int, single_fixtures_roots: dict[str, str]
+) -> None:
     corpus = ROOT / "fixtures"
     parts = shards(tmp_path, corpus, count, None)
     target = tmp_path / "merged"
@@ -169,7 +180,4 @@ def test_merges_of_n_shards_verify_and_hold_every_source(tmp_path: Path, count: 
     fetch_into(target, *parts[1:])
     brain(target, "merge", *map(head, parts[1:]), "--allow-unrelated", "--reason", f"{count} shards", cwd=tmp_path)
     brain(target, "verify", cwd=tmp_path)
-    single = tmp_path / "single"
-    brain(single, "init", cwd=tmp_path)
-    brain(single, "ingest", str(corpus), cwd=tmp_path)
-    assert roots(target) == roots(single)
+    assert roots(target) == single_fixtures_roots
