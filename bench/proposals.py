@@ -15,9 +15,11 @@ page ≤ 100 ms server time at 100,000 blocks (each page's first view and its wa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import http.client
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -187,6 +189,26 @@ def bench_latency(server: Server, secret: str, sources: list[str], rounds: int) 
          "(reported)", True)
 
 
+def _read_until(port: int, secret: str, stop: float, out: Any) -> None:
+    """The reading client (its own process): `GET /v1/search` every 50 ms until `stop`; sends the 200s' times
+    and a count of any other status (negated) through `out`."""
+    client = Client(port, secret)
+    words = ["kalo", "mine", "ruti", "topic", "sabe", "dofa"]
+    i = 0
+    times: list[float] = []
+    refused: dict[int, int] = {}
+    while time.monotonic() < stop:
+        i += 1
+        status, _, elapsed = client.request("GET", f"/v1/search?q={words[i % len(words)]}&limit=5")
+        if status == 200:
+            times.append(elapsed)
+        else:
+            refused[-status] = refused.get(-status, 0) + 1
+        time.sleep(0.05)
+    out.send((times, refused))
+    out.close()
+
+
 def bench_load(server: Server, brain: Path, secrets: dict[str, str], sources: list[str], clients: int,
                seconds: float) -> None:
     names = sorted(secrets)[:clients]
@@ -215,26 +237,30 @@ def bench_load(server: Server, brain: Path, secrets: dict[str, str], sources: li
             elif status == 429:
                 time.sleep(0.2)  # a polite client backs off (Retry-After is whole seconds)
 
-    def reader() -> None:
-        client = Client(server.port, secrets["reader"])
-        words = ["kalo", "mine", "ruti", "topic", "sabe", "dofa"]
-        i = 0
-        while time.monotonic() < stop:
-            i += 1
-            status, _, elapsed = client.request("GET", f"/v1/search?q={words[i % len(words)]}&limit=5")
-            if status == 200:
-                reads.append(elapsed)
-            else:
-                with lock:
-                    statuses[-status] = statuses.get(-status, 0) + 1
-            time.sleep(0.05)
-
-    threads = [threading.Thread(target=proposer, args=(n,)) for n in names] + [threading.Thread(target=reader)]
+    # The reader is another client: its own process, forked before any thread starts. In this process it would
+    # measure the GIL it shares with the twenty proposing threads as much as the server's answer.
+    receiving, sending = multiprocessing.get_context("fork").Pipe(duplex=False)
+    reading = multiprocessing.get_context("fork").Process(target=_read_until,
+                                                           args=(server.port, secrets["reader"], stop, sending))
+    threads = [threading.Thread(target=proposer, args=(n,)) for n in names]
     before = server.cpu_by_role()
+    reading.start()
+    sending.close()
+    # The proposing agents stand for clients on other machines: their JSON work here is not the server's, so
+    # this process yields the cores to the server and the reader (which stays at the normal priority).
+    niceness = os.nice(0)
+    os.nice(10)
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    read_times, refused = receiving.recv()
+    with contextlib.suppress(PermissionError):  # back to where it was (root may; others go on niced)
+        os.setpriority(os.PRIO_PROCESS, 0, niceness)
+    reading.join()
+    reads.extend(read_times)
+    for status, count in refused.items():
+        statuses[status] = statuses.get(status, 0) + count
     after = server.cpu_by_role()
     refs = read_refs(brain)
     opened = Brain.open(brain)

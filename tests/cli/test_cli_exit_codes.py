@@ -58,7 +58,8 @@ def test_ctrl_c_while_waiting_for_the_lock_exits_130_in_one_line(reference_brain
 
     from brain.store.lock import WriterLock
 
-    env = {**os.environ, "BRAIN_ACTOR": "tester@example.org", "NO_COLOR": "1"}
+    # PYTHONFAULTHANDLER: should the process hang after the interrupt, SIGABRT makes it print every thread's stack.
+    env = {**os.environ, "BRAIN_ACTOR": "tester@example.org", "NO_COLOR": "1", "PYTHONFAULTHANDLER": "1"}
     source = reference_brain.parent / "note.md"
     source.write_text("# Note\n\nTerm: a definition.\n")
     with WriterLock(reference_brain):
@@ -70,7 +71,12 @@ def test_ctrl_c_while_waiting_for_the_lock_exits_130_in_one_line(reference_brain
         assert process.stderr.readline().startswith("waiting for writer")  # blocked on our lock
         time.sleep(0.2)
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=30)
+        try:
+            out, err = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGABRT)
+            out, err = process.communicate(timeout=30)
+            pytest.fail(f"still running 30 s after SIGINT; its threads when aborted:\n{err}")
     assert process.returncode == 130 and out == "" and err == "error: interrupted\n"
 
 
