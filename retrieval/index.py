@@ -34,6 +34,7 @@ from pathlib import Path
 from brain.brain import Brain
 from brain.errors import BrainError
 from brain.identity import OciDigest
+from brain.identity.jcs import canonicalize
 from retrieval import index_file
 from retrieval.index_diff import MODULES, OldSideUnreadableError, changes, indexed_modules, modules_of
 from retrieval.index_file import FORMAT, IndexUnusableError, identity
@@ -43,9 +44,17 @@ ORPHAN_SHARE = 0.2  # rebuild when this share of the full-text rows are unreacha
 
 
 def _head_key(brain: Brain) -> str | None:
-    """What the index is keyed on: the head pointer's bytes (snapshot and partial-pull origin)."""
+    """What the index is keyed on: the head's snapshot and partial-pull origin, as canonical JSON.
+
+    Not the rest of the head pointer: `retained` changes whenever a branch other than the current one moves (every
+    proposal an agent commits onto `proposals/<agent>` rewrites it), and the rows describe the snapshot only. Keyed
+    on the whole pointer, each such commit sent every serving thread's next search into a write transaction to
+    record an unchanged snapshot, and the index's generation moved under warm readers (reads p95 110-150 ms with
+    twenty proposing agents, against a p50 of 7 ms)."""
     head = brain.head()
-    return None if head is None else head.to_bytes().decode()
+    if head is None:
+        return None
+    return canonicalize(head.model_dump(mode="json", include={"snapshot", "origin"}, exclude_none=True)).decode()
 
 
 class SearchIndex:

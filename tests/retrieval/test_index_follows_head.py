@@ -27,6 +27,27 @@ def _index_is_current(path: Path) -> bool:
         index.close()
 
 
+def test_a_head_pointer_that_changes_only_its_retained_list_leaves_the_index_current(tmp_path: Path) -> None:
+    # A commit on another branch (an agent's proposal) rewrites head.json's `retained`, not the snapshot searched.
+    brain = tmp_path / "brain"
+    ingest(brain, CORPUS)
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "kites.md").write_text("# Kites\n\nA kite flies on a string.\n")
+    ingest(brain, extra)
+    assert _index_is_current(brain)
+    held = Brain.open(brain).head()
+    assert held is not None and len(held.retained) > 1
+    (brain / "boltzmann" / "head.json").write_bytes(held.model_copy(update={"retained": held.retained[:1]}).to_bytes())
+    assert _index_is_current(brain)
+    index = SearchIndex.open(Brain.open(brain))
+    try:
+        generation = index.meta("generation")
+        assert index.ensure_current().rebuilt is False and index.meta("generation") == generation
+    finally:
+        index.close()
+
+
 def test_ingest_and_lifecycle_commands_leave_the_index_at_the_head(tmp_path: Path) -> None:
     brain = tmp_path / "brain"
     ingest(brain, CORPUS)
