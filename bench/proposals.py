@@ -209,6 +209,21 @@ def _read_until(port: int, secret: str, stop: float, out: Any) -> None:
     out.close()
 
 
+def bench_reads_alone(server: Server, secret: str, seconds: float) -> None:
+    """The reading client's mix with nothing else running: what the reads cost on their own, to read the
+    figure under load against (one of its words, `topic`, is in every generated source)."""
+    receiving, sending = multiprocessing.get_context("fork").Pipe(duplex=False)
+    reading = multiprocessing.get_context("fork").Process(
+        target=_read_until, args=(server.port, secret, time.monotonic() + seconds, sending))
+    reading.start()
+    sending.close()
+    reads, _ = receiving.recv()
+    reading.join()
+    p95 = percentile(reads, 0.95) if reads else float("inf")
+    line("reads alone, the same mix (GET /v1/search, p95)", f"{p95 * 1000:.0f} ms over {len(reads)} reads "
+         f"(p50 {statistics.median(reads) * 1000 if reads else 0:.0f} ms)", "(reported)", True)
+
+
 def bench_load(server: Server, brain: Path, secrets: dict[str, str], sources: list[str], clients: int,
                seconds: float) -> None:
     names = sorted(secrets)[:clients]
@@ -360,6 +375,7 @@ def main(argv: list[str]) -> int:
         server = Server(brain, tokens)  # the default rate limit: 5 proposals/s per token, burst 10
         try:
             server.settle(secrets["reader"])
+            bench_reads_alone(server, secrets["reader"], min(args.seconds, 15.0))
             bench_load(server, brain, secrets, sources, args.clients, args.seconds)
         finally:
             server.stop()
