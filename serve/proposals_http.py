@@ -30,6 +30,7 @@ from brain.errors import (
     BrainError,
     CanonicalFormError,
     ConflictError,
+    LocalStorageError,
     LockTimeoutError,
     NotFoundError,
     UsageError,
@@ -284,6 +285,8 @@ def _status(error: BrainError) -> HTTPStatus:
         return HTTPStatus.BAD_REQUEST
     if isinstance(error, ConflictError):
         return HTTPStatus.CONFLICT
+    if isinstance(error, LocalStorageError):  # the server's disk is full or read-only: nothing was committed
+        return HTTPStatus.INSUFFICIENT_STORAGE
     return HTTPStatus.UNPROCESSABLE_ENTITY
 
 

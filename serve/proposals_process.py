@@ -38,10 +38,12 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
+from brain.store.oserrors import translate_os_error
 from brain.errors import (
     BrainError,
     ConflictError,
     InvalidInputError,
+    LocalStorageError,
     LockTimeoutError,
     NotFoundError,
     RefusedError,
@@ -58,6 +60,7 @@ GC_YOUNG = 20_000
 # The error families an answer keeps (the HTTP status is chosen from them), most specific first.
 _FAMILIES: tuple[type[BrainError], ...] = (
     ProposalsBusy, LockTimeoutError, InvalidInputError, UsageError, NotFoundError, ConflictError, RefusedError,
+    LocalStorageError,
 )
 _BY_NAME = {cls.__name__: cls for cls in _FAMILIES}
 
@@ -201,6 +204,11 @@ def _serve(listener: socket.socket, desk: ProposalDesk, parent: int) -> None:
                 ready.close()
 
 
+def _refusal(error: BrainError) -> dict[str, Any]:
+    family = next((cls.__name__ for cls in _FAMILIES if isinstance(error, cls)), "BrainError")
+    return {"family": family, "message": error.message, "hint": error.hint}
+
+
 def _answer(desk: ProposalDesk, request: dict[str, Any]) -> dict[str, Any]:
     principal = Principal(name=request["name"], actor=request["actor"], scopes=frozenset())
     try:
@@ -208,8 +216,13 @@ def _answer(desk: ProposalDesk, request: dict[str, Any]) -> dict[str, Any]:
             return {"result": desk.propose(principal, request["body"])}
         return {"result": desk.record_episode(principal, request["body"])}
     except BrainError as e:
-        family = next((cls.__name__ for cls in _FAMILIES if isinstance(e, cls)), "BrainError")
-        return {"family": family, "message": e.message, "hint": e.hint}
+        return _refusal(e)
+    except OSError as e:  # a full disk, a read-only filesystem: the user's to fix, not a bug (nothing committed)
+        known = translate_os_error(e)
+        if known is not None:
+            return _refusal(known)
+        traceback.print_exc()
+        return {"bug": True, "message": f"{type(e).__name__}: {e}"}
     except Exception as e:  # noqa: BLE001 - a bug: the parent answers 500; the traceback goes to the log
         traceback.print_exc()
         return {"bug": True, "message": f"{type(e).__name__}: {e}"}
