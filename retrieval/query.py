@@ -293,8 +293,9 @@ class Searcher:
             if complete or len(found) >= wanted:
                 break
             # Strictly better ones, plus every one at the cut: the same rows a larger fetch would keep first.
-            ranks.update(db.execute(tied_at, (match, cut)).fetchall())
-            found = passing(ranks)
+            tied = dict(db.execute(tied_at, (match, cut)).fetchall())
+            found += passing(tied)
+            ranks.update(tied)
             if len(found) >= wanted:
                 break
             fetch *= 4

@@ -128,9 +128,6 @@ class _WriteHandler:
         parts = urlsplit(self.path)
         query = parse_qs(parts.query, keep_blank_values=True, max_num_fields=64)
         is_ui = parts.path == "/ui" or parts.path.startswith("/ui/")
-        warm = getattr(self.ui, "warm", None) if is_ui else None
-        if warm is not None:
-            warm()  # once per process: what a first branch review needs is read in the background
         query_token = _one(query, "token") if is_ui and self._from_loopback() else None
         try:
             principal = self._caller(Scope.READ, READ, query_token)

@@ -217,13 +217,11 @@ def _answer(desk: ProposalDesk, request: dict[str, Any]) -> dict[str, Any]:
         return {"result": desk.record_episode(principal, request["body"])}
     except BrainError as e:
         return _refusal(e)
-    except OSError as e:  # a full disk, a read-only filesystem: the user's to fix, not a bug (nothing committed)
-        known = translate_os_error(e)
+    except Exception as e:  # noqa: BLE001 - a bug: the parent answers 500; the traceback goes to the log
+        # A full disk or a read-only filesystem is the user's to fix, not a bug (nothing was committed).
+        known = translate_os_error(e) if isinstance(e, OSError) else None
         if known is not None:
             return _refusal(known)
-        traceback.print_exc()
-        return {"bug": True, "message": f"{type(e).__name__}: {e}"}
-    except Exception as e:  # noqa: BLE001 - a bug: the parent answers 500; the traceback goes to the log
         traceback.print_exc()
         return {"bug": True, "message": f"{type(e).__name__}: {e}"}
 

@@ -75,8 +75,8 @@ class ReviewUI:
     def warm(self) -> None:
         """Once per process, in the background: compile the templates, bring the search index to the served
         head, read what a first block page needs (`show`'s warm-up: the lineage log and the member sets) and
-        what a first branch review needs (`serve.ui.review.warm`); the server calls it with its first `/ui/`
-        request."""
+        what a first branch review needs (`serve.ui.review.warm`); every serving process calls it as it starts
+        (`WriteApp.started`)."""
         with self._lock:
             if self._warmed == os.getpid():
                 return

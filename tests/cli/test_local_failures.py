@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from brain.brain import Brain
-from tests.unprivileged import run_unprivileged
+from tests.unprivileged import run_unprivileged, share
 from tests.cli.conftest import (
     BRAIN_EXE,
     BrainRunner,
@@ -72,23 +72,17 @@ def _as_nobody(*args: str, cwd: Path) -> Run:
     return Run(done.returncode, done.stdout, done.stderr)
 
 
-def test_an_unreadable_snapshot_blob_is_one_line(tmp_path: Path, reference_brain: Path) -> None:
-    shared = Path(os.environ.get("TMPDIR", "/tmp")) / f"brain-perm-{os.getpid()}-{tmp_path.name}"
-    shutil.copytree(reference_brain, shared / "b")
-    try:
-        os.chmod(shared, 0o755)
-        for path in [shared / "b", *(shared / "b").rglob("*")]:
-            os.chmod(path, 0o777 if path.is_dir() else 0o666)
-        os.chmod(shared / "b" / "blobs" / "sha256" / HEAD, 0o000)
-        at = ("--brain", str(shared / "b"))
-        for command in (["status"], ["log"], ["ls"], ["show", CANONICAL[:12]], ["pack", "--tag", "x"]):
-            run = _as_nobody(*at, *command, cwd=shared)
-            assert run.code == 2 and "permission denied" in run.stderr, (command, run)
-            assert_one_line_error(run, 2)
-        verify = _as_nobody(*at, "verify", "--json", cwd=shared)
-        assert verify.code in (1, 2) and "Traceback" not in verify.stderr, verify
-    finally:
-        shutil.rmtree(shared, ignore_errors=True)
+def test_an_unreadable_snapshot_blob_is_one_line(world_dir: Path, reference_brain: Path) -> None:
+    shutil.copytree(reference_brain, world_dir / "b")
+    share(world_dir / "b")
+    os.chmod(world_dir / "b" / "blobs" / "sha256" / HEAD, 0o000)
+    at = ("--brain", str(world_dir / "b"))
+    for command in (["status"], ["log"], ["ls"], ["show", CANONICAL[:12]], ["pack", "--tag", "x"]):
+        run = _as_nobody(*at, *command, cwd=world_dir)
+        assert run.code == 2 and "permission denied" in run.stderr, (command, run)
+        assert_one_line_error(run, 2)
+    verify = _as_nobody(*at, "verify", "--json", cwd=world_dir)
+    assert verify.code in (1, 2) and "Traceback" not in verify.stderr, verify
 
 
 def _on_full_tmpfs(script: str, workdir: Path) -> subprocess.CompletedProcess[str]:
