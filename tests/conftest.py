@@ -8,7 +8,6 @@ import pytest
 
 from tests.registry import auth_registry, faulty_proxy, registry  # noqa: F401 - registry fixtures (see tests/registry.py)
 from tests.scratch import memory_dir  # noqa: F401 - a scratch directory in memory, for the crash loops
-from tests.unprivileged import world_dir  # noqa: F401 - a directory an unprivileged user can enter
 
 
 _SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")

@@ -33,10 +33,13 @@ def brain_with(path: Path, *texts: str) -> Brain:
     return brain
 
 
-def tree_digest(root: Path) -> str:
-    """A hash over every path, mode and content below `root` (to prove reads change nothing)."""
+def tree_digest(root: Path, exclude: Path | None = None) -> str:
+    """A hash over every path, mode and content below `root` (to prove reads change nothing), without what is
+    under `exclude` (relative to `root`) when given."""
     sha = hashlib.sha256()
     for path in sorted(Path(root).rglob("*")):
+        if exclude is not None and path.relative_to(root).is_relative_to(exclude):
+            continue
         sha.update(str(path.relative_to(root)).encode() + b"\0" + oct(path.stat().st_mode).encode())
         if path.is_file():
             sha.update(path.read_bytes())

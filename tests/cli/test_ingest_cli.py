@@ -13,7 +13,7 @@ import pytest
 
 from brain.brain import Brain
 from tests.cli.conftest import BRAIN_EXE, BrainRunner, Run, _environment, assert_one_line_error
-from tests.unprivileged import run_unprivileged, share
+from tests.unprivileged import run_unprivileged
 
 ACTOR = "curator@example.org"
 
@@ -273,15 +273,14 @@ def test_include_exclude_and_brainignore(brain: BrainRunner, brain_dir: Path, tm
     assert [o["relpath"] for o in run.json()["outcomes"]] == ["docs/a.md"], run
 
 
-def test_an_unreadable_file_is_a_failure_and_the_run_goes_on(brain: BrainRunner, world_dir: Path) -> None:
-    # As an unprivileged user (tests/unprivileged.py): root reads a file whatever its mode.
-    root = _write(world_dir / "src", {"locked.md": "secret", "open.md": "fine"})
-    assert brain("--brain", str(world_dir / "brain"), "init").code == 0
-    share(world_dir)
+def test_an_unreadable_file_is_a_failure_and_the_run_goes_on(brain: BrainRunner, tmp_path: Path) -> None:
+    # Without root's power over modes (tests/unprivileged.py): root reads a file whatever its mode.
+    root = _write(tmp_path / "src", {"locked.md": "secret", "open.md": "fine"})
+    assert brain("--brain", str(tmp_path / "brain"), "init").code == 0
     (root / "locked.md").chmod(0)
     done = run_unprivileged(
-        [str(BRAIN_EXE), "--brain", str(world_dir / "brain"), "--actor", ACTOR, "ingest", str(root), "--json"],
-        cwd=world_dir, env=_environment(None),
+        [str(BRAIN_EXE), "--brain", str(tmp_path / "brain"), "--actor", ACTOR, "ingest", str(root), "--json"],
+        cwd=tmp_path, env=_environment(None),
     )
     run = Run(done.returncode, done.stdout, done.stderr)
     assert run.code == 0 and _codes(run.json())["locked.md"] == [("unreadable", "failure")], run

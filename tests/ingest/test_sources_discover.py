@@ -11,7 +11,7 @@ import pytest
 
 from brain.errors import NotFoundError, UsageError
 from ingest.sources import SourceFile, SourceProblem, discover
-from tests.unprivileged import run_unprivileged, share
+from tests.unprivileged import run_unprivileged
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -140,19 +140,18 @@ _PROBLEMS_AS_JSON = (
 )
 
 
-def test_unreadable_file_and_directory(world_dir: Path) -> None:
-    # Discovery runs as an unprivileged user (tests/unprivileged.py): root reads every file whatever its mode.
-    _tree(world_dir, {"locked.md": "x", "closed/a.md": "x"})
-    share(world_dir)
-    (world_dir / "locked.md").chmod(0)
-    (world_dir / "closed").chmod(0)
+def test_unreadable_file_and_directory(tmp_path: Path) -> None:
+    # Discovery runs without root's power over modes (tests/unprivileged.py): root reads every file whatever its mode.
+    _tree(tmp_path, {"locked.md": "x", "closed/a.md": "x"})
+    (tmp_path / "locked.md").chmod(0)
+    (tmp_path / "closed").chmod(0)
     try:
-        done = run_unprivileged([sys.executable, "-c", _PROBLEMS_AS_JSON, str(world_dir)], cwd=world_dir,
+        done = run_unprivileged([sys.executable, "-c", _PROBLEMS_AS_JSON, str(tmp_path)], cwd=tmp_path,
                                 env={**os.environ, "PYTHONPATH": str(REPO)})
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout) == {"closed": "unreadable", "locked.md": "unreadable"}
     finally:
-        (world_dir / "closed").chmod(0o755)
+        (tmp_path / "closed").chmod(0o755)
 
 
 def test_file_vanishing_mid_run_is_reported(tmp_path: Path) -> None:
