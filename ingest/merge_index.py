@@ -49,6 +49,9 @@ class LineageIndex:
     def statements(self, key: ContradictionKey) -> Iterable[tuple[str, BlockId]]:
         return [(s, BlockId(h)) for h, s in self.graph.lineage.statements.get(key, {}).items()]
 
+    def origin(self, block: BlockId) -> str | None:
+        return self.graph.origin(block)
+
     def removed(self, block: BlockId) -> bool:
         from brain.blocks.provenance import RemovalRecord
         from brain.ledger import record_of

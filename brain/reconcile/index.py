@@ -43,6 +43,10 @@ class OurIndex(Protocol):
         """Whether a removal record names `block`."""
         ...
 
+    def origin(self, block: BlockId) -> str | None:
+        """The origin our registration record gives source `block` (None: none given, or not ours)."""
+        ...
+
 
 class LedgerIndex:
     """`OurIndex` over a full `Ledger` and every semantic member (reads the whole head once)."""
@@ -79,6 +83,10 @@ class LedgerIndex:
     def removed(self, block: BlockId) -> bool:
         return block in self.ledger.removed
 
+    def origin(self, block: BlockId) -> str | None:
+        registration = self.ledger.registrations.get(block)
+        return None if registration is None or registration.origin is None else str(registration.origin)
+
 
 class EmptyIndex:
     """The index of the empty brain (a merge into an empty head)."""
@@ -100,3 +108,6 @@ class EmptyIndex:
 
     def removed(self, block: BlockId) -> bool:
         return False
+
+    def origin(self, block: BlockId) -> str | None:
+        return None

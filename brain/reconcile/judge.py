@@ -74,6 +74,18 @@ class IncomingVerdict:
         return self.resolution in ("admit", "prefer")
 
 
+@dataclass(frozen=True)
+class RegisteredAgain:
+    """Bytes that more than one side registered (each under its own record): one runner registers the same
+    bytes once and notes the other origin as a duplicate (§3.7: registering them again is a no-op), so the
+    merged provenance holds a registration it would not. Shards meet this when identical files at two origins
+    fall into two shards; the merge keeps every record (both origins stay explained) and the plan says so."""
+
+    block: BlockId
+    registrations: tuple[tuple[str, str | None], ...]
+    """(side, origin) per registration record, ours first, then the incoming ones by side."""
+
+
 @dataclass
 class Judgement:
     """Everything judged: verdicts of the refused (and answered) blocks (`every_verdict` adds the validated ones),
@@ -95,6 +107,7 @@ class Judgement:
     origins: dict[BlockId, str] = field(default_factory=dict)
     """Where an incoming source came from, as its incoming registration record says."""
     tombstoned: frozenset[BlockId] = frozenset()
+    registered_again: tuple[RegisteredAgain, ...] = ()
 
     def every_verdict(self) -> list[IncomingVerdict]:
         """A verdict for every incoming block, in judging order: the refused and answered ones as judged, every
@@ -168,6 +181,7 @@ class _Incoming:
         self.winners: dict[BlockId, list[tuple[BlockId, BlockId]]] = {}  # loser → [(winner, record)]
         self.removed: set[BlockId] = set()
         self.origins: dict[BlockId, str] = {}
+        self.registrations: dict[BlockId, list[tuple[BlockId, str | None]]] = {}  # source → [(record, origin)]
         shown = ", ".join(d.short for d in theirs)
         for merge in merges:
             for block_id in _ids(merge.incoming):
@@ -219,8 +233,11 @@ class _Incoming:
             self.winners.setdefault(record.supersedes, []).append((record.block, block_id))
         elif isinstance(record, RemovalRecord):
             self.removed.update(record.blocks)
-        elif isinstance(record, RegistrationRecord) and record.origin:
-            self.origins[record.block] = str(record.origin)
+        elif isinstance(record, RegistrationRecord):
+            origin = None if record.origin is None else str(record.origin)
+            self.registrations.setdefault(record.block, []).append((block_id, origin))
+            if origin:
+                self.origins[record.block] = origin
 
 
 def judge(  # noqa: C901 - §10.5's steps in their fixed order, each a short loop
@@ -333,6 +350,7 @@ def judge(  # noqa: C901 - §10.5's steps in their fixed order, each a short loo
             refuse(IncomingVerdict(block_id, MemoryType.PROVENANCE, Verdict.REJECTED, (wrong,)))
 
     return Judgement(
+        registered_again=_registered_again(merges, incoming, ours, view),
         verdicts=verdicts,
         judged=len(incoming.module),
         result={t: frozenset(ids) for t, ids in view.items()},
@@ -345,6 +363,31 @@ def judge(  # noqa: C901 - §10.5's steps in their fixed order, each a short loo
         origins=incoming.origins,
         tombstoned=tombstoned,
     )
+
+
+def _registered_again(merges: Sequence[ModuleMerge], incoming: _Incoming, ours: OurIndex,
+                      view: Mapping[MemoryType, set[str]]) -> tuple[RegisteredAgain, ...]:
+    """The sources that enter M with a registration record beside ours or beside another incoming one."""
+    by_type = {m.memory_type: m for m in merges}
+    canonical, provenance = by_type.get(MemoryType.CANONICAL), by_type.get(MemoryType.PROVENANCE)
+    if provenance is None:
+        return ()
+    count = len(provenance.added) - 1
+    side_of: dict[str, str] = {}
+    for i, ids in enumerate(provenance.added[1:], start=1):
+        for record_hex in ids:
+            side_of.setdefault(record_hex, "theirs" if count == 1 else f"their #{i}")
+    ours_canonical = (canonical.ours or frozenset()) if canonical is not None else frozenset()
+    entering = view.get(MemoryType.PROVENANCE, set())
+    found: list[RegisteredAgain] = []
+    for block, records in sorted(incoming.registrations.items(), key=lambda item: item[0].hex):
+        kept = [(side_of.get(r.hex, "theirs"), origin) for r, origin in sorted(records, key=lambda x: x[0].hex)
+                if r.hex in entering]
+        if block.hex in ours_canonical and kept:
+            found.append(RegisteredAgain(block, (("ours", ours.origin(block)), *sorted(kept))))
+        elif len(kept) > 1:
+            found.append(RegisteredAgain(block, tuple(sorted(kept))))
+    return tuple(found)
 
 
 def _allowed(answer: Resolution, verdict: IncomingVerdict) -> bool:
@@ -467,4 +510,4 @@ def _record_issue(block: Block, view: Mapping[MemoryType, set[str]], known: _Hex
     return None
 
 
-__all__ = ["IncomingVerdict", "Judgement", "judge"]
+__all__ = ["IncomingVerdict", "Judgement", "RegisteredAgain", "judge"]

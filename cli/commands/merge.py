@@ -52,6 +52,14 @@ class VerdictRow(Result):
     resolution: str | None
 
 
+class RegisteredAgainRow(Result):
+    """A source more than one side registered: the merge keeps every record, one runner would have one."""
+
+    block: str
+    registrations: list[dict[str, str | None]]
+    """`{"side", "origin"}` per registration record, ours first."""
+
+
 class CostRow(Result):
     strategy: str
     snapshots: int
@@ -74,6 +82,9 @@ class MergeResult(Result):
     cascade: dict[str, list[BlockId]]
     withdrawn: dict[str, list[BlockId]]
     costs: list[CostRow]
+    registered_again: list[RegisteredAgainRow] = []
+    """Sources registered by more than one side (identical files at two origins in two shards): the merged
+    provenance holds a registration record one runner would not have written."""
     names: dict[str, str] = {}
     """What the heads were called: our branch, and each REF as given."""
 
@@ -190,6 +201,11 @@ def merge_result(outcome: Outcome, names: dict[str, str] | None = None) -> Merge
         withdrawn={} if j is None else {t.value: list(ids) for t, ids in j.withdrawn.items()},
         costs=[CostRow(strategy=c.strategy, snapshots=c.snapshots, keeps_their_history=c.keeps_their_history,
                        note=c.note) for c in plan.costs()] if plan.join == "reconcile" else [],
+        registered_again=[] if j is None else [
+            RegisteredAgainRow(block=str(r.block),
+                               registrations=[{"side": side, "origin": origin} for side, origin in r.registrations])
+            for r in j.registered_again
+        ],
         names=names or {},
     )
 
@@ -230,11 +246,35 @@ def render(result: MergeResult, output: Output, *, review: bool = True) -> list[
     for title, found in (("cascade", result.cascade), ("withdrawn", result.withdrawn)):
         for module, ids in found.items():
             shown.append(f"{title} {module}: {', '.join(i.short for i in ids)}")
+    shown.extend(_registered_again_lines(result.registered_again))
     if result.costs and review:
         table = output.table("strategy", "snapshots", "their history", "attribution")
         for c in result.costs:
             table.add_row(c.strategy, str(c.snapshots), "kept" if c.keeps_their_history else "left out", c.note)
         shown.append(table)
+    return shown
+
+
+REGISTERED_AGAIN_SHOWN = 20
+"""Sources registered by several sides listed by the table and markdown renderings; `--json` lists every one."""
+
+
+def _registered_again_lines(rows: list[RegisteredAgainRow]) -> list[RenderableType]:
+    """What makes this merge differ from one runner over the same files: the same bytes registered twice."""
+    if not rows:
+        return []
+    n = len(rows)
+    shown: list[RenderableType] = [
+        f"registered by more than one side: {n} source{'' if n == 1 else 's'} (the same bytes at several origins, "
+        "or one file in two shards built at other times); the merge keeps every registration, so its provenance "
+        f"holds {sum(len(r.registrations) - 1 for r in rows)} record(s) one runner would not write (it registers "
+        "the bytes once and notes the other origins as duplicates, §3.7)"
+    ]
+    for row in rows[:REGISTERED_AGAIN_SHOWN]:
+        where = "; ".join(f"{r['origin'] or '(no origin)'} by {r['side']}" for r in row.registrations)
+        shown.append(f"  {row.block[:19]}…: {where}")
+    if n > REGISTERED_AGAIN_SHOWN:
+        shown.append(f"  and {n - REGISTERED_AGAIN_SHOWN} more (every one in --json)")
     return shown
 
 

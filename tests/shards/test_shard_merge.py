@@ -32,7 +32,7 @@ def single_fixtures_roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str,
     """The module roots of one runner's `brain ingest fixtures/` from the empty brain."""
     work = tmp_path_factory.mktemp("single")
     brain(work / "single", "init", cwd=work)
-    brain(work / "single", "ingest", str(ROOT / "fixtures"), cwd=work)
+    brain(work / "single", "ingest", "fixtures", cwd=ROOT)
     return roots(work / "single")
 
 
@@ -54,16 +54,22 @@ def fetch_into(target: Path, *sources: Path) -> None:
                 os.link(entry.path, into / entry.name)
 
 
+def here(corpus: Path) -> str:
+    """A corpus of this checkout as a path relative to it, ingested from it: the origins are then the same
+    (`fixtures/...`) in a git checkout and in a copy outside one (`git archive`), so each file keeps its shard."""
+    return corpus.relative_to(ROOT).as_posix()
+
+
 def shards(tmp_path: Path, corpus: Path, count: int, base: Path | None) -> list[Path]:
     made = []
     for i in range(1, count + 1):
         shard = tmp_path / f"shard{i}"
         if base is None:
             brain(shard, "init", cwd=tmp_path)
-            brain(shard, "ingest", str(corpus), "--shard", f"{i}/{count}", "--base", "empty", cwd=tmp_path)
+            brain(shard, "ingest", here(corpus), "--shard", f"{i}/{count}", "--base", "empty", cwd=ROOT)
         else:
             shutil.copytree(base, shard)  # `brain pull BASE` on a fresh runner
-            brain(shard, "ingest", str(corpus), "--shard", f"{i}/{count}", "--base", head(base), cwd=tmp_path)
+            brain(shard, "ingest", here(corpus), "--shard", f"{i}/{count}", "--base", head(base), cwd=ROOT)
         made.append(shard)
     return made
 
@@ -91,11 +97,11 @@ def test_shards_from_a_base_merge_to_the_single_runs_roots(tmp_path: Path) -> No
     corpus = ROOT / "fixtures" / "eval"
     base = tmp_path / "base"
     brain(base, "init", cwd=tmp_path)
-    brain(base, "ingest", str(corpus / "docs" / "readme-lumen.md"), str(corpus / "docs" / "faq-gannet.rst"),
-          cwd=tmp_path)
+    brain(base, "ingest", here(corpus / "docs" / "readme-lumen.md"), here(corpus / "docs" / "faq-gannet.rst"),
+          cwd=ROOT)
     single = tmp_path / "single"
     shutil.copytree(base, single)
-    brain(single, "ingest", str(corpus), cwd=tmp_path)
+    brain(single, "ingest", here(corpus), cwd=ROOT)
     parts = shards(tmp_path, corpus, 3, base)
     target = tmp_path / "merged"
     shutil.copytree(base, target)  # the merge job pulls the base
@@ -181,3 +187,46 @@ def test_merges_of_n_shards_verify_and_hold_every_source(
     brain(target, "merge", *map(head, parts[1:]), "--allow-unrelated", "--reason", f"{count} shards", cwd=tmp_path)
     brain(target, "verify", cwd=tmp_path)
     assert roots(target) == single_fixtures_roots
+
+
+def test_identical_files_at_two_origins_in_two_shards_are_named_by_the_plan(tmp_path: Path) -> None:
+    """One runner registers the bytes once (the second file is a `duplicate`); two shards each register their
+    own, so the merged provenance holds one record more. The plan says so; the other modules equal one runner's."""
+    from ingest.shard import shard_of
+
+    work = tmp_path / "work"
+    text = "# Gizmo\n\nA gizmo is a device that stores charge.\n"
+    _note(work, "a.md", text)
+    _note(work, "b.md", text)  # the same bytes at another origin
+    _note(work, "c.md", "# Sprocket\n\nA sprocket is a wheel with teeth.\n")
+    assert (shard_of("docs/a.md", 2), shard_of("docs/b.md", 2)) == (1, 2)  # they land in two shards
+    single = tmp_path / "single"
+    brain(single, "init", cwd=work)
+    brain(single, "ingest", "docs", cwd=work)
+    parts = []
+    for i in (1, 2):
+        part = tmp_path / f"shard{i}"
+        brain(part, "init", cwd=work)
+        brain(part, "ingest", "docs", "--shard", f"{i}/2", "--base", "empty", cwd=work)
+        parts.append(part)
+    target = tmp_path / "merged"
+    shutil.copytree(parts[0], target)
+    fetch_into(target, parts[1])
+    plan = json.loads(brain(target, "merge", "--plan", head(parts[1]), "--allow-unrelated", "--json",
+                            cwd=work).stdout)
+    [again] = plan["registered_again"]
+    assert again["registrations"] == [{"side": "ours", "origin": "docs/a.md"},
+                                      {"side": "theirs", "origin": "docs/b.md"}]
+    done = brain(target, "merge", head(parts[1]), "--allow-unrelated", "--reason", "2 shards", cwd=work)
+    assert "registered by more than one side: 1 source" in done.stdout
+    assert "docs/b.md by theirs" in done.stdout
+    merged, one = roots(target), roots(single)
+    assert {k: v for k, v in merged.items() if k != "provenance"} == {k: v for k, v in one.items() if k != "provenance"}
+    assert merged["provenance"] != one["provenance"]
+    assert members(target, "provenance") == members(single, "provenance") + 1
+    brain(target, "verify", cwd=work)
+
+
+def members(directory: Path, module: str) -> int:
+    document = json.loads((directory / "blobs" / "sha256" / head(directory).removeprefix("sha256:")).read_bytes())
+    return int(document["modules"][module]["block_count"])
