@@ -79,6 +79,8 @@ class MergeResult(Result):
     modules: list[dict[str, Any]]
     judged: int
     verdicts: list[VerdictRow]
+    validated: int = 0
+    """How many incoming blocks were validated (every one is in `verdicts` under `--json`)."""
     cascade: dict[str, list[BlockId]]
     withdrawn: dict[str, list[BlockId]]
     costs: list[CostRow]
@@ -134,7 +136,7 @@ def merge(
         allow_unrelated=allow_unrelated, lock_timeout=context.lock_timeout, on_wait=context.wait_note(),
         after_commit=lineage_hook(brain),
     )
-    result = merge_result(outcome, {str(outcome.plan.ours): current_branch(brain), **names})
+    result = merge_result(outcome, {str(outcome.plan.ours): current_branch(brain), **names}, every_row=output.as_json)
     if outcome.kind == "halted":
         output.result(result, lambda r: render(r, output, review=False))
         raise RefusedError(halt_line(outcome))
@@ -181,22 +183,31 @@ def resolve_target(context: CliContext, brain: Brain, text: str, plain_http: boo
     return digest
 
 
-def merge_result(outcome: Outcome, names: dict[str, str] | None = None) -> MergeResult:
+def merge_result(outcome: Outcome, names: dict[str, str] | None = None, *, every_row: bool = True) -> MergeResult:
+    """The result document; without `every_row` (a table or markdown, not `--json`) only the first
+    `SHOWN_VALIDATED` validated verdicts are built (`validated` still counts every one)."""
+    from brain.blocks import Verdict
     from brain.reconcile.plan import module_report
 
     plan: MergePlan = outcome.plan
     j = plan.judgement
+    every = [] if j is None else j.every_verdict()
+    validated = sum(1 for v in every if v.verdict is Verdict.VALIDATED)
+    if not every_row and validated > SHOWN_VALIDATED:
+        # A title reads its block's payload: a merge of shards judges ~10^5 blocks and a table shows 50.
+        kept = iter(range(SHOWN_VALIDATED))
+        every = [v for v in every if v.verdict is not Verdict.VALIDATED or next(kept, None) is not None]
     verdicts = [] if j is None else [
         VerdictRow(block=str(v.block), module=v.memory_type.value, title=j.title(v.block), verdict=v.verdict.value,
                    codes=list(v.codes), issues=[i.detail for i in v.issues],
                    missing={str(k): w for k, w in v.missing.items()}, contenders=[str(c) for c in v.contenders],
                    resolution=v.resolution)
-        for v in j.every_verdict()
+        for v in every
     ]
     return MergeResult(
         outcome=outcome.kind, strategy=outcome.strategy, ours=plan.ours, theirs=list(plan.theirs),
         ancestor=plan.ancestor, snapshots=list(outcome.snapshots), modules=module_report(plan),
-        judged=0 if j is None else j.judged, verdicts=verdicts,
+        judged=0 if j is None else j.judged, verdicts=verdicts, validated=validated,
         cascade={} if j is None else {t.value: list(ids) for t, ids in j.cascade.items()},
         withdrawn={} if j is None else {t.value: list(ids) for t, ids in j.withdrawn.items()},
         costs=[CostRow(strategy=c.strategy, snapshots=c.snapshots, keeps_their_history=c.keeps_their_history,
@@ -226,7 +237,9 @@ def render(result: MergeResult, output: Output, *, review: bool = True) -> list[
     head = f"{result.outcome.replace('_', ' ')}: {', '.join(named(t) for t in result.theirs)} into {named(result.ours)}"
     shown: list[RenderableType] = [f"## brain merge — {head}" if output.markdown else head]
     if result.ancestor is not None and result.outcome not in ("up_to_date", "fast_forward"):
-        counts = Counter(v.verdict for v in result.verdicts)
+        counts = Counter(v.verdict for v in result.verdicts if v.verdict != "validated")
+        if result.validated:
+            counts["validated"] = result.validated
         tally = ", ".join(
             f"{n} {verdict}" for verdict, n in sorted(counts.items(), key=lambda c: (c[0] != "validated", c[0]))
         )
@@ -242,7 +255,7 @@ def render(result: MergeResult, output: Output, *, review: bool = True) -> list[
             table.add_row(row["module"], str(row["ancestor"]), *(str(len(a)) for a in row["added"]),
                           *(str(len(r)) for r in row["removed"]), str(row["result"]))
         shown.append(table)
-    shown.extend(_verdict_tables(result.verdicts, output, review))
+    shown.extend(_verdict_tables(result.verdicts, result.validated, output, review))
     for title, found in (("cascade", result.cascade), ("withdrawn", result.withdrawn)):
         for module, ids in found.items():
             shown.append(f"{title} {module}: {', '.join(i.short for i in ids)}")
@@ -278,7 +291,7 @@ def _registered_again_lines(rows: list[RegisteredAgainRow]) -> list[RenderableTy
     return shown
 
 
-def _verdict_tables(verdicts: list[VerdictRow], output: Output, listed: bool) -> list[RenderableType]:
+def _verdict_tables(verdicts: list[VerdictRow], total: int, output: Output, listed: bool) -> list[RenderableType]:
     """Every refused or answered block (all of them), then the validated ones (at most `SHOWN_VALIDATED`)."""
     shown: list[RenderableType] = []
     refused = [v for v in verdicts if v.verdict != "validated"]
@@ -298,6 +311,6 @@ def _verdict_tables(verdicts: list[VerdictRow], output: Output, listed: bool) ->
         for v in validated[:SHOWN_VALIDATED]:
             table.add_row(v.block[:19] + "…", v.module, v.title)
         shown.append(table)
-        if len(validated) > SHOWN_VALIDATED:
-            shown.append(f"and {len(validated) - SHOWN_VALIDATED} more validated blocks (every one in --json)")
+        if total > SHOWN_VALIDATED:
+            shown.append(f"and {total - SHOWN_VALIDATED} more validated blocks (every one in --json)")
     return shown

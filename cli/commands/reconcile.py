@@ -47,7 +47,8 @@ def status(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     brain = context.open_brain()
     state, plan = run_status(brain, index_of(brain, persist=False))
     output = context.output(as_json)
-    shown = merge_result(Outcome("halted", plan, state.strategy, state=state), {str(state.head): current_branch(brain)})
+    shown = merge_result(Outcome("halted", plan, state.strategy, state=state), {str(state.head): current_branch(brain)},
+                         every_row=output.as_json)
     result = StatusResult(
         theirs=str(state.theirs), ancestor=str(state.ancestor), strategy=state.strategy, actor=state.actor.id,
         reason=state.reason, head=str(state.head),
@@ -133,7 +134,8 @@ def continue_(ctx: typer.Context, sign_with: SignWithOption = None, as_json: Jso
                                  lock_timeout=context.lock_timeout, after_commit=lineage_hook(brain))
     signed = signing.sign_new_head(context)
     output = context.output(as_json)
-    output.result(with_signature(merge_result(outcome), signed), lambda r: render(r, output, review=False))
+    output.result(with_signature(merge_result(outcome, every_row=output.as_json), signed),
+                  lambda r: render(r, output, review=False))
     output.message(f"merged ({outcome.strategy}) in snapshot {', '.join(d.short for d in outcome.snapshots)}")
 
 

@@ -50,7 +50,7 @@ def test_markdown_bounds_the_validated_list_and_json_keeps_all(tmp_path: Path, b
     add(b, source("ours moved on\n"))
     incoming = 2 * len(many)  # each source with its registration record
     run = brain("--brain", str(b.path), "merge", "x", "--plan", "--json")
-    assert run.code == 0 and len(run.json()["verdicts"]) == incoming
+    assert run.code == 0 and len(run.json()["verdicts"]) == incoming and run.json()["validated"] == incoming
     md = brain("--brain", str(b.path), "merge", "x", "--plan", "--format", "markdown")
     assert md.code == 0
     assert f"{incoming} incoming blocks judged: {incoming} validated" in md.stdout
