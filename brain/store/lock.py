@@ -56,7 +56,8 @@ class WriterLock:
         # A holder that writes only pointers (a checkout), or a server that swept a moment ago, leaves
         # blobs/sha256 to the next blob writer: listing a 100,000-blob directory would be most of its cost.
         # The directory is swept all the same when the previous holder died holding the lock (its holder
-        # record is still in the file: `release` empties it), the one case a writer's temp files are left.
+        # record is still in the file: `release` replaces it with `_clean_mark`), the one case a writer's
+        # temp files are left. A blob writer sweeps only when the directory changed since the last release.
         self.sweep_blobs = sweep_blobs
         self.swept_blobs = False
         self.reconciling = reconciling
@@ -98,7 +99,8 @@ class WriterLock:
                         self.on_wait(f"waiting for {holder}")
                         announced = holder
                     time.sleep(POLL_SECONDS)
-            abandoned = bool(_read_all(fd))
+            left = _read_all(fd)
+            abandoned = bool(left) and not left.startswith(_CLEAN)
             _write_holder(fd)
         except BaseException:
             os.close(fd)
@@ -106,8 +108,9 @@ class WriterLock:
         self._fd = fd
         acquired = time.time()
         try:
-            self.swept_blobs = self.sweep_blobs or abandoned
-            blobs = [self.path.parent.parent.joinpath(*BLOB_DIR)] if self.swept_blobs else []
+            blob_dir = self.path.parent.parent.joinpath(*BLOB_DIR)
+            self.swept_blobs = abandoned or (self.sweep_blobs and left != _clean_mark(blob_dir))
+            blobs = [blob_dir] if self.swept_blobs else []
             for directory in (*blobs, self.path.parent):
                 sweep_temps(directory, acquired)
             _repair_checkout(self.path.parent.parent)
@@ -124,6 +127,7 @@ class WriterLock:
             return
         with contextlib.suppress(OSError):
             os.ftruncate(fd, 0)
+            os.pwrite(fd, _clean_mark(self.path.parent.parent.joinpath(*BLOB_DIR)), 0)
         try:
             fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
@@ -137,6 +141,23 @@ class WriterLock:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         self.release()
+
+
+_CLEAN = b"released "
+
+
+def _clean_mark(blob_dir: Path) -> bytes:
+    """What a holder that let go leaves in the lock file: the blob directory's inode and mtime as it left it.
+
+    Any entry made in or removed from the directory since (a temp file a killed `pull` left) changes its
+    mtime, so the next writer that finds the same mark knows there is nothing to sweep without listing
+    100,000 names; one that finds another mark, or none (a crash lost the write: never synced), sweeps.
+    """
+    try:
+        found = os.stat(blob_dir)
+    except OSError:
+        return _CLEAN + b"none"
+    return _CLEAN + b"%d %d" % (found.st_ino, found.st_mtime_ns)
 
 
 def _repair_checkout(root: Path) -> None:

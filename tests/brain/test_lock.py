@@ -219,3 +219,24 @@ def test_a_writer_that_skips_the_blob_sweep_still_sweeps_after_a_holder_died(tmp
     with WriterLock(brain.path, sweep_blobs=False) as lock:  # its holder record is still in the lock file
         assert lock.swept_blobs
     assert _temps(brain.path) == []
+
+
+def test_a_blob_writer_lists_the_blob_directory_only_when_it_changed_since_the_last_release(tmp_path):
+    from brain.brain import Brain
+
+    brain = Brain.init(tmp_path / "b")
+    blobs = brain.path / "blobs" / "sha256"
+    blobs.mkdir(parents=True, exist_ok=True)
+    with WriterLock(brain.path) as lock:  # no mark yet (a new brain): swept
+        assert lock.swept_blobs
+    with WriterLock(brain.path) as lock:  # nothing made or removed in blobs/sha256 since: not listed
+        assert not lock.swept_blobs
+    stale = blobs / ".tmp-left-by-a-pull"
+    stale.write_bytes(b"x")
+    os.utime(stale, (0, 0))  # old enough to be a dead writer's
+    with WriterLock(brain.path) as lock:  # the directory changed: listed, the dead writer's temp swept
+        assert lock.swept_blobs
+    assert not stale.exists()
+    (brain.path / "boltzmann" / "lock").write_bytes(b"released 1 2")  # a mark that does not match
+    with WriterLock(brain.path) as lock:
+        assert lock.swept_blobs
