@@ -27,7 +27,12 @@ import time
 from pathlib import Path
 
 BRAIN = Path(sys.executable).with_name("brain")
-ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}, "SOURCE_DATE_EPOCH": "1767225600"}
+# Bytecode cached as on a user's machine: an environment that sets PYTHONDONTWRITEBYTECODE (this one does) would
+# otherwise have every `brain` process compile the modules changed since the last install (~50 ms each).
+ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith("BRAIN_") and k != "PYTHONDONTWRITEBYTECODE"},
+    "SOURCE_DATE_EPOCH": "1767225600",
+}
 WORDS = "cache shard replica node latency eviction policy request client server token index block hash".split()
 
 
