@@ -66,6 +66,10 @@ def test_ctrl_c_while_waiting_for_the_lock_exits_130_in_one_line(reference_brain
         process = subprocess.Popen(
             [str(BRAIN_EXE), "--brain", str(reference_brain), "--lock-timeout", "60", "ingest", str(source)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
+            # As from a terminal: a child inherits an ignored SIGINT (Python then installs no handler, as
+            # `nohup` expects), and the test worker may have been left ignoring it; the stack dump of the hang
+            # seen twice in full runs showed the child still polling for the lock, never interrupted.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         assert process.stderr is not None
         assert process.stderr.readline().startswith("waiting for writer")  # blocked on our lock
