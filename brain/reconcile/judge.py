@@ -381,8 +381,7 @@ def _registered_again(merges: Sequence[ModuleMerge], incoming: _Incoming, ours: 
     entering = view.get(MemoryType.PROVENANCE, set())
     found: list[RegisteredAgain] = []
     for block, records in sorted(incoming.registrations.items(), key=lambda item: item[0].hex):
-        kept = [(side_of.get(r.hex, "theirs"), origin) for r, origin in sorted(records, key=lambda x: x[0].hex)
-                if r.hex in entering]
+        kept = [(side_of.get(r.hex, "theirs"), origin) for r, origin in records if r.hex in entering]
         if block.hex in ours_canonical and kept:
             found.append(RegisteredAgain(block, (("ours", ours.origin(block)), *sorted(kept))))
         elif len(kept) > 1:

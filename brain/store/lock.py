@@ -51,6 +51,7 @@ class WriterLock:
         sweep_blobs: bool = True,
     ) -> None:
         self.path = Path(brain_path).joinpath(*LOCK_FILE)
+        self.blob_dir = Path(brain_path).joinpath(*BLOB_DIR)
         self.timeout = timeout
         self.on_wait = on_wait
         # A holder that writes only pointers (a checkout), or a server that swept a moment ago, leaves
@@ -108,9 +109,8 @@ class WriterLock:
         self._fd = fd
         acquired = time.time()
         try:
-            blob_dir = self.path.parent.parent.joinpath(*BLOB_DIR)
-            self.swept_blobs = abandoned or (self.sweep_blobs and left != _clean_mark(blob_dir))
-            blobs = [blob_dir] if self.swept_blobs else []
+            self.swept_blobs = abandoned or (self.sweep_blobs and left != _clean_mark(self.blob_dir))
+            blobs = [self.blob_dir] if self.swept_blobs else []
             for directory in (*blobs, self.path.parent):
                 sweep_temps(directory, acquired)
             _repair_checkout(self.path.parent.parent)
@@ -127,7 +127,7 @@ class WriterLock:
             return
         with contextlib.suppress(OSError):
             os.ftruncate(fd, 0)
-            os.pwrite(fd, _clean_mark(self.path.parent.parent.joinpath(*BLOB_DIR)), 0)
+            os.pwrite(fd, _clean_mark(self.blob_dir), 0)
         try:
             fcntl.flock(fd, fcntl.LOCK_UN)
         finally:

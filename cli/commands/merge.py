@@ -193,10 +193,10 @@ def merge_result(outcome: Outcome, names: dict[str, str] | None = None, *, every
     j = plan.judgement
     every = [] if j is None else j.every_verdict()
     validated = sum(1 for v in every if v.verdict is Verdict.VALIDATED)
-    if not every_row and validated > SHOWN_VALIDATED:
+    if not every_row:
         # A title reads its block's payload: a merge of shards judges ~10^5 blocks and a table shows 50.
-        kept = iter(range(SHOWN_VALIDATED))
-        every = [v for v in every if v.verdict is not Verdict.VALIDATED or next(kept, None) is not None]
+        shown_validated = [v for v in every if v.verdict is Verdict.VALIDATED][:SHOWN_VALIDATED]
+        every = [v for v in every if v.verdict is not Verdict.VALIDATED] + shown_validated
     verdicts = [] if j is None else [
         VerdictRow(block=str(v.block), module=v.memory_type.value, title=j.title(v.block), verdict=v.verdict.value,
                    codes=list(v.codes), issues=[i.detail for i in v.issues],
