@@ -19,9 +19,11 @@ import os
 import signal
 import threading
 import weakref
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from multiprocessing.pool import AsyncResult
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any, TypeVar
@@ -113,22 +115,38 @@ def parallel_map(
     threshold: int = PARALLEL_THRESHOLD,
     wire: Callable[[R], Any] = _identity,
     unwire: Callable[[Any], R] = _identity,
+    chunk: int | None = None,
+    ahead: int = 2,
 ) -> Iterator[R]:
     """`function(root, chunk)` over chunks of `items`, results in item order; `jobs` workers (default: all cores).
 
     Small jobs, one job, and callers that cannot fork run in-process. Results cross the process boundary
     as `wire(result)` and are rebuilt with `unwire`: plain tuples pickle far faster than objects.
+
+    `chunk`: items per call, for results too large to hold at once (documents, texts). In-process, the chunks
+    are computed as they are consumed; forked, at most `ahead` chunks per worker are in flight or waiting, so a
+    caller slower than the workers holds a bounded amount (a pool's `imap` queues every result it computes).
+    Chunks of very uneven cost want a larger `ahead`: the workers keep going while the caller waits for a slow one.
     """
     jobs = default_jobs() if jobs is None else max(1, jobs)
     if jobs == 1 or len(items) < threshold or not can_fork():
-        yield from function(root, items)
+        if chunk is None:
+            yield from function(root, items)
+        else:
+            for start in range(0, len(items), chunk):
+                yield from function(root, items[start : start + chunk])
         return
     # A few chunks per worker keeps them all busy to the end without paying per-item IPC.
-    size = max(1, -(-len(items) // (jobs * 4)))
-    chunks = [(function, root, items[i : i + size], wire) for i in range(0, len(items), size)]
+    size = chunk or max(1, -(-len(items) // (jobs * 4)))
+    tasks = ((function, root, items[i : i + size], wire) for i in range(0, len(items), size))
     with multiprocessing.get_context("fork").Pool(jobs, initializer=close_inherited) as pool:
-        for results in pool.imap(_run_chunk, chunks):
-            yield from map(unwire, results)
+        waiting: deque[AsyncResult[list[Any]]] = deque()
+        for task in tasks:
+            waiting.append(pool.apply_async(_run_chunk, (task,)))
+            if len(waiting) >= ahead * jobs:
+                yield from map(unwire, waiting.popleft().get())
+        while waiting:
+            yield from map(unwire, waiting.popleft().get())
 
 
 __all__ = [

@@ -8,6 +8,7 @@ when it was first indexed), so the index can regenerate it exactly to delete it 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -47,9 +48,10 @@ class Document:
     body: str
     locator: str | None = None
 
-    @property
+    @functools.cached_property
     def extra(self) -> str:
-        """Identifier parts of the title and body (see `tokenize`)."""
+        """Identifier parts of the title and body (see `tokenize`); kept once computed (a worker computes it
+        and the writer reads it)."""
         return expansion_terms(f"{self.title}\n{self.body}")
 
 
@@ -69,7 +71,7 @@ class Whole:
     headings: str
     body: str
 
-    @property
+    @functools.cached_property
     def name(self) -> str:
         """The names as one field (with their identifier parts)."""
         joined = " ".join(self.names)
@@ -93,6 +95,13 @@ class Indexed:
     def names(self) -> tuple[str, ...]:
         """What the block is called (the `names` table: an exact-name match lifts it)."""
         return self.whole.names if self.whole is not None else self.labels
+
+    def expand(self) -> None:
+        """Compute every document's identifier expansion now (kept, and pickled with the entry)."""
+        for document in self.documents:
+            _ = document.extra
+        if self.whole is not None:
+            _ = self.whole.name
 
 
 def _strings(value: Any) -> list[str]:

@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from brain.brain import Brain
+from brain.concurrency import default_jobs
 from brain.errors import BrainError
 from brain.identity import OciDigest
 from brain.identity.jcs import canonicalize
@@ -110,8 +111,9 @@ class SearchIndex:
 
     # --- updating ------------------------------------------------------------------------------
 
-    def ensure_current(self, *, rebuild: bool = False) -> UpdateStats:
-        """Bring the index to the brain's head: incrementally, or from scratch when asked or when needed."""
+    def ensure_current(self, *, rebuild: bool = False, jobs: int = 1) -> UpdateStats:
+        """Bring the index to the brain's head: incrementally, or from scratch when asked or when needed.
+        `jobs`: processes that may build the documents of a large change (forked only where that is safe)."""
         if self.path is not None and identity(self.path) != self._file:
             # The file was deleted or replaced under this connection (a redaction deletes the index;
             # another process rebuilt a corrupt one): continue on the file that is there now.
@@ -123,23 +125,23 @@ class SearchIndex:
         try:
             if not rebuild and self.is_current():
                 return UpdateStats()
-            return self._update(rebuild=rebuild)
+            return self._update(rebuild=rebuild, jobs=jobs)
         except sqlite3.DatabaseError as e:
             if self.path is None or (isinstance(e, sqlite3.OperationalError) and "locked" in str(e)):
                 raise
             if isinstance(e, sqlite3.OperationalError) and index_file.is_readonly(e):
                 # A read-only copy of a brain (and of its index): answer from memory, touch no file.
                 self._reconnect(None)
-                stats = self._update(rebuild=True)
+                stats = self._update(rebuild=True, jobs=jobs)
                 stats.reason = "the index file is read-only: built in memory"
                 return stats
-            return self.start_over(f"the index was unreadable ({e}) and was rebuilt")
+            return self.start_over(f"the index was unreadable ({e}) and was rebuilt", jobs=jobs)
 
-    def start_over(self, reason: str) -> UpdateStats:
+    def start_over(self, reason: str, *, jobs: int = 1) -> UpdateStats:
         """Delete the (damaged) file and rebuild it from the brain; used by `retrieval.recovery` too."""
         assert self.path is not None, "an in-memory index is never damaged on disk"
         self._reconnect(self.path)
-        stats = self._update(rebuild=True)
+        stats = self._update(rebuild=True, jobs=jobs)
         stats.reason = reason
         return stats
 
@@ -152,7 +154,7 @@ class SearchIndex:
         self.path = path
         self._file = None if path is None else identity(path)
 
-    def _update(self, *, rebuild: bool) -> UpdateStats:
+    def _update(self, *, rebuild: bool, jobs: int = 1) -> UpdateStats:
         self.db.execute("BEGIN IMMEDIATE")
         self.keys.end_update()
         try:
@@ -160,7 +162,7 @@ class SearchIndex:
             if not rebuild and self.meta("head") == key:  # another process got there first
                 self.db.execute("COMMIT")
                 return UpdateStats()
-            stats = self._apply(key, rebuild)
+            stats = self._apply(key, rebuild, jobs)
             self.db.execute("COMMIT")
             if stats.rebuilt:
                 # Return the pages the rebuild freed (its own transaction; sqlite3_exec steps it to the end).
@@ -174,12 +176,12 @@ class SearchIndex:
             self.keys.end_update()
         return stats
 
-    def _apply(self, key: str | None, rebuild: bool) -> UpdateStats:
+    def _apply(self, key: str | None, rebuild: bool, jobs: int = 1) -> UpdateStats:
         """Diff the indexed snapshot against the head and write the rows of the change (from nothing when the
         old side cannot be diffed, or when too many orphans piled up)."""
         snapshot = self.brain.snapshot()
         stats = UpdateStats()
-        writer = RowWriter(self.db, self.brain, self.keys, stats)
+        writer = RowWriter(self.db, self.brain, self.keys, stats, jobs=jobs)
         old_modules = None if rebuild else indexed_modules(self.meta, self.brain.blobs)
         if old_modules is None:
             stats.rebuilt = True
@@ -193,11 +195,11 @@ class SearchIndex:
         except OldSideUnreadableError:
             # The indexed snapshot's compositions are damaged or gone: what the index holds cannot be
             # diffed, so start from nothing (the head's side raised, not this, if the brain is broken).
-            return self._apply(key, rebuild=True)
+            return self._apply(key, rebuild=True, jobs=jobs)
         writer.apply(change)
         writer.finish(key, snapshot, new_modules)
         if writer.orphan_share() > ORPHAN_SHARE and not stats.rebuilt:
-            return self._apply(key, rebuild=True)
+            return self._apply(key, rebuild=True, jobs=jobs)
         return stats
 
     # --- keys (used by `retrieval.query` and `retrieval.sources`) ----------------------------------
@@ -243,7 +245,8 @@ def follow_head(root: Path) -> None:
         return
     try:
         if index.path is not None:
-            index.ensure_current()
+            # The command that moved the head is done with the cores: its end waits for this update only.
+            index.ensure_current(jobs=default_jobs())
     except (BrainError, OSError, sqlite3.Error):
         pass  # a cache: the next search brings it current (or rebuilds it)
     finally:

@@ -14,19 +14,22 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 import blake3
 import orjson
 
 from brain.blocks.base import Block
 from brain.brain import Brain
+from brain.concurrency import parallel_map
 from brain.errors import BrainError
 from brain.identity import BlockId, OciDigest
 from brain.ledger import Ledger, record_of
 from brain.snapshot import Snapshot
+from brain.store.blobs import BlobStore
 from retrieval import documents
 from retrieval.documents import SEARCHABLE, Indexed
 from retrieval.index_diff import Change, Module
@@ -37,6 +40,12 @@ RECORD_TYPES = {"registration": 1, "derivation": 2, "supersession": 3, "demotion
 _ACCESS_TYPES = (3, 4)
 _READ_KEY_CACHE = 100_000
 _ADD_CHUNK = 512  # blocks added per round: their records read in one query, their rows written in one batch
+# Blocks of a module an update adds before their documents are built by forked workers (below, starting the pool
+# costs more than it saves), and how many go to a worker at a time. A source's documents are its whole text cut
+# into passages (a change log can be megabytes); a derived block's are a few lines.
+_LOOKUPS_BEFORE_SCAN = 256  # winners whose losers are looked up one by one; more: the supersessions are scanned
+_PARALLEL = {"canonical": (32, 4, 32)}  # threshold, chunk, chunks ahead per worker
+_PARALLEL_DERIVED = (2_000, _ADD_CHUNK, 2)
 Facts = tuple[str | None, str | None, str | None, list[str]]  # origin, locator, at, evidence hexes
 _NO_FACTS: Facts = (None, None, None, [])
 
@@ -122,6 +131,76 @@ class Keys:
         self._read.clear()
 
 
+Built = tuple[Indexed, dict[str, Any]]  # a block's index entry and its payload
+
+
+def read_payload(blobs: BlobStore, hex_id: str) -> tuple[str, dict[str, Any]] | None:
+    """(memory type, payload) of a stored block, re-hashed; None when its bytes are not stored."""
+    try:
+        data = blobs.get(BlockId(hex_id))
+    except BrainError:
+        return None
+    try:
+        envelope = orjson.loads(data)
+        return str(envelope["memory_type"]), dict(envelope["payload"])
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
+
+
+def build(blobs: BlobStore, hex_id: str, memory_type: str, origin: str | None, evidence: list[str]) -> Built | None:
+    """The index entry of a stored block and its payload; None when its bytes are not stored or not of this
+    module. Reads blobs only (no index file): run in forked workers for a large update."""
+    read = read_payload(blobs, hex_id)
+    if read is None or read[0] != memory_type:
+        return None
+    payload = read[1]
+    if memory_type != "canonical":
+        return documents.derived(memory_type, payload, evidence), payload
+    view, view_media = _view_text(blobs, payload)
+    return documents.canonical(payload, origin, view, view_media), payload
+
+
+def _view_text(blobs: BlobStore, payload: dict[str, Any]) -> tuple[str | None, str]:
+    media_type = str(payload.get("media_type", ""))
+    digest = documents.readable_text(payload)
+    if digest is None:
+        return None, media_type
+    try:
+        data = blobs.get(OciDigest.parse(digest))
+    except BrainError:
+        return None, media_type
+    return data.decode("utf-8", errors="replace"), media_type
+
+
+def read_records(root: Path, hex_ids: Sequence[str]) -> list[dict[str, Any] | None]:
+    """Worker (`parallel_map`): the record of each provenance block the index keeps (None for the others, and for
+    bytes not stored)."""
+    blobs = BlobStore(root)
+    out: list[dict[str, Any] | None] = []
+    for hex_id in hex_ids:
+        read = read_payload(blobs, hex_id)
+        record = read[1].get("record") if read is not None else None
+        keep = isinstance(record, dict) and record.get("record_type") in RECORD_TYPES
+        out.append(record if keep else None)
+    return out
+
+
+ToBuild = tuple[str, str, Facts]  # hex id, memory type, what the records say of it
+
+
+def build_ready(root: Path, items: Sequence[ToBuild]) -> list[Built | None]:
+    """Worker (`parallel_map`): `build` each item, with the identifier expansions of its documents computed
+    here too (the costliest part of a document, done once: `Document.extra` keeps it)."""
+    blobs = BlobStore(root)
+    out: list[Built | None] = []
+    for hex_id, memory_type, (origin, _, _, evidence) in items:
+        built = build(blobs, hex_id, memory_type, origin, evidence)
+        if built is not None:
+            built[0].expand()
+        out.append(built)
+    return out
+
+
 @dataclass
 class Rows:
     """Rows of added blocks waiting to be written, one `executemany` a table (instead of a statement a row)."""
@@ -165,8 +244,11 @@ class Rows:
 class RowWriter:
     """The row writes of one update of one index file (inside its transaction)."""
 
-    def __init__(self, db: sqlite3.Connection, brain: Brain, keys: Keys, stats: UpdateStats) -> None:
+    def __init__(
+        self, db: sqlite3.Connection, brain: Brain, keys: Keys, stats: UpdateStats, *, jobs: int = 1
+    ) -> None:
         self.db = db
+        self.jobs = jobs  # processes that build documents (1: this one only)
         self.brain = brain
         self.keys = keys
         self.stats = stats
@@ -205,20 +287,32 @@ class RowWriter:
             for hex_id in change.removed:
                 self._remove_block(hex_id)
                 stats.removed += 1
+            items: list[ToBuild] = []
             for start in range(0, len(change.added), _ADD_CHUNK):
                 chunk = change.added[start : start + _ADD_CHUNK]
                 known = self._facts_of(chunk)
-                for hex_id in chunk:
-                    if self._add_block(hex_id, memory_type, known.get(hex_id, _NO_FACTS)):
-                        added_now.add(hex_id)
-                        stats.added += 1
-                self._rows.flush(self.db)
+                items.extend((hex_id, memory_type, known.get(hex_id, _NO_FACTS)) for hex_id in chunk)
+            for number, ((hex_id, _, facts), built) in enumerate(zip(items, self._built(items), strict=True), 1):
+                if self._add_block(hex_id, memory_type, facts, built=built):
+                    added_now.add(hex_id)
+                    stats.added += 1
+                if number % _ADD_CHUNK == 0:
+                    self._rows.flush(self.db)
+            self._rows.flush(self.db)
         self._retry_pending(added_now)
         (stats.not_stored,) = self.db.execute("SELECT count(*) FROM pending").fetchone()
         for hex_id in sorted(affected_facts - added_now):
             if self._refresh_block(hex_id):
                 stats.refreshed += 1
         self._set_accessibility(added_now, affected_access)
+
+    def _built(self, items: list[ToBuild]) -> Iterator[Built | None]:
+        """The entries of blocks to add, in order: built by forked workers (`jobs`) while this process writes
+        the rows of those built before, for a change large enough to pay for the pool; else here, one by one."""
+        if not items:
+            return iter(())
+        threshold, chunk, ahead = _PARALLEL.get(items[0][1], _PARALLEL_DERIVED)
+        return parallel_map(build_ready, self.brain.path, items, self.jobs, threshold, chunk=chunk, ahead=ahead)
 
     def finish(self, head: str | None, snapshot: Snapshot | None, modules: dict[str, Module]) -> None:
         """Record the head, snapshot and modules the rows now describe (and the next document id)."""
@@ -263,10 +357,10 @@ class RowWriter:
                     _note(kind, digest(block), digest(other) if other else None, access, facts)
                     self.stats.records += 1
         rows = []
-        for hex_id in change.added:
-            read = self._read_payload(hex_id)
-            record = read[1].get("record") if read is not None else None
-            if not isinstance(record, dict) or record.get("record_type") not in RECORD_TYPES:
+        records = parallel_map(read_records, self.brain.path, change.added, self.jobs, _PARALLEL_DERIVED[0],
+                               chunk=_ADD_CHUNK)
+        for hex_id, record in zip(change.added, records, strict=True):
+            if record is None:
                 continue
             row = self._record_row(hex_id, record)
             if row is None:
@@ -317,8 +411,20 @@ class RowWriter:
             found[keys[key]] = _fold_facts(block_rows)
         return found
 
-    def _losers_of(self, winners: Iterable[str]) -> set[str]:
+    def _losers_of(self, winners: list[str]) -> set[str]:
+        """The blocks superseded by any of `winners` (by the stored supersession records)."""
         found: set[str] = set()
+        if len(winners) > _LOOKUPS_BEFORE_SCAN:
+            # Many winners (a module's worth joining): one pass over the supersessions, usually few or none,
+            # instead of a lookup per winner.
+            by_winner: dict[int, list[int]] = {}
+            for block, other in self.db.execute("SELECT block, other FROM records WHERE type=3 AND other IS NOT NULL"):
+                by_winner.setdefault(block, []).append(other)
+            if by_winner:
+                for hex_id in winners:
+                    key = self.keys.key(hex_id)
+                    found.update(self.keys.digest(o) for o in (by_winner.get(key, ()) if key is not None else ()))
+            return found
         for hex_id in winners:
             key = self.keys.key(hex_id)
             if key is None:
@@ -365,47 +471,18 @@ class RowWriter:
     # --- blocks ----------------------------------------------------------------------------------
 
     def _read_payload(self, hex_id: str) -> tuple[str, dict[str, Any]] | None:
-        """(memory type, payload) of a stored block, re-hashed; None when its bytes are not stored."""
-        try:
-            data = self.brain.blobs.get(BlockId(hex_id))
-        except BrainError:
-            return None
-        try:
-            envelope = orjson.loads(data)
-            return str(envelope["memory_type"]), dict(envelope["payload"])
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-            return None
+        return read_payload(self.brain.blobs, hex_id)
 
-    def _build(
-        self, hex_id: str, memory_type: str, origin: str | None, evidence: list[str]
-    ) -> tuple[Indexed, dict[str, Any]] | None:
-        """The index entry of a stored block and its payload; None when its bytes are not stored or not of
-        this module."""
-        read = self._read_payload(hex_id)
-        if read is None or read[0] != memory_type:
-            return None
-        payload = read[1]
-        if memory_type != "canonical":
-            return documents.derived(memory_type, payload, evidence), payload
-        view, view_media = self._view_text(payload)
-        return documents.canonical(payload, origin, view, view_media), payload
-
-    def _view_text(self, payload: dict[str, Any]) -> tuple[str | None, str]:
-        media_type = str(payload.get("media_type", ""))
-        digest = documents.readable_text(payload)
-        if digest is None:
-            return None, media_type
-        try:
-            data = self.brain.blobs.get(OciDigest.parse(digest))
-        except BrainError:
-            return None, media_type
-        return data.decode("utf-8", errors="replace"), media_type
-
-    def _add_block(self, hex_id: str, memory_type: str, facts: Facts | None = None, *, count: bool = True) -> bool:
+    def _add_block(
+        self, hex_id: str, memory_type: str, facts: Facts | None = None, *, count: bool = True,
+        built: Built | None | Literal[False] = False,
+    ) -> bool:
         """Index a stored block (its rows queued in `self._rows`: the caller flushes them); False, and the block
-        noted as pending, when its bytes are not stored. `count`: add its text to the update's `text_bytes`."""
+        noted as pending, when its bytes are not stored. `count`: add its text to the update's `text_bytes`.
+        `built`: its entry, built already by `build_ready` (False: build it here)."""
         origin, locator, at, evidence = self._facts(hex_id) if facts is None else facts
-        built = self._build(hex_id, memory_type, origin, evidence)
+        if built is False:
+            built = build(self.brain.blobs, hex_id, memory_type, origin, evidence)
         key = self.keys.assign(hex_id)
         rows = self._rows
         if built is None:
@@ -455,7 +532,7 @@ class RowWriter:
         memory_type, origin = row
         docs = self.db.execute("SELECT rowid FROM docs WHERE block=? ORDER BY rowid", (key,)).fetchall()
         # Regenerate the exact text to delete the postings; evidence does not shape documents.
-        built = self._build(hex_id, memory_type, origin, [])
+        built = build(self.brain.blobs, hex_id, memory_type, origin, [])
         entry = None if built is None else built[0]
         if entry is not None and len(entry.documents) == len(docs):
             self.db.executemany(

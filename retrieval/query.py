@@ -215,15 +215,16 @@ class Searcher:
             self._index.close()
         self.dense.close()
 
-    def refresh(self, *, rebuild: bool = False) -> UpdateStats:
-        """Bring the index to the brain's head (`rebuild`: from scratch)."""
+    def refresh(self, *, rebuild: bool = False, jobs: int = 1) -> UpdateStats:
+        """Bring the index to the brain's head (`rebuild`: from scratch; `jobs`: processes that may build the
+        documents of a large change)."""
         if self.brain.snapshot_digest() is None:
             raise NotFoundError(
                 f"the brain at {self.brain.path} is empty: it has no snapshot to search",
                 hint="ingest sources first (`brain ingest PATH`) or pull a brain",
             )
         try:
-            self.last_update = self.index.ensure_current(rebuild=rebuild)
+            self.last_update = self.index.ensure_current(rebuild=rebuild, jobs=jobs)
         except sqlite3.OperationalError as e:
             raise ConflictError(f"the search index is busy or unwritable: {e}",
                                 hint="another process is updating it; try again") from None

@@ -13,6 +13,7 @@ import typer
 from rich.console import RenderableType
 from rich.text import Text
 
+from brain.concurrency import default_jobs
 from brain.errors import UsageError
 from cli.context import cli_context
 from cli.options import JsonFlag
@@ -109,7 +110,7 @@ def search(
             searcher.refresh()
             request = request.drawn_from(resolve_source(searcher.brain, searcher.index, evidence).hex)
         if reindex:
-            stats = searcher.refresh(rebuild=True)
+            stats = searcher.refresh(rebuild=True, jobs=default_jobs())
             output.message(f"search index rebuilt: {stats.added} blocks")
             if not query:
                 rebuilt = ReindexResult(snapshot=str(searcher.index.snapshot_digest()), blocks=stats.added,

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import threading
+import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 
 import pytest
 
+from brain import concurrency
 from brain.concurrency import can_fork, parallel_map, start_worker
 from brain.identity import OciDigest
 from brain.store.background import START_AFTER, BackgroundPuts
@@ -84,3 +86,26 @@ def test_background_puts_store_inline_while_another_thread_runs(tmp_path: Path) 
         thread.join()
         puts.close()
     assert all(store.get(OciDigest.of(item)) == item for item in data)
+
+
+def _touch_each(root: Path, items: list[int]) -> list[int]:
+    for item in items:
+        (root / f"computed-{item}").touch()
+    return items
+
+
+@pytest.mark.parametrize("forked", [True, False])
+def test_parallel_map_in_chunks_keeps_order_and_computes_only_a_bounded_way_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forked: bool
+) -> None:
+    _alone(monkeypatch)
+    if not forked:
+        monkeypatch.setattr(concurrency, "can_fork", lambda: False)
+    items = list(range(100))
+    results = parallel_map(_touch_each, tmp_path, items, jobs=2, threshold=1, chunk=1, ahead=1)
+    assert next(results) == 0
+    time.sleep(0.3)  # workers left alone would compute every chunk meanwhile (a pool's imap does)
+    computed = len(list(tmp_path.glob("computed-*")))
+    assert computed <= (2 if forked else 1)
+    assert [0, *results] == items
+    assert len(list(tmp_path.glob("computed-*"))) == 100
