@@ -6,12 +6,14 @@ the documented `from brain.module import Ledger; Ledger.of(brain.modules())` wor
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from brain.blocks.base import Block, BlockDecodeError
 from brain.blocks.memory_type import MemoryType
-from brain.errors import IntegrityError, NotFoundError
+from brain.errors import BrainError, IntegrityError, NotFoundError
 from brain.identity import BlockId
 from brain.ledger import Ledger
 from brain.store.blobs import BlobStore
@@ -36,6 +38,32 @@ def read_block(blobs: BlobStore, block_id: BlockId, tombstones: frozenset[BlockI
             f"block {block_id} at {blobs.path(block_id)} is not a valid block: {e.message}",
             hint="restore the file from a copy of the brain, then run `brain verify`",
         ) from e
+
+
+@dataclass(frozen=True)
+class Unread:
+    """In place of a block that could not be read: whether it is not stored at all, and why."""
+
+    missing: bool
+    message: str
+
+
+# Many blocks read at once, in order, each a block or why it is not (`read_blocks`).
+ReadBlocks = Callable[[Sequence[BlockId]], Iterable["Block | Unread"]]
+
+
+def read_blocks(root: Path, block_ids: Sequence[BlockId]) -> list[Block | Unread]:
+    """Worker (`brain.concurrency.parallel_map`): `read_block` of each id, in order, `Unread` where it raised."""
+    blobs = BlobStore(root)
+    found: list[Block | Unread] = []
+    for block_id in block_ids:
+        try:
+            found.append(read_block(blobs, block_id))
+        except NotFoundError as e:
+            found.append(Unread(True, e.message))
+        except BrainError as e:
+            found.append(Unread(False, e.message))
+    return found
 
 
 class Module:
@@ -122,4 +150,4 @@ class Module:
             yield block
 
 
-__all__ = ["DestroyedBlockError", "Ledger", "Module", "read_block"]
+__all__ = ["DestroyedBlockError", "Ledger", "Module", "ReadBlocks", "Unread", "read_block", "read_blocks"]

@@ -2,7 +2,8 @@
 leaving the view before the next block is judged; then competing supersessions, the cascade over M from the
 exclusions, **withdrawn**, and our checks of incoming removal, supersession and demotion records.
 
-Pure over what it is handed: the module arithmetic, our head's index, and a block reader. A block that
+Pure over what it is handed: the module arithmetic, our head's index, and a reader of many blocks at once (the
+merge's reads them in forked workers). A block that
 is not stored is a refusal naming what to fetch; a cascade reaching an episode is refused with nothing moved.
 """
 
@@ -37,6 +38,7 @@ from brain.identity import BlockId, OciDigest, is_digest_string
 from brain.ledger import record_of, structural_targets
 from brain.lifecycle.cascade import reach
 from brain.lifecycle.describe import title_of
+from brain.module import ReadBlocks, Unread
 from brain.reconcile.arithmetic import ModuleMerge
 from brain.reconcile.index import OurIndex
 from brain.reconcile.state import Resolution
@@ -169,7 +171,7 @@ class _Hexes:
 class _Incoming:
     """The incoming blocks, read once, and the facts their provenance adds to ours."""
 
-    def __init__(self, read: Callable[[BlockId], Block], merges: Sequence[ModuleMerge],
+    def __init__(self, read: ReadBlocks, merges: Sequence[ModuleMerge],
                  tombstoned: frozenset[BlockId], theirs: Sequence[OciDigest]) -> None:
         self.blocks: dict[BlockId, Block] = {}
         self.payloads: dict[BlockId, dict[str, Any]] = {}  # semantic payloads from the statements to their checks
@@ -183,22 +185,22 @@ class _Incoming:
         self.origins: dict[BlockId, str] = {}
         self.registrations: dict[BlockId, list[tuple[BlockId, str | None]]] = {}  # source → [(record, origin)]
         shown = ", ".join(d.short for d in theirs)
+        to_read: list[BlockId] = []
         for merge in merges:
             for block_id in _ids(merge.incoming):
                 self.module[block_id] = merge.memory_type
-                if block_id in tombstoned:
-                    continue  # redacted on their side: a member whose bytes are destroyed (§7.5)
-                try:
-                    block = read(block_id)
-                except NotFoundError:
+                if block_id not in tombstoned:  # else redacted on their side: a member whose bytes are destroyed
+                    to_read.append(block_id)
+        for block_id, block in zip(to_read, read(to_read), strict=True):
+            if isinstance(block, Unread):
+                if block.missing:
                     raise NotFoundError(
-                        f"incoming {merge.memory_type} block {block_id} of {shown} is not held here",
+                        f"incoming {self.module[block_id]} block {block_id} of {shown} is not held here",
                         hint=f"fetch it first (`brain fetch REF` for {shown}), then merge again",
-                    ) from None
-                except BrainError as e:
-                    self.unreadable[block_id] = e.message
-                    continue
-                self.blocks[block_id] = block
+                    )
+                self.unreadable[block_id] = block.message
+                continue
+            self.blocks[block_id] = block
         for block_id, block in self.blocks.items():
             if self.module[block_id] is MemoryType.PROVENANCE:
                 self._learn(block_id, block)
@@ -243,7 +245,7 @@ class _Incoming:
 def judge(  # noqa: C901 - §10.5's steps in their fixed order, each a short loop
     merges: Sequence[ModuleMerge],
     ours: OurIndex,
-    read: Callable[[BlockId], Block],
+    read: ReadBlocks,
     *,
     theirs: Sequence[OciDigest],
     blob_size: Callable[[OciDigest], int | None] | None = None,
