@@ -44,7 +44,7 @@ _ADD_CHUNK = 512  # blocks added per round: their records read in one query, the
 # costs more than it saves), and how many go to a worker at a time. A source's documents are its whole text cut
 # into passages (a change log can be megabytes); a derived block's are a few lines.
 _LOOKUPS_BEFORE_SCAN = 256  # winners whose losers are looked up one by one; more: the supersessions are scanned
-_PARALLEL = {"canonical": (32, 4, 32)}  # threshold, chunk, chunks ahead per worker
+_PARALLEL = {"canonical": (32, 4, 8)}  # threshold, chunk, chunks ahead per worker
 _PARALLEL_DERIVED = (2_000, _ADD_CHUNK, 2)
 Facts = tuple[str | None, str | None, str | None, list[str]]  # origin, locator, at, evidence hexes
 _NO_FACTS: Facts = (None, None, None, [])
