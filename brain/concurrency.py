@@ -14,6 +14,7 @@ beyond what they are sent.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -36,6 +37,10 @@ PARALLEL_THRESHOLD = 4000
 
 # The caller's end of every live worker's pipe: each new child closes the ones it inherited.
 _CALLER_ENDS: weakref.WeakSet[Connection] = weakref.WeakSet()
+# Descriptors no child may keep: the writer lock's (an `flock` lasts while any copy of its descriptor is open, so
+# a child outliving a killed caller would hold the brain locked).
+_NOT_FOR_CHILDREN: set[int] = set()
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def can_fork() -> bool:
@@ -48,11 +53,41 @@ def default_jobs() -> int:
     return os.cpu_count() or 1
 
 
+def keep_from_children(fd: int) -> None:
+    """Have every child forked from now on close `fd` first (until `give_to_children`)."""
+    _NOT_FOR_CHILDREN.add(fd)
+
+
+def give_to_children(fd: int) -> None:
+    """Undo `keep_from_children` (before `fd` is closed: its number may be reused)."""
+    _NOT_FOR_CHILDREN.discard(fd)
+
+
 def close_inherited() -> None:
-    """In a freshly forked child: close the caller's ends of other workers' pipes, ignore Ctrl-C."""
+    """In a freshly forked child: close the caller's ends of other workers' pipes and the descriptors kept from
+    children, ignore Ctrl-C."""
     for end in list(_CALLER_ENDS):
         end.close()
+    for fd in list(_NOT_FOR_CHILDREN):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _NOT_FOR_CHILDREN.clear()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's; it closes the pipe
+
+
+def _start_pool_worker(caller: int) -> None:
+    """A pool worker's start: `close_inherited`, and die with the caller. A pool worker waits on a task queue whose
+    write end it holds itself, so a SIGKILLed caller would leave it waiting forever; Linux's parent-death signal
+    ends it (elsewhere it still exits when its work is done and the queue closes with the pool)."""
+    close_inherited()
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != caller:  # the caller died before the signal was set
+        os._exit(1)
 
 
 @dataclass
@@ -139,7 +174,7 @@ def parallel_map(
     # A few chunks per worker keeps them all busy to the end without paying per-item IPC.
     size = chunk or max(1, -(-len(items) // (jobs * 4)))
     tasks = ((function, root, items[i : i + size], wire) for i in range(0, len(items), size))
-    with multiprocessing.get_context("fork").Pool(jobs, initializer=close_inherited) as pool:
+    with multiprocessing.get_context("fork").Pool(jobs, _start_pool_worker, (os.getpid(),)) as pool:
         waiting: deque[AsyncResult[list[Any]]] = deque()
         for task in tasks:
             waiting.append(pool.apply_async(_run_chunk, (task,)))
@@ -155,6 +190,8 @@ __all__ = [
     "can_fork",
     "close_inherited",
     "default_jobs",
+    "give_to_children",
+    "keep_from_children",
     "parallel_map",
     "start_worker",
 ]

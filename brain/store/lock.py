@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
+from brain.concurrency import give_to_children, keep_from_children
 from brain.errors import ConflictError, LockTimeoutError, RefusedError
 from brain.identity import utc_timestamp
 from brain.store.atomic import sweep_temps
@@ -107,6 +108,7 @@ class WriterLock:
             os.close(fd)
             raise
         self._fd = fd
+        keep_from_children(fd)  # a worker forked under the lock must not hold it past a killed holder
         acquired = time.time()
         try:
             self.swept_blobs = abandoned or (self.sweep_blobs and left != _clean_mark(self.blob_dir))
@@ -125,6 +127,7 @@ class WriterLock:
         fd, self._fd = self._fd, None
         if fd is None:
             return
+        give_to_children(fd)
         with contextlib.suppress(OSError):
             os.ftruncate(fd, 0)
             os.pwrite(fd, _clean_mark(self.blob_dir), 0)

@@ -88,6 +88,55 @@ def test_sigkilled_holder_does_not_block_the_next_writer(tmp_path):
     assert not lock.held
 
 
+HOLD_WITH_WORKERS = textwrap.dedent(
+    """
+    import os, sys, time
+    from pathlib import Path
+    from brain.concurrency import parallel_map
+    from brain.store import WriterLock
+
+    def work(root, items):
+        (root / f"worker-{os.getpid()}").touch()
+        time.sleep(300)
+        return items
+
+    with WriterLock(sys.argv[1]):
+        print("locked", flush=True)
+        list(parallel_map(work, Path(sys.argv[2]), list(range(8)), jobs=2, threshold=1, chunk=1))
+    """
+)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_a_sigkilled_holder_s_pool_workers_neither_keep_the_lock_nor_outlive_it(tmp_path):
+    # A pool worker waits on a queue whose write end it holds itself, and an `flock` lasts while any copy of its
+    # descriptor is open: before, a killed merge's workers kept the brain locked, and lived on, indefinitely.
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    holder = _spawn(HOLD_WITH_WORKERS, str(tmp_path), str(marks))
+    assert holder.stdout.readline().strip() == "locked"
+    deadline = time.monotonic() + 30
+    while len(list(marks.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = [int(p.name.removeprefix("worker-")) for p in marks.iterdir()]
+    assert len(workers) == 2
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait()
+    with WriterLock(tmp_path, timeout=5) as lock:
+        assert lock.held
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in workers)
+
+
 def test_waiter_gets_the_lock_when_holder_finishes(tmp_path):
     holder = _hold(tmp_path, 0.3)
     with WriterLock(tmp_path, timeout=10):
