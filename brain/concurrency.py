@@ -6,7 +6,11 @@ Every process this package (and `ingest`) forks goes through here, so the rules 
 - `start_worker(serve, ...)`: a forked child that ignores Ctrl-C (the caller handles it and closes the
   pipe) and first closes the caller's ends of every other live worker's pipe, which it inherited; else a
   sibling's pipe never reaches end-of-file when the caller dies, and that sibling never exits.
-- `parallel_map`: per-item work over a fork pool in chunks, results in item order.
+- `parallel_map`: per-item work over a fork pool in chunks, results in item order; its workers die with the
+  caller (Linux's parent-death signal: a pool worker would otherwise wait on its task queue forever).
+- Descriptors kept from children (`keep_from_children`: the writer lock's) are closed first in every child: an
+  `flock` lasts while any copy of its descriptor is open, so a child outliving a killed writer would keep the
+  brain locked.
 
 Workers are forked, so they inherit the imported code and the caller's data, and need no pickled state
 beyond what they are sent.
