@@ -185,6 +185,9 @@ def read_records(root: Path, hex_ids: Sequence[str]) -> list[dict[str, Any] | No
     return out
 
 
+# The payload members `RowWriter._add_block` reads (media type, `documents.readable_text`, `tags_of`).
+_WRITER_READS = ("media_type", "normalized_view", "size", "blob", "tags")
+
 ToBuild = tuple[str, str, Facts]  # hex id, memory type, what the records say of it
 
 
@@ -196,7 +199,10 @@ def build_ready(root: Path, items: Sequence[ToBuild]) -> list[Built | None]:
     for hex_id, memory_type, (origin, _, _, evidence) in items:
         built = build(blobs, hex_id, memory_type, origin, evidence)
         if built is not None:
-            built[0].expand()
+            entry, payload = built
+            entry.expand()
+            # Only the members the writer reads cross back (a derived block's payload is as large as its documents).
+            built = entry, {k: payload[k] for k in _WRITER_READS if k in payload}
         out.append(built)
     return out
 
