@@ -40,10 +40,10 @@ RECORD_TYPES = {"registration": 1, "derivation": 2, "supersession": 3, "demotion
 _ACCESS_TYPES = (3, 4)
 _READ_KEY_CACHE = 100_000
 _ADD_CHUNK = 512  # blocks added per round: their records read in one query, their rows written in one batch
+_LOOKUPS_BEFORE_SCAN = 256  # winners whose losers are looked up one by one; more: the supersessions are scanned
 # Blocks of a module an update adds before their documents are built by forked workers (below, starting the pool
 # costs more than it saves), and how many go to a worker at a time. A source's documents are its whole text cut
 # into passages (a change log can be megabytes); a derived block's are a few lines.
-_LOOKUPS_BEFORE_SCAN = 256  # winners whose losers are looked up one by one; more: the supersessions are scanned
 _PARALLEL = {"canonical": (32, 4, 8)}  # threshold, chunk, chunks ahead per worker
 _PARALLEL_DERIVED = (2_000, _ADD_CHUNK, 2)
 Facts = tuple[str | None, str | None, str | None, list[str]]  # origin, locator, at, evidence hexes
@@ -314,7 +314,7 @@ class RowWriter:
 
     def _built(self, items: list[ToBuild]) -> Iterator[Built | None]:
         """The entries of blocks to add, in order: built by forked workers (`jobs`) while this process writes
-        the rows of those built before, for a change large enough to pay for the pool; else here, one by one."""
+        the rows of those built before, for a change large enough to pay for the pool; else here, a chunk at a time."""
         if not items:
             return iter(())
         threshold, chunk, ahead = _PARALLEL.get(items[0][1], _PARALLEL_DERIVED)
@@ -475,9 +475,6 @@ class RowWriter:
         self.db.executemany("UPDATE blocks SET accessible=? WHERE id=?", changed)
 
     # --- blocks ----------------------------------------------------------------------------------
-
-    def _read_payload(self, hex_id: str) -> tuple[str, dict[str, Any]] | None:
-        return read_payload(self.brain.blobs, hex_id)
 
     def _add_block(
         self, hex_id: str, memory_type: str, facts: Facts | None = None, *, count: bool = True,

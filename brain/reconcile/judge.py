@@ -3,8 +3,8 @@ leaving the view before the next block is judged; then competing supersessions, 
 exclusions, **withdrawn**, and our checks of incoming removal, supersession and demotion records.
 
 Pure over what it is handed: the module arithmetic, our head's index, and a reader of many blocks at once (the
-merge's reads them in forked workers). A block that
-is not stored is a refusal naming what to fetch; a cascade reaching an episode is refused with nothing moved.
+merge's reads them in forked workers). A block that is not stored is a refusal naming what to fetch; a cascade
+reaching an episode is refused with nothing moved.
 """
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from brain.blocks.memory_type import MemoryType
+from brain.concurrency import PARALLEL_THRESHOLD, parallel_map
 from brain.errors import NotFoundError, RefusedError
 from brain.identity import BlockId, OciDigest
-from brain.concurrency import PARALLEL_THRESHOLD, parallel_map
 from brain.module import read_blocks
 from brain.reconcile.ancestor import History, Join, ancestry, trust_roots_agree
 from brain.reconcile.arithmetic import ModuleMerge, Side, module_merges
