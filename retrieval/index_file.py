@@ -18,7 +18,7 @@ from retrieval.tokenize import FTS_TOKENIZER
 
 # The format of the rows: a file of another format is rebuilt (bump it whenever the schema or what a row holds
 # changes, so no index written by older code is ever read as current).
-FORMAT = "brain-search/4"  # 4: the `tags` table (`search --tag`)
+FORMAT = "brain-search/5"  # 4: the `tags` table (`search --tag`); 5: the trigger's own token always expanded
 BUSY_TIMEOUT_MS = 30_000
 
 SCHEMA = f"""

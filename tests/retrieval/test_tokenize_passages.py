@@ -5,12 +5,18 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from brain.errors import InvalidInputError
 from retrieval.passages import Locator, excerpt, parse_locator, passages, text_at
 from retrieval.tokenize import (
+    _COMPOUND,
+    _TRIGGER,
     FTS_TOKENIZER,
     MAX_QUERY_TERMS,
+    MAX_TERM_LENGTH,
+    _token_terms,
     expansion_terms,
     fts_query,
     identifier_parts,
@@ -38,6 +44,31 @@ def test_identifier_parts(token: str, parts: list[str]) -> None:
 def test_expansion_adds_joined_dotted_names_and_parts() -> None:
     terms = expansion_terms("call brain.store.atomic or ReadBlock, not plain words").split()
     assert terms == ["brain_store_atomic", "brain", "store", "atomic", "read", "block"]
+
+
+def _expanded_one_token_at_a_time(text: str) -> str:
+    """What `expansion_terms` means, slowly: the terms of every compound token, as a query cuts the text, that
+    holds a trigger."""
+    out = []
+    for token in _COMPOUND.finditer(text):
+        holds = any(token.start() <= t.start() < token.end() for t in _TRIGGER.finditer(text, token.start(),
+                                                                                          token.end() + 1))
+        if holds and len(token.group()) <= MAX_TERM_LENGTH * 4 and (terms := _token_terms(token.group())):
+            out.append(terms)
+    return " ".join(out)
+
+
+def test_expansion_reaches_the_token_after_one_it_steps_over() -> None:
+    # Walking back from the `_` of `bash_profile` reaches `HOME`, a token of its own (`/.` joins nothing): the
+    # expansion must go on to the token that holds the trigger (before brain-search/5 it stopped at `HOME`).
+    assert expansion_terms("read by $HOME/.bash_profile at login") == "bash profile"
+    assert expansion_terms("a.b.c x_y") == "a_b_c a b c x y"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="aZé9_./: -\n\t$", max_size=40))
+def test_expansion_is_every_compound_token_holding_a_trigger(text: str) -> None:
+    assert expansion_terms(text) == _expanded_one_token_at_a_time(text)
 
 
 def test_query_terms_drop_stopwords_and_fts_syntax() -> None:
