@@ -114,14 +114,10 @@ class SearchIndex:
     def ensure_current(self, *, rebuild: bool = False, jobs: int = 1) -> UpdateStats:
         """Bring the index to the brain's head: incrementally, or from scratch when asked or when needed.
         `jobs`: processes that may build the documents of a large change (forked only where that is safe)."""
-        if self.path is not None and identity(self.path) != self._file:
+        if self.replaced():
             # The file was deleted or replaced under this connection (a redaction deletes the index;
             # another process rebuilt a corrupt one): continue on the file that is there now.
-            with contextlib.suppress(sqlite3.Error):
-                self.db.close()
-            fresh = self.open(self.brain)
-            self.db, self.path, self._file = fresh.db, fresh.path, fresh._file
-            self.keys.forget()
+            self._adopt()
         try:
             if not rebuild and self.is_current():
                 return UpdateStats()
@@ -138,12 +134,34 @@ class SearchIndex:
             return self.start_over(f"the index was unreadable ({e}) and was rebuilt", jobs=jobs)
 
     def start_over(self, reason: str, *, jobs: int = 1) -> UpdateStats:
-        """Delete the (damaged) file and rebuild it from the brain; used by `retrieval.recovery` too."""
+        """Delete the (damaged) file and rebuild it from the brain; used by `retrieval.recovery` too.
+
+        One rebuild at a time (`index_file.rebuilding`): a connection that waited while another rebuilt the
+        file takes the new file (brought to the head) instead of deleting it in turn."""
         assert self.path is not None, "an in-memory index is never damaged on disk"
-        self._reconnect(self.path)
-        stats = self._update(rebuild=True, jobs=jobs)
+        with index_file.rebuilding(self.path):
+            if self.replaced() and index_file.identity(self.path) is not None:
+                with contextlib.suppress(sqlite3.DatabaseError, IndexUnusableError):
+                    self._adopt()
+                    stats = UpdateStats() if self.is_current() else self._update(rebuild=False, jobs=jobs)
+                    stats.reason = "another connection had rebuilt it"
+                    return stats
+            self._reconnect(self.path)
+            stats = self._update(rebuild=True, jobs=jobs)
         stats.reason = reason
         return stats
+
+    def replaced(self) -> bool:
+        """Whether the file this connection opened is no longer the one at the index's path."""
+        return self.path is not None and identity(self.path) != self._file
+
+    def _adopt(self) -> None:
+        """Close this connection and open the index file that is at the path now."""
+        with contextlib.suppress(sqlite3.Error):
+            self.db.close()
+        fresh = self.open(self.brain)
+        self.db, self.path, self._file = fresh.db, fresh.path, fresh._file
+        self.keys.forget()
 
     def _reconnect(self, path: Path | None) -> None:
         """Replace the connection: a fresh file at `path` (the damaged one deleted), or memory."""

@@ -8,12 +8,15 @@ page after the file opened is `retrieval.recovery`'s.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import sqlite3
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from brain.errors import BrainError, BrainUnreadableError
-from retrieval.paths import index_path, search_dir
+from retrieval.paths import index_path, rebuild_lock_path, search_dir
 from retrieval.tokenize import FTS_TOKENIZER
 
 # The format of the rows: a file of another format is rebuilt (bump it whenever the schema or what a row holds
@@ -78,10 +81,15 @@ def open_file(path: Path) -> sqlite3.Connection:
     index of this format is deleted and created again. Raises `sqlite3.OperationalError`/`OSError` when the
     file cannot be opened at all (a read-only copy: see `is_readonly`)."""
     try:
-        return _open_checked(path)
+        with _rebuild_lock(path, fcntl.LOCK_SH):  # not while another connection deletes or rebuilds it
+            return _open_checked(path)
     except IndexUnusableError:
-        remove_index_files(path)
-        return _open_checked(path)
+        with rebuilding(path):
+            try:
+                return _open_checked(path)  # another connection may have recreated it while this one waited
+            except IndexUnusableError:
+                remove_index_files(path)
+                return _open_checked(path)
 
 
 def open_memory() -> sqlite3.Connection:
@@ -92,7 +100,8 @@ def open_memory() -> sqlite3.Connection:
 
 
 def recreate(path: Path | None) -> sqlite3.Connection:
-    """A fresh, checked index at `path` (whatever was there deleted), or in memory when `path` is None."""
+    """A fresh, checked index at `path` (whatever was there deleted), or in memory when `path` is None. The caller
+    holds `rebuilding(path)` until the new file is built."""
     if path is None:
         return open_memory()
     remove_index_files(path)
@@ -170,10 +179,58 @@ def identity(path: Path) -> tuple[int, int] | None:
     return found.st_dev, found.st_ino
 
 
+# SQLITE_READONLY_DBMOVED: the file this connection opened was deleted or renamed (another connection rebuilt
+# the index); SQLite refuses to write to it. Not a read-only brain: the file to use is the one there now.
+_SQLITE_READONLY_DBMOVED = 1032
+
+
+def is_moved(error: Exception) -> bool:
+    """Whether `error` says the connection's file was replaced under it (use the file there now)."""
+    return getattr(error, "sqlite_errorcode", None) == _SQLITE_READONLY_DBMOVED
+
+
 def is_readonly(error: Exception) -> bool:
     """Whether `error` says the file cannot be written (a read-only copy of a brain), not that it is damaged."""
+    if is_moved(error):
+        return False
     text = str(error).lower()
     return isinstance(error, PermissionError) or "readonly" in text or "read-only" in text or "unable to open" in text
+
+
+# The rebuild lock, a `flock` on a file beside the index (`retrieval.paths.REBUILD_LOCK`): exclusive while the file is
+# deleted and built again, shared while a connection opens and checks it. Without it two connections that met the
+# same damage each deleted the file the other had just built, and one connection set up (WAL, vacuum mode) a file
+# another was deleting: "attempt to write a readonly database" or "database is locked" (a 500 from a server whose
+# threads each hold a connection). `flock` locks belong to a descriptor, so two threads of one process exclude
+# each other too; a thread that holds the lock (a rebuild opening its new file) does not take it again.
+_HOLDING = threading.local()
+
+
+@contextlib.contextmanager
+def rebuilding(path: Path) -> Iterator[None]:
+    """Hold the rebuild lock of the index file `path` exclusively: one connection at a time deletes and rebuilds
+    it, in this process or any other."""
+    with _rebuild_lock(path, fcntl.LOCK_EX):
+        yield
+
+
+@contextlib.contextmanager
+def _rebuild_lock(path: Path, mode: int) -> Iterator[None]:
+    if getattr(_HOLDING, "held", False):
+        yield
+        return
+    try:
+        fd = os.open(rebuild_lock_path(path), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError:  # a read-only brain: its index is never deleted or rebuilt on disk, nothing to exclude
+        yield
+        return
+    try:
+        fcntl.flock(fd, mode)
+        _HOLDING.held = True
+        yield
+    finally:
+        _HOLDING.held = False
+        os.close(fd)  # releases the lock
 
 
 def remove_index_files(path: Path) -> None:

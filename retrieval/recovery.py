@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from brain.errors import BrainUnreadableError
+from retrieval import index_file
 from retrieval.index import SearchIndex
 from retrieval.paths import search_dir
 
@@ -34,11 +35,12 @@ def answered(index: Callable[[], SearchIndex], work: Callable[[], T], note: Call
         return work()
     except sqlite3.DatabaseError as e:
         damaged = index()
-        if damaged.path is None or not is_damaged(damaged, e):
+        if damaged.path is None or not (damaged.replaced() or is_damaged(damaged, e)):
             raise
         reason = _first_line(e)
+    # A file replaced under the connection (another connection rebuilt it): start_over takes the new one.
     stats = damaged.start_over(f"the index was damaged ({reason}) and was rebuilt")
-    if note is not None:
+    if note is not None and stats.rebuilt:
         note(f"search index rebuilt: {stats.added} blocks (it was damaged: {reason})")
     try:
         return work()
@@ -51,6 +53,8 @@ def answered(index: Callable[[], SearchIndex], work: Callable[[], T], note: Call
 
 def is_damaged(index: SearchIndex, error: sqlite3.DatabaseError) -> bool:
     """Whether `error` from a query means the file is damaged: SQLITE_CORRUPT/NOTADB, or a failed quick_check."""
+    if index_file.is_moved(error):
+        return True  # the connection's file was deleted under it: the one there now is to be used
     code = getattr(error, "sqlite_errorcode", None)
     if code is not None and code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
         return True

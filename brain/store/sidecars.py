@@ -149,7 +149,8 @@ LAYERS = Sidecar(
 SEARCH = Sidecar(
     ("boltzmann", "search"),
     owner="retrieval (search index; `retrieval.paths`)",
-    format="directory: the SQLite FTS5 index (`index.sqlite` and its `-wal`/`-shm` companions)",
+    format="directory: the SQLite FTS5 index (`index.sqlite` and its `-wal`/`-shm` companions; `rebuild.lock`, "
+           "held while it is rebuilt)",
     write="rebuilt or updated by `brain search`/`brain serve`",
     trust="a cache of the current snapshot's text; rebuilt when missing, stale, torn or corrupt",
     deletable=True,

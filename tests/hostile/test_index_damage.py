@@ -12,8 +12,14 @@ import random
 import sqlite3
 from pathlib import Path
 
+import pytest
 import requests
 
+from brain.brain import Brain
+from retrieval.index import SearchIndex
+from retrieval.index_file import identity
+from retrieval.paths import index_path
+from retrieval.recovery import answered
 from tests.hostile.conftest import BrainRunner
 from tests.hostile.http_server import Server
 
@@ -69,3 +75,25 @@ def test_the_http_server_rebuilds_a_damaged_index(brain: BrainRunner, reference_
     finally:
         log = server.stop()
     assert "Traceback" not in log
+
+
+def test_two_connections_that_meet_the_same_damage_rebuild_it_once(brain: BrainRunner, reference_brain: Path) -> None:
+    # A server's threads (and its warm-up) hold one connection each. When several of them met the same damage,
+    # each deleted the file the one before had just rebuilt, and that one's next write failed with "attempt to
+    # write a readonly database" (the file it had opened was gone): a 500.
+    assert brain("--brain", str(reference_brain), "search", QUERY, "--json").code == 0
+    first, second = (SearchIndex.open(Brain.open(reference_brain)) for _ in range(2))
+    try:
+        damage_index(reference_brain)
+        for index in (first, second):
+            with pytest.raises(sqlite3.DatabaseError):
+                index.db.execute("SELECT count(*) FROM blocks").fetchone()
+        answered(lambda: first, lambda: first.db.execute("SELECT count(*) FROM blocks").fetchone())
+        rebuilt = identity(index_path(reference_brain))
+        count = answered(lambda: second, lambda: second.db.execute("SELECT count(*) FROM blocks").fetchone())
+        assert identity(index_path(reference_brain)) == rebuilt  # the second took the first's file
+        assert count[0] > 0 and not first.replaced() and not second.replaced()
+        first.ensure_current(rebuild=True)  # and the first can still write to it
+    finally:
+        first.close()
+        second.close()
