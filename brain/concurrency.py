@@ -84,13 +84,19 @@ def _start_pool_worker(caller: int) -> None:
     write end it holds itself, so a SIGKILLed caller would leave it waiting forever; Linux's parent-death signal
     ends it (elsewhere it still exits when its work is done and the queue closes with the pool)."""
     close_inherited()
+    die_with_parent(caller)
+
+
+def die_with_parent(parent: int) -> None:
+    """Have Linux SIGKILL this process when its parent (`parent`, the pid it was started by) dies; exit at once
+    if it already has. Elsewhere nothing: such a process must also end on its own (its input closing)."""
     try:
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):
         return
-    if os.getppid() != caller:  # the caller died before the signal was set
+    if os.getppid() != parent:  # the parent died before the signal was set
         os._exit(1)
 
 
@@ -194,6 +200,7 @@ __all__ = [
     "can_fork",
     "close_inherited",
     "default_jobs",
+    "die_with_parent",
     "give_to_children",
     "keep_from_children",
     "parallel_map",

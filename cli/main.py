@@ -13,11 +13,11 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
-from pathlib import Path
 
 import typer
 
 from brain.errors import BrainError
+from cli import index_upkeep
 from cli.app import app
 from cli.completion import prepare_shell_completion
 from cli.exit_codes import ExitCode, exit_code_for
@@ -42,40 +42,15 @@ def _tune_garbage_collection() -> None:
     gc.set_threshold(200_000, 30, 30)
 
 
-_MOVED_HEADS: dict[Path, None] = {}  # brains whose head a command moved, in order
-
-
-def _note_head_moved(root: Path) -> None:
-    _MOVED_HEADS[Path(root)] = None
-
-
-def _follow_search_indexes() -> None:
-    """Bring the search index of every brain whose head moved to that head, once, when the command ends.
-
-    Once, not at every head write: an ingest moves the head at each checkpoint, and updating the index
-    there would redo work under the writer lock that one incremental pass at the end does whole."""
-    if not _MOVED_HEADS:
-        return
-    from retrieval.index import follow_head  # the engine only when a head moved
-
-    roots = list(_MOVED_HEADS)
-    _MOVED_HEADS.clear()
-    try:
-        for root in roots:
-            follow_head(root)
-    except KeyboardInterrupt:
-        pass  # a cache: the next search brings it current
-
-
 def _run(args: list[str]) -> int:
     """Run the app, map its outcome to an exit code, then bring the search indexes of moved heads current."""
     from brain.store.head import on_head_moved  # here: `import cli.main` does not load the store
 
-    on_head_moved(_note_head_moved)  # the search index is current when a command that moved the head ends
+    on_head_moved(index_upkeep.head_moved)  # the search index is current when a command that moved the head ends
     try:
         return _run_command(args)
     finally:
-        _follow_search_indexes()
+        index_upkeep.finish()
 
 
 def _run_command(args: list[str]) -> int:

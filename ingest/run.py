@@ -35,6 +35,7 @@ from brain.errors import UsageError
 from brain.identity import BlockId, OciDigest
 from brain.module import DestroyedBlockError
 from brain.snapshot import Snapshot
+from brain.store.head import interim_moves
 from ingest import PROPOSABLE_MEMORY_TYPES
 from ingest.answers import answer_source
 from ingest.budget import CostLimits
@@ -301,7 +302,8 @@ class _Run:
             if self.pending_jobs >= self.batch_size:
                 self._flush()
             if self._checkpoint_due(since_checkpoint):
-                self._checkpoint()
+                with interim_moves():  # the last checkpoint, after the loop, moves the head again
+                    self._checkpoint()
                 since_checkpoint = 0
             self._progress(item.relpath)
         self._checkpoint()

@@ -250,12 +250,12 @@ class SearchIndex:
             self.db.execute("COMMIT")
 
 
-def follow_head(root: Path) -> None:
-    """Bring a brain's search index (file) to its head, incrementally: registered with
-    `brain.store.head.on_head_moved`, so `ingest`, `pull` and every lifecycle command leave an index the first
-    query needs not wait for. A brain whose index cannot be written (read-only), or an index busy or damaged,
+def follow_head(root: Path, *, jobs: int | None = None) -> None:
+    """Bring a brain's search index (file) to its head, incrementally: run for every head a command moved
+    (`cli.index_upkeep`, `retrieval.follow`), so `ingest`, `pull` and every lifecycle command leave an index the
+    first query needs not wait for. A brain whose index cannot be written (read-only), or an index busy or damaged,
     is left to the next search, which updates or rebuilds it; the command that moved the head never fails
-    for it."""
+    for it. `jobs`: processes for a large update (default: every core, the command being done with them)."""
     try:
         brain = Brain.open(root)
         index = SearchIndex.open(brain)
@@ -263,8 +263,7 @@ def follow_head(root: Path) -> None:
         return
     try:
         if index.path is not None:
-            # The command that moved the head is done with the cores: its end waits for this update only.
-            index.ensure_current(jobs=default_jobs())
+            index.ensure_current(jobs=default_jobs() if jobs is None else jobs)
     except (BrainError, OSError, sqlite3.Error):
         pass  # a cache: the next search brings it current (or rebuilds it)
     finally:

@@ -13,7 +13,8 @@ reachable for a prune that reads only `head.json`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -166,23 +167,38 @@ def write_head(root: Path, head: Head, refs: Refs | None = None) -> Head:
 
 # Called with the brain's root after every head move (ingest, pull, lifecycle commands all write the head
 # here, under the writer lock): keeps sidecars that describe the head current as part of the command's
-# work. `brain` imports none of its users; the CLI registers them (`retrieval.index.follow_head`).
-_HEAD_LISTENERS: list[Callable[[Path], None]] = []
+# work. `brain` imports none of its users; the CLI registers them (`cli.index_upkeep`). The second argument
+# says whether the move is interim (`interim_moves`).
+_HEAD_LISTENERS: list[Callable[[Path, bool], None]] = []
+_INTERIM: list[None] = []  # one entry per `interim_moves` block the process is inside
 
 
-def on_head_moved(listener: Callable[[Path], None]) -> None:
-    """Register `listener(root)` to run after each head move in this process (once per listener)."""
+def on_head_moved(listener: Callable[[Path, bool], None]) -> None:
+    """Register `listener(root, interim)` to run after each head move in this process (once per listener)."""
     if listener not in _HEAD_LISTENERS:
         _HEAD_LISTENERS.append(listener)
 
 
+@contextlib.contextmanager
+def interim_moves() -> Iterator[None]:
+    """Mark the head moves inside as interim: the command that makes them moves the head again before it ends
+    (an ingest's checkpoints before its last), so a listener may start its work on them in the background
+    instead of doing it all when the command ends."""
+    _INTERIM.append(None)
+    try:
+        yield
+    finally:
+        _INTERIM.pop()
+
+
 def head_moved(root: Path) -> None:
     """Run the listeners (each handles its own failures: the head has moved whatever they do)."""
+    interim = bool(_INTERIM)
     for listener in tuple(_HEAD_LISTENERS):
-        listener(root)
+        listener(root, interim)
 
 
 __all__ = [
-    "DEFAULT_RETAINED", "HEAD_FILE", "Head", "Origin", "head_moved", "head_path", "on_head_moved", "read_head",
-    "retained_with", "write_head",
+    "DEFAULT_RETAINED", "HEAD_FILE", "Head", "Origin", "head_moved", "head_path", "interim_moves", "on_head_moved",
+    "read_head", "retained_with", "write_head",
 ]

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -92,3 +95,100 @@ def test_pull_leaves_the_index_at_the_head(registry: RegistryServer, tmp_path: P
                               check=False)
         assert done.returncode == 0, done.stderr
     assert _index_is_current(tmp_path / "dest")
+
+
+def _notes(root: Path, count: int) -> Path:
+    root.mkdir()
+    for i in range(count):
+        (root / f"note-{i:03}.md").write_text(f"# Note {i}\n\nThe parser_{i} reads WidgetFrame {i} from disk.\n")
+    return root
+
+
+def test_an_ingest_in_checkpoints_is_followed_from_a_process_of_its_own(tmp_path: Path) -> None:
+    # Interim moves (every checkpoint before the last) start the follower; the command still ends with the index
+    # at its head, and the rows equal those of one update of the finished brain.
+    brain, corpus = tmp_path / "brain", _notes(tmp_path / "notes", 40)
+    assert run_cli("--brain", str(brain), "init").code == 0
+    done = subprocess.run([str(BRAIN_EXE), "--brain", str(brain), "--actor", "t@example.org", "ingest", str(corpus),
+                           "--checkpoint", "7", "--json"], capture_output=True, text=True, check=False,
+                          env={**os.environ, "SOURCE_DATE_EPOCH": "1767225600"})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["checkpoints"] >= 6 and _index_is_current(brain)
+    followed = index_path(brain).read_bytes() and _rows(brain)
+    for path in index_path(brain).parent.iterdir():
+        path.unlink()
+    rebuilt = SearchIndex.open(Brain.open(brain))
+    try:
+        rebuilt.ensure_current()
+    finally:
+        rebuilt.close()
+    assert _rows(brain) == followed
+
+
+def _rows(brain: Path) -> list[tuple[object, ...]]:
+    import sqlite3
+
+    db = sqlite3.connect(index_path(brain))
+    try:
+        return db.execute("SELECT hex(k.digest), b.memory_type, b.accessible, d.locator FROM blocks b "
+                          "JOIN keys k ON k.id = b.id LEFT JOIN docs d ON d.block = b.id ORDER BY 1, 4").fetchall()
+    finally:
+        db.close()
+
+
+def test_the_follower_runs_apart_and_its_failure_falls_back_to_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cli import index_upkeep
+
+    brain = tmp_path / "brain"
+    ingest(brain, CORPUS / "notes")
+    for path in index_path(brain).parent.iterdir():
+        path.unlink()
+    index_upkeep.head_moved(brain, True)  # an interim move: a follower process, told at once
+    (follower,) = index_upkeep._FOLLOWERS.values()
+    assert follower.args[1:4] == ["-P", "-m", "retrieval.follow"] and follower.pid != os.getpid()
+    index_upkeep.finish()
+    assert follower.returncode == 0 and _index_is_current(brain) and not index_upkeep._FOLLOWERS
+    for path in index_path(brain).parent.iterdir():
+        path.unlink()
+    monkeypatch.setattr("sys.executable", "/bin/false")  # a follower that fails at once
+    index_upkeep.head_moved(brain, True)
+    index_upkeep.head_moved(brain, False)
+    index_upkeep.finish()
+    assert _index_is_current(brain)  # the command did the update itself
+
+
+def test_a_killed_command_takes_its_follower_with_it(tmp_path: Path) -> None:
+    brain = tmp_path / "brain"
+    ingest(brain, CORPUS / "notes")
+    # A command that starts its follower and is SIGKILLed before it ends: the follower must not outlive it. A
+    # child of the command keeps the follower's input open (as a forked worker of a command may), so only the
+    # parent-death signal, not the end of its input, can end it.
+    script = ("import os, sys, time; from pathlib import Path; from cli import index_upkeep; "
+              "index_upkeep.head_moved(Path(sys.argv[1]), True); "
+              "print(next(iter(index_upkeep._FOLLOWERS.values())).pid, flush=True); "
+              "child = os.fork(); child or (time.sleep(60), os._exit(0)); print(child, flush=True); time.sleep(60)")
+    command = subprocess.Popen([sys.executable, "-c", script, str(brain)], stdout=subprocess.PIPE, text=True)
+    assert command.stdout is not None
+    follower, holder = int(command.stdout.readline()), int(command.stdout.readline())
+    command.send_signal(signal.SIGKILL)
+    command.wait()
+    _wait_dead(follower, holder)
+
+
+def _wait_dead(follower: int, holder: int) -> None:
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{follower}/stat") as stat:
+                    if stat.read().split(") ")[1].startswith("Z"):
+                        return  # dead, not yet reaped by init
+            except FileNotFoundError:
+                return
+            time.sleep(0.05)
+        os.kill(follower, signal.SIGKILL)
+        raise AssertionError(f"the follower {follower} outlived its killed command")
+    finally:
+        os.kill(holder, signal.SIGKILL)
