@@ -1,13 +1,16 @@
 """The search index of every brain whose head a command moved is at that head when the command ends.
 
 `cli.main` registers `head_moved` with `brain.store.head.on_head_moved` for every command and calls `finish`
-when the command ends. A brain whose head only made final moves gets one incremental update in this process
-then (an update at every move would redo, under the writer lock, what one pass at the end does whole). An
-interim move (`brain.store.head.interim_moves`: an ingest's checkpoint before its last) starts a follower
-instead (`retrieval.follow`, a process of its own): it indexes each checkpoint while the command works on the
-next, on the cores the command leaves idle, is told of every later move, and does the last pass at the end,
-which `finish` waits for. If it cannot start, or fails, this process does the update at the end as before; a
-follower killed by a signal (Ctrl-C reaches the whole process group) is left to the next search.
+when the command ends. A brain whose head only made final moves, or small interim ones, gets one incremental
+update in this process then (an update at every move would redo, under the writer lock, what one pass at the end
+does whole). Once interim moves (`brain.store.head.interim_moves`: an ingest's checkpoints before its last) have
+committed `FOLLOW_FROM` sources, a follower starts instead (`retrieval.follow`, a process of its own): it indexes
+each checkpoint while the command works on the next, on the cores the command leaves idle, is told of every later
+move, and does the last pass at the end, which `finish` waits for. Below that, a follower's start (0.35-0.45 s of
+CPU for the interpreter and the index's imports, measured) costs about what the update it would overlap does
+(~0.5 ms a small note): an ingest of a few files in small checkpoints gains nothing from it. If a follower cannot
+start, or fails, this process does the update at the end as before; one killed by a signal (Ctrl-C reaches the
+whole process group) is left to the next search.
 """
 
 from __future__ import annotations
@@ -18,16 +21,24 @@ import subprocess
 import sys
 from pathlib import Path
 
+# Sources committed by interim moves before a brain's index is followed from a process of its own: a default
+# ingest checkpoints every 500 sources at first (`ingest.run.DEFAULT_CHECKPOINT`), so one of 1,500 or more is.
+FOLLOW_FROM = 1_000
+
 _MOVED: dict[Path, None] = {}  # brains to update here when the command ends, in order
 _FOLLOWERS: dict[Path, subprocess.Popen[bytes]] = {}
+_INTERIM_WORK: dict[Path, int] = {}  # what interim moves committed so far, per brain not yet followed
 
 
-def head_moved(root: Path, interim: bool) -> None:
-    """A command moved the head of the brain at `root` (the listener `cli.main` registers)."""
+def head_moved(root: Path, interim: int) -> None:
+    """A command moved the head of the brain at `root` (the listener `cli.main` registers); `interim`: 0 for a
+    final move, else what the interim move committed."""
     root = Path(root)
     follower = _FOLLOWERS.get(root)
     if follower is None and interim:
-        follower = _start_follower(root)
+        _INTERIM_WORK[root] = _INTERIM_WORK.get(root, 0) + interim
+        if _INTERIM_WORK[root] >= FOLLOW_FROM:
+            follower = _start_follower(root)
     if follower is None or not _tell(follower):
         _MOVED[root] = None
 
@@ -38,6 +49,7 @@ def finish() -> None:
 
     followers = dict(_FOLLOWERS)
     _FOLLOWERS.clear()
+    _INTERIM_WORK.clear()
     try:
         for root, follower in followers.items():
             if follower.stdin is not None:

@@ -302,7 +302,7 @@ class _Run:
             if self.pending_jobs >= self.batch_size:
                 self._flush()
             if self._checkpoint_due(since_checkpoint):
-                with interim_moves():  # the last checkpoint, after the loop, moves the head again
+                with interim_moves(since_checkpoint):  # the last checkpoint, after the loop, moves the head again
                     self._checkpoint()
                 since_checkpoint = 0
             self._progress(item.relpath)

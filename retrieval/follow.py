@@ -1,8 +1,9 @@
 """A brain's search index kept at its head while a command still moves it, from a process of its own.
 
 A command whose head moves are interim (`brain.store.head.interim_moves`: an ingest's checkpoints before its
-last) starts `python -P -m retrieval.follow ROOT PARENT_PID` at the first such move (`cli.index_upkeep`) and
-writes a line to its standard input at every move after; the end of that input says the command is done.
+last) starts `python -P -m retrieval.follow ROOT PARENT_PID` once such moves have committed enough to be worth
+it (`cli.index_upkeep.FOLLOW_FROM`) and writes a line to its standard input at every move after; the end of that
+input says the command is done.
 Each time this process wakes it brings the index to the head as it is then (moves told during an update are
 folded into the next one), in one process and at a lower priority, so the update takes the cores the command
 leaves idle instead of the command's own. At the end of its input it does the last pass with every core, which

@@ -168,23 +168,25 @@ def write_head(root: Path, head: Head, refs: Refs | None = None) -> Head:
 # Called with the brain's root after every head move (ingest, pull, lifecycle commands all write the head
 # here, under the writer lock): keeps sidecars that describe the head current as part of the command's
 # work. `brain` imports none of its users; the CLI registers them (`cli.index_upkeep`). The second argument
-# says whether the move is interim (`interim_moves`).
-_HEAD_LISTENERS: list[Callable[[Path, bool], None]] = []
-_INTERIM: list[None] = []  # one entry per `interim_moves` block the process is inside
+# is 0 for a final move, else what the interim move committed (`interim_moves`).
+_HEAD_LISTENERS: list[Callable[[Path, int], None]] = []
+_INTERIM: list[int] = []  # what each `interim_moves` block the process is inside commits, innermost last
 
 
-def on_head_moved(listener: Callable[[Path, bool], None]) -> None:
-    """Register `listener(root, interim)` to run after each head move in this process (once per listener)."""
+def on_head_moved(listener: Callable[[Path, int], None]) -> None:
+    """Register `listener(root, interim)` to run after each head move in this process (once per listener);
+    `interim` is 0 for a final move, else the work an interim move committed (`interim_moves`)."""
     if listener not in _HEAD_LISTENERS:
         _HEAD_LISTENERS.append(listener)
 
 
 @contextlib.contextmanager
-def interim_moves() -> Iterator[None]:
+def interim_moves(work: int) -> Iterator[None]:
     """Mark the head moves inside as interim: the command that makes them moves the head again before it ends
     (an ingest's checkpoints before its last), so a listener may start its work on them in the background
-    instead of doing it all when the command ends."""
-    _INTERIM.append(None)
+    instead of doing it all when the command ends. `work` (≥ 1): how much such a move commits, in the command's
+    own unit (sources, for an ingest), for a listener to judge whether background work is worth its start."""
+    _INTERIM.append(max(1, work))
     try:
         yield
     finally:
@@ -193,7 +195,7 @@ def interim_moves() -> Iterator[None]:
 
 def head_moved(root: Path) -> None:
     """Run the listeners (each handles its own failures: the head has moved whatever they do)."""
-    interim = bool(_INTERIM)
+    interim = _INTERIM[-1] if _INTERIM else 0
     for listener in tuple(_HEAD_LISTENERS):
         listener(root, interim)
 

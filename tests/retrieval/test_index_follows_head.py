@@ -104,17 +104,31 @@ def _notes(root: Path, count: int) -> Path:
     return root
 
 
-def test_an_ingest_in_checkpoints_is_followed_from_a_process_of_its_own(tmp_path: Path) -> None:
-    # Interim moves (every checkpoint before the last) start the follower; the command still ends with the index
-    # at its head, and the rows equal those of one update of the finished brain.
+def test_an_ingest_in_checkpoints_is_followed_from_a_process_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Interim moves (every checkpoint before the last) start the follower once they have committed FOLLOW_FROM
+    # sources; the command still ends with the index at its head, and the rows equal those of one update of the
+    # finished brain.
+    from cli import index_upkeep
+
+    started: list[Path] = []
+    start = index_upkeep._start_follower
+
+    def recorded(root: Path) -> subprocess.Popen[bytes] | None:
+        started.append(root)
+        return start(root)
+
+    monkeypatch.setattr(index_upkeep, "_start_follower", recorded)
+    monkeypatch.setattr(index_upkeep, "FOLLOW_FROM", 14)
     brain, corpus = tmp_path / "brain", _notes(tmp_path / "notes", 40)
     assert run_cli("--brain", str(brain), "init").code == 0
-    done = subprocess.run([str(BRAIN_EXE), "--brain", str(brain), "--actor", "t@example.org", "ingest", str(corpus),
-                           "--checkpoint", "7", "--json"], capture_output=True, text=True, check=False,
-                          env={**os.environ, "SOURCE_DATE_EPOCH": "1767225600"})
-    assert done.returncode == 0, done.stderr
+    done = run_cli("--brain", str(brain), "--actor", "t@example.org", "ingest", str(corpus), "--checkpoint", "7",
+                   "--json")
+    assert done.code == 0, done
     assert json.loads(done.stdout)["checkpoints"] >= 6 and _index_is_current(brain)
-    followed = index_path(brain).read_bytes() and _rows(brain)
+    assert started == [brain]  # at the second checkpoint (14 sources), once
+    followed = _rows(brain)
     for path in index_path(brain).parent.iterdir():
         path.unlink()
     rebuilt = SearchIndex.open(Brain.open(brain))
@@ -123,6 +137,20 @@ def test_an_ingest_in_checkpoints_is_followed_from_a_process_of_its_own(tmp_path
     finally:
         rebuilt.close()
     assert _rows(brain) == followed
+
+
+def test_a_small_ingest_in_checkpoints_starts_no_follower(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Below FOLLOW_FROM sources a follower's start costs more than it overlaps: the command updates at its end.
+    from cli import index_upkeep
+
+    started: list[Path] = []
+    monkeypatch.setattr(index_upkeep, "_start_follower", lambda root: started.append(root))
+    brain, corpus = tmp_path / "brain", _notes(tmp_path / "notes", 40)
+    assert run_cli("--brain", str(brain), "init").code == 0
+    done = run_cli("--brain", str(brain), "--actor", "t@example.org", "ingest", str(corpus), "--checkpoint", "7",
+                   "--json")
+    assert done.code == 0, done
+    assert json.loads(done.stdout)["checkpoints"] >= 6 and _index_is_current(brain) and started == []
 
 
 def _rows(brain: Path) -> list[tuple[object, ...]]:
@@ -145,7 +173,7 @@ def test_the_follower_runs_apart_and_its_failure_falls_back_to_the_command(
     ingest(brain, CORPUS / "notes")
     for path in index_path(brain).parent.iterdir():
         path.unlink()
-    index_upkeep.head_moved(brain, True)  # an interim move: a follower process, told at once
+    index_upkeep.head_moved(brain, index_upkeep.FOLLOW_FROM)  # interim: a follower process, told at once
     (follower,) = index_upkeep._FOLLOWERS.values()
     assert follower.args[1:4] == ["-P", "-m", "retrieval.follow"] and follower.pid != os.getpid()
     index_upkeep.finish()
@@ -153,8 +181,8 @@ def test_the_follower_runs_apart_and_its_failure_falls_back_to_the_command(
     for path in index_path(brain).parent.iterdir():
         path.unlink()
     monkeypatch.setattr("sys.executable", "/bin/false")  # a follower that fails at once
-    index_upkeep.head_moved(brain, True)
-    index_upkeep.head_moved(brain, False)
+    index_upkeep.head_moved(brain, index_upkeep.FOLLOW_FROM)
+    index_upkeep.head_moved(brain, 0)
     index_upkeep.finish()
     assert _index_is_current(brain)  # the command did the update itself
 
@@ -166,7 +194,7 @@ def test_a_killed_command_takes_its_follower_with_it(tmp_path: Path) -> None:
     # child of the command keeps the follower's input open (as a forked worker of a command may), so only the
     # parent-death signal, not the end of its input, can end it.
     script = ("import os, sys, time; from pathlib import Path; from cli import index_upkeep; "
-              "index_upkeep.head_moved(Path(sys.argv[1]), True); "
+              "index_upkeep.head_moved(Path(sys.argv[1]), index_upkeep.FOLLOW_FROM); "
               "print(next(iter(index_upkeep._FOLLOWERS.values())).pid, flush=True); "
               "child = os.fork(); child or (time.sleep(60), os._exit(0)); print(child, flush=True); time.sleep(60)")
     command = subprocess.Popen([sys.executable, "-c", script, str(brain)], stdout=subprocess.PIPE, text=True)
