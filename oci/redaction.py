@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from brain.blocks.memory_type import MemoryType
 from brain.brain import Brain
@@ -31,7 +32,9 @@ from oci.layer_cache import LayerCache
 from oci.manifest import Manifest
 from oci.reference import Reference
 from oci.remote_copy import RemoteCopy
-from oci.transport import RegistryClient
+
+if TYPE_CHECKING:  # the HTTP client (oras, requests: ~0.3 s to import) only when a registry is asked
+    from oci.transport import RegistryClient
 
 
 @dataclass
@@ -245,13 +248,19 @@ def remote_copies(brain: Brain, redacted: frozenset[BlockId] | None = None) -> l
     return list(copies.values())
 
 
+def _client_for(reference: Reference) -> RegistryClient:
+    from oci.transport import RegistryClient
+
+    return RegistryClient(reference, resolve_credentials(reference.registry))
+
+
 def remote_tags_holding(brain: Brain, reference: Reference, client: RegistryClient | None = None) -> list[RemoteCopy]:
     """Tags of `reference`'s repository whose artifact (as far as the local store can tell from its config and
     compositions) still packs bytes this brain redacted, with their manifest digests."""
     redacted = redacted_here(brain)
     if not redacted:
         return []
-    client = client or RegistryClient(reference, resolve_credentials(reference.registry))
+    client = client or _client_for(reference)
     base = f"{reference.base_url}/v2/{reference.repository}"
     try:
         listed = client.request("GET", f"{base}/tags/list").json().get("tags") or []
@@ -280,7 +289,7 @@ def copies_after_push(brain: Brain, reference: Reference, replaced: OciDigest | 
     redacted = redacted_here(brain)
     if not redacted:
         return []
-    client = client or RegistryClient(reference, resolve_credentials(reference.registry))
+    client = client or _client_for(reference)
     found = {(c.repository, c.digest): c for c in remote_copies(brain, redacted)}
     for copy in remote_tags_holding(brain, reference, client):
         found.setdefault((copy.repository, copy.digest), copy)

@@ -19,7 +19,6 @@ from brain.branches.refs import read_refs
 from brain.errors import BrainError
 from brain.identity import BlockId, OciDigest
 from brain.lifecycle.reachability import snapshot_chain
-from brain.vectors import decode
 
 if TYPE_CHECKING:
     from brain.brain import Brain
@@ -42,6 +41,8 @@ def payloads_holding(brain: Brain, head: OciDigest, blocks: Iterable[BlockId]) -
             if digest is None or digest in seen or not brain.blobs.has(digest):
                 continue
             seen.add(digest)
+            from brain.vectors import decode  # numpy (~0.2 s to import) only for a brain that has vectors
+
             try:
                 index = decode(brain.blobs.get(digest), model=None, memory_type=str(memory_type), members=None)
             except BrainError:
