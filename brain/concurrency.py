@@ -87,6 +87,29 @@ def _start_pool_worker(caller: int) -> None:
     die_with_parent(caller)
 
 
+def lower_priority(by: int) -> int | None:
+    """Run this process `by` nice levels lower (which an unprivileged process may always do) and as a batch task
+    (Linux's `SCHED_BATCH`: its wake-ups never preempt a running process); the nice value it had, for
+    `restore_priority` (None where there are no nice values). Elsewhere than Linux, the nice value alone."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    try:
+        initial = os.getpriority(os.PRIO_PROCESS, 0)
+        os.setpriority(os.PRIO_PROCESS, 0, min(19, initial + by))
+    except (OSError, AttributeError):
+        return None
+    return initial
+
+
+def restore_priority(initial: int | None) -> None:
+    """Undo `lower_priority` as far as allowed (raising a nice value back needs privilege)."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    if initial is not None:
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, 0, initial)
+
+
 def die_with_parent(parent: int) -> None:
     """Have Linux SIGKILL this process when its parent (`parent`, the pid it was started by) dies; exit at once
     if it already has. Elsewhere nothing: such a process must also end on its own (its input closing)."""
@@ -203,6 +226,8 @@ __all__ = [
     "die_with_parent",
     "give_to_children",
     "keep_from_children",
+    "lower_priority",
     "parallel_map",
+    "restore_priority",
     "start_worker",
 ]

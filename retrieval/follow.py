@@ -16,12 +16,11 @@ short is rolled back by SQLite (the index is a cache; the next search brings it 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from pathlib import Path
 
-from brain.concurrency import default_jobs, die_with_parent
+from brain.concurrency import default_jobs, die_with_parent, lower_priority, restore_priority
 from retrieval.index import follow_head
 
 # How far below the command this process runs while the command works (an unprivileged process may always
@@ -31,7 +30,7 @@ BACKGROUND_NICE = 10
 
 def follow(root: Path, told: int) -> None:
     """Update at every wake-up on descriptor `told` until it is closed, then once more with every core."""
-    initial = _lower_priority()
+    initial = lower_priority(BACKGROUND_NICE)
     while True:
         try:
             news = os.read(told, 4096)  # every move told so far: one update covers them all
@@ -40,24 +39,8 @@ def follow(root: Path, told: int) -> None:
         if not news:
             break
         follow_head(root, jobs=1)
-    _restore_priority(initial)  # the command now waits for this pass (allowed only where privileged)
+    restore_priority(initial)  # the command now waits for this pass (allowed only where privileged)
     follow_head(root, jobs=default_jobs())
-
-
-def _lower_priority() -> int:
-    initial = os.getpriority(os.PRIO_PROCESS, 0)
-    with contextlib.suppress(OSError, AttributeError):  # Linux only; elsewhere the nice value alone
-        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
-    with contextlib.suppress(OSError):
-        os.setpriority(os.PRIO_PROCESS, 0, min(19, initial + BACKGROUND_NICE))
-    return initial
-
-
-def _restore_priority(initial: int) -> None:
-    with contextlib.suppress(OSError, AttributeError):
-        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
-    with contextlib.suppress(OSError):
-        os.setpriority(os.PRIO_PROCESS, 0, initial)
 
 
 def main(argv: list[str]) -> int:

@@ -140,7 +140,7 @@ class SearchIndex:
         file takes the new file (brought to the head) instead of deleting it in turn."""
         assert self.path is not None, "an in-memory index is never damaged on disk"
         with index_file.rebuilding(self.path):
-            if self.replaced() and index_file.identity(self.path) is not None:
+            if self.replaced() and identity(self.path) is not None:
                 with contextlib.suppress(sqlite3.DatabaseError, IndexUnusableError):
                     self._adopt()
                     stats = UpdateStats() if self.is_current() else self._update(rebuild=False, jobs=jobs)

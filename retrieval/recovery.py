@@ -18,7 +18,6 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from brain.errors import BrainUnreadableError
-from retrieval import index_file
 from retrieval.index import SearchIndex
 from retrieval.paths import search_dir
 
@@ -53,8 +52,6 @@ def answered(index: Callable[[], SearchIndex], work: Callable[[], T], note: Call
 
 def is_damaged(index: SearchIndex, error: sqlite3.DatabaseError) -> bool:
     """Whether `error` from a query means the file is damaged: SQLITE_CORRUPT/NOTADB, or a failed quick_check."""
-    if index_file.is_moved(error):
-        return True  # the connection's file was deleted under it: the one there now is to be used
     code = getattr(error, "sqlite_errorcode", None)
     if code is not None and code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
         return True

@@ -38,6 +38,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
+from brain.concurrency import lower_priority
 from brain.store.oserrors import translate_os_error
 from brain.errors import (
     BrainError,
@@ -238,10 +239,7 @@ def _yield_to_readers() -> None:
     blocks on 2 shared cores (load average 6 to 9), 20 proposing clients for 30 s, interleaved: reads' p95
     365 and 449 ms at the server's priority, 244 and 293 ms at this one. The price is paid only when the
     cores are contended: a lone proposal's p50 went from 107-146 to 146-151 ms there, its CPU unchanged."""
-    with contextlib.suppress(OSError, AttributeError):  # Linux only; elsewhere the nice value alone
-        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
-    with contextlib.suppress(OSError, AttributeError):
-        os.setpriority(os.PRIO_PROCESS, 0, min(19, os.getpriority(os.PRIO_PROCESS, 0) + PROPOSAL_NICE))
+    lower_priority(PROPOSAL_NICE)
 
 
 def _collect_less() -> None:

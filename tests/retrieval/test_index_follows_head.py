@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -154,8 +155,6 @@ def test_a_small_ingest_in_checkpoints_starts_no_follower(tmp_path: Path, monkey
 
 
 def _rows(brain: Path) -> list[tuple[object, ...]]:
-    import sqlite3
-
     db = sqlite3.connect(index_path(brain))
     try:
         return db.execute("SELECT hex(k.digest), b.memory_type, b.accessible, d.locator FROM blocks b "
