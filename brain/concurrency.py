@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+from concurrent.futures import Future, ProcessPoolExecutor
 import os
 import signal
 import threading
@@ -28,7 +29,6 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from multiprocessing.pool import AsyncResult
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any, TypeVar
@@ -207,15 +207,22 @@ def parallel_map(
     # A few chunks per worker keeps them all busy to the end without paying per-item IPC.
     size = chunk or max(1, -(-len(items) // (jobs * 4)))
     tasks = ((function, root, items[i : i + size], wire) for i in range(0, len(items), size))
-    with multiprocessing.get_context("fork").Pool(jobs, _start_pool_worker, (os.getpid(),)) as pool:
-        waiting: deque[AsyncResult[list[Any]]] = deque()
-        for task in tasks:
-            waiting.append(pool.apply_async(_run_chunk, (task,)))
-            if len(waiting) >= ahead * jobs:
-                yield from map(unwire, waiting.popleft().get())
-        while waiting:
-            yield from map(unwire, waiting.popleft().get())
-
+    # Not `multiprocessing.Pool`: leaving its block early (the caller stopped reading, or raised) terminates its
+    # workers with SIGTERM, and one killed while writing a result holds the result queue's lock forever, so the
+    # pool's own shutdown then hangs on that lock. An executor's shutdown lets in-flight chunks finish (at most
+    # `ahead` per worker) and cancels the rest; a worker that dies is `BrokenProcessPool`, not a hang.
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_pool_worker, initargs=(os.getpid(),)) as pool:
+        waiting: deque[Future[list[Any]]] = deque()
+        try:
+            for task in tasks:
+                waiting.append(pool.submit(_run_chunk, task))
+                if len(waiting) >= ahead * jobs:
+                    yield from map(unwire, waiting.popleft().result())
+            while waiting:
+                yield from map(unwire, waiting.popleft().result())
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 __all__ = [
     "PARALLEL_THRESHOLD",
