@@ -164,7 +164,7 @@ class FingerprintIndex:
                 index[self._rows[path][2]] = path
             self._by_blake3 = index
         found = self._by_blake3.get(blake3_hex)
-        entry = None if found is None else self.get(found)
+        entry = None if found is None else self._entry(found, self._rows.get(found))  # `found` is a key already
         if entry is not None and entry.blake3 != blake3_hex:
             # The path was re-recorded with other content since: rebuild the map once and look again.
             self._by_blake3 = None
