@@ -50,6 +50,7 @@ from serve.http_limits import (
     TimedReader,
     bearer_token,
     host_allowed,
+    linger,
     parse_query,
     public_text,
     turn_away,
@@ -253,6 +254,10 @@ class BrainRequestHandler(BaseHTTPRequestHandler):
         self.rfile.next_request()
         self.request_version = self.command = ""
         super().handle_one_request()
+        unread = self.rfile.unread(getattr(self, "headers", None))
+        if unread:  # answered without reading the body: the next bytes are not a request
+            self.close_connection = True
+            linger(self.connection, unread)
 
     def parse_request(self) -> bool:
         """Parse the request line and headers, then admit the request (Host, token) or answer why not."""
@@ -346,7 +351,10 @@ class BrainRequestHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Cache-Control", "no-store")
-        for name, value in (headers or {}).items():
+        extra = dict(headers or {})
+        if self.rfile.unread(getattr(self, "headers", None)):
+            extra["Connection"] = "close"  # the body is not read: this connection ends with this answer
+        for name, value in extra.items():
             self.send_header(name, value)
         self.end_headers()
         if self.command != "HEAD":

@@ -12,7 +12,11 @@ route added later) inherits them without doing anything:
   (`localhost`, `127.0.0.1`, `[::1]`, the bound address; with its port or none): a page on another site
   that rebinds its DNS name to 127.0.0.1 gets 421, not the brain;
 - credentials: `Authorization: Bearer <token>`, the scheme in any case (RFC 7235);
-- leaks: error bodies never carry the brain's absolute path (`public_text`).
+- leaks: error bodies never carry the brain's absolute path (`public_text`);
+- refused bodies: a response sent before the request's body was read (a 401, 405, 413, 429) closes the
+  connection, and the close lingers (`linger`): the server stops writing, then reads and drops up to
+  `LINGER_BYTES` for up to `LINGER_SECONDS`, so the client finishes sending and reads the answer instead
+  of a reset (closing a socket with unread bytes sends RST, which can destroy the answer in flight).
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ HEAD_DEADLINE = 10.0
 WRITE_TIMEOUT = 30.0
 MAX_CONNECTIONS = 128
 MAX_QUERY_FIELDS = 64
+LINGER_SECONDS = 2.0
+LINGER_BYTES = 8 * 1024 * 1024
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "[::1]"})
 _HOST = re.compile(r"(?P<name>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::(?P<port>\d{1,5}))?")
 
@@ -41,15 +47,34 @@ class TimedReader:
         self._raw = raw
         self._connection = connection
         self._deadline: float | None = None
+        self._body_read: int | None = None  # None until the request's head is in
 
     def next_request(self) -> None:
         """Waiting for a new request: idle time only, until its first line arrives."""
         self._deadline = None
+        self._body_read = None
 
     def head_read(self) -> None:
         """The request's head is in: reads of a body wait `IDLE_TIMEOUT` each; the answer gets `WRITE_TIMEOUT`."""
         self._deadline = None
+        self._body_read = 0
         self._connection.settimeout(WRITE_TIMEOUT)
+
+    def unread(self, headers: Any) -> int:
+        """Bytes of this request's body not read (yet): the declared length less what was read.
+
+        A chunked body (never read here) or a length that is not a number counts as `LINGER_BYTES`.
+        """
+        if self._body_read is None or headers is None:
+            return 0
+        if headers.get("Transfer-Encoding") is not None:
+            return LINGER_BYTES
+        length = headers.get("Content-Length")
+        if length is None:
+            return 0
+        if not length.strip().isdigit():
+            return LINGER_BYTES
+        return max(0, int(length) - self._body_read)
 
     def _arm(self) -> None:
         if self._deadline is None:
@@ -72,7 +97,10 @@ class TimedReader:
     def read(self, size: int = -1) -> bytes:
         """Up to `size` bytes, within the limits."""
         self._arm()
-        return self._raw.read(size)
+        data = self._raw.read(size)
+        if self._body_read is not None:
+            self._body_read += len(data)
+        return data
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._raw, name)
@@ -121,3 +149,26 @@ def turn_away(connection: socket.socket, body: bytes) -> None:
     with contextlib.suppress(OSError):
         connection.settimeout(1.0)
         connection.sendall(head + body)
+
+
+def linger(connection: socket.socket, unread: int) -> None:
+    """Close a connection whose request body was left unread without resetting it.
+
+    The answer is already written. Stop writing (the client sees the end of the answer), then read and drop
+    what the client still sends, up to `unread` bytes (at most `LINGER_BYTES`) and `LINGER_SECONDS`: a client
+    sends its whole body before it reads, and a close with unread bytes would reset the connection under it.
+    A client that sends more, or more slowly, is cut off when the budget runs out.
+    """
+    with contextlib.suppress(OSError):
+        connection.shutdown(socket.SHUT_WR)
+        deadline = time.monotonic() + LINGER_SECONDS
+        left = min(unread, LINGER_BYTES)
+        while left > 0:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            connection.settimeout(remaining)
+            chunk = connection.recv(min(65536, left))
+            if not chunk:
+                return
+            left -= len(chunk)

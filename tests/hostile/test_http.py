@@ -88,6 +88,17 @@ def test_other_methods_are_405_json(server: Server, method: str) -> None:
     assert "GET" in headers.get("allow", "")
 
 
+def test_a_refused_body_is_never_read_as_the_next_request(server: Server) -> None:
+    # The 405 is sent before the body is read; a server that kept the connection would answer the body.
+    inner = f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode()
+    outer = (f"POST /v1/status HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+             f"Content-Length: {len(inner)}\r\n\r\n").encode()
+    answer = server.exchange(outer + inner)
+    status, headers, body = parse_response(answer)
+    assert status == 405 and headers.get("connection") == "close", (status, headers)
+    assert answer.count(b"HTTP/1.1 ") == 1, answer
+
+
 def test_a_request_line_over_64_kib_is_414_json(server: Server) -> None:
     status, headers, body = _raw(server, b"GET /v1/search?q=" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n")
     assert status == 414 and _is_error_json(body), (status, body)
