@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.loopback import handler_threads_left
 from tests.registry import auth_registry, faulty_proxy, registry  # noqa: F401 - registry fixtures (see tests/registry.py)
 from tests.scratch import memory_dir  # noqa: F401 - a scratch directory in memory, for the crash loops
 
@@ -38,3 +40,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     seconds = _module_seconds()
     position = {id(item): index for index, item in enumerate(items)}
     items.sort(key=lambda item: (-seconds.get(item.nodeid.split("::", 1)[0], 0.0), position[id(item)]))
+
+
+@pytest.fixture(autouse=True)
+def _no_http_handler_left_running() -> Iterator[None]:
+    """A test leaves no HTTP handler thread of an in-process fake behind (`tests.loopback` says why it matters)."""
+    yield
+    left = handler_threads_left()
+    assert not left, f"HTTP handler threads still running after the test: {left}; serve fakes with tests.loopback"

@@ -13,7 +13,6 @@ import os
 import shutil
 import socket
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,6 +20,8 @@ from pathlib import Path
 
 import pytest
 import requests
+
+from tests.loopback import LoopbackServer
 
 REGISTRY_BINARY = "docker-registry"
 USERNAME = "brain-tester"
@@ -298,16 +299,15 @@ class FaultyProxy:
 
             do_GET = do_HEAD = do_PUT = do_POST = do_PATCH = do_DELETE = _handle  # noqa: N815
 
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = LoopbackServer(Handler)
         self._server.handle_error = lambda request, address: None  # type: ignore[method-assign]  # resets are the point
-        self.host = f"127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.host = f"127.0.0.1:{self._server.port}"
+        self._server.start()
         return self
 
     def stop(self) -> None:
-        """Shut the proxy down."""
-        self._server.shutdown()
-        self._server.server_close()
+        """Shut the proxy down (its connections and threads too)."""
+        self._server.close()
 
 
 @pytest.fixture

@@ -15,10 +15,11 @@ import http.server
 import json
 import re
 import socket
-import threading
 import uuid
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlsplit
+
+from tests.loopback import LoopbackServer
 
 _PATH = re.compile(r"^/v2/(?P<repo>.+?)/(?P<kind>blobs/uploads|blobs|manifests|referrers)(?:/(?P<ref>[^/]*))?$")
 
@@ -153,13 +154,9 @@ class LoopbackRegistry:
 
             do_GET = do_HEAD = do_PUT = do_POST = do_PATCH = _handle
 
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        self._server = server
-        self.host = f"127.0.0.1:{server.server_address[1]}"
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self._server = LoopbackServer(Handler).start()
+        self.host = f"127.0.0.1:{self._server.port}"
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._server.close()

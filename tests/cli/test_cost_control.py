@@ -9,13 +9,14 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.cli.conftest import BrainRunner, assert_one_line_error
+from tests.loopback import LoopbackServer
 
 SOURCES = 6
 PROMPT_TOKENS = 900  # what the server reports per request
@@ -69,9 +70,8 @@ class ChatServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.http.server_address[1]}/v1"
-        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+        self.http = LoopbackServer(Handler).start()
+        self.url = f"http://127.0.0.1:{self.http.port}/v1"
 
     def sources_asked(self) -> list[str]:
         with self.lock:
@@ -82,8 +82,7 @@ class ChatServer:
 def chat() -> Iterator[ChatServer]:
     server = ChatServer()
     yield server
-    server.http.shutdown()
-    server.http.server_close()
+    server.http.close()
 
 
 @pytest.fixture

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 
 from tests.cli.conftest import BrainRunner
 from tests.registry import RegistryServer
+from tests.loopback import LoopbackServer
 
 
 def _statuses(done: Any) -> dict[str, str]:
@@ -44,11 +44,9 @@ def models_endpoint() -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    server = LoopbackServer(Handler).start()
+    yield f"http://127.0.0.1:{server.port}/v1"
+    server.close()
 
 
 @pytest.mark.registry

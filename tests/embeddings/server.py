@@ -17,7 +17,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from tests.loopback import LoopbackServer
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -86,7 +88,7 @@ def embedding_server(behaviour: Behaviour | None = None) -> Iterator[tuple[str, 
                 self._answer(429, {"error": {"message": "slow down"}}, {"Retry-After": state.retry_after})
                 return
             if state.delay:
-                time.sleep(state.delay)
+                self.server.closing.wait(state.delay)  # type: ignore[attr-defined]  # a LoopbackServer
             texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
             dimension = state.dimension
             if state.dimension_after is not None and number > state.dimension_after:
@@ -114,12 +116,8 @@ def embedding_server(behaviour: Behaviour | None = None) -> Iterator[tuple[str, 
             except (BrokenPipeError, ConnectionResetError):
                 pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server = LoopbackServer(Handler).start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", state
+        yield f"http://127.0.0.1:{server.port}/v1", state
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()

@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -21,6 +21,7 @@ from ingest.proposers.candidates import Task
 from ingest.proposers.errors import ProposerError
 from brain.http_retry import retry_after as _retry_after
 from ingest.proposers.openai import OpenAIProposer, split_text
+from tests.loopback import LoopbackServer
 
 SOURCE = BlockId("8" * 64)
 KEY = "sk-test-SECRET-0123456789"
@@ -75,7 +76,7 @@ class FakeEndpoint:
                     endpoint.in_flight += 1
                     endpoint.max_in_flight = max(endpoint.max_in_flight, endpoint.in_flight)
                 try:
-                    time.sleep(reply.delay)
+                    self.server.closing.wait(reply.delay)  # type: ignore[attr-defined]  # a LoopbackServer
                 finally:
                     # Counted out before the answer goes: once the client has it, it may send the next request,
                     # whose handler could otherwise count itself in before this one counted itself out.
@@ -96,15 +97,11 @@ class FakeEndpoint:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-        self.thread.start()
+        self.server = LoopbackServer(Handler).start()
+        self.url = f"http://127.0.0.1:{self.server.port}/v1"
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.server.close()
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import http.server
-import threading
 import time
 from collections.abc import Iterator
 
@@ -15,6 +14,7 @@ from oci.network import network_failure
 from oci.reference import Reference
 from oci.retry import RetryPolicy
 from oci.transport import RegistryClient
+from tests.loopback import LoopbackServer
 from tests.registry import free_port
 
 SLOW = RetryPolicy(attempts=5, base_delay=30.0, max_delay=30.0)
@@ -29,14 +29,11 @@ def _failure_of(url: str) -> BaseException:
 @pytest.fixture
 def plain_http_server() -> Iterator[str]:
     """A loopback server that only speaks plain HTTP (`host:port`)."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server = LoopbackServer(http.server.BaseHTTPRequestHandler).start()
     try:
-        yield f"127.0.0.1:{server.server_address[1]}"
+        yield f"127.0.0.1:{server.port}"
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 def test_refused_connection_is_permanent_and_names_the_fix() -> None:
