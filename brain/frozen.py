@@ -17,7 +17,9 @@ except ImportError:  # pragma: no cover - another pydantic layout: models keep p
 class FrozenModel(BaseModel):
     """A frozen pydantic model that refuses unknown fields."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Validators are built when a class is first used, not when its module is imported: a command imports
+    # far more models than it validates (an unchanged re-ingest of 10,000 sources: -50 ms, 6% of its wall).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from brain.blocks.base import Block
 from brain.blocks.memory_type import MemoryType
@@ -52,7 +52,7 @@ class Module(Protocol):
     def blocks(self) -> Iterator[Block]: ...
 
 
-_RECORD = TypeAdapter(Record)
+_RECORD = TypeAdapter(Record, config=ConfigDict(defer_build=True))  # built on first use (`brain.frozen`)
 
 
 def record_of(block: Block) -> Record | None:

@@ -112,7 +112,7 @@ def record_signatures(brain: Brain, snapshot: OciDigest, manifest: OciDigest, ma
 class Referrer(BaseModel):
     """One entry of a referrers listing."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     mediaType: str
     digest: OciDigest

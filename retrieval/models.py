@@ -12,7 +12,9 @@ if TYPE_CHECKING:
 
 
 class _Wire(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", serialize_by_alias=True, validate_by_name=True)
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", serialize_by_alias=True, validate_by_name=True, defer_build=True
+    )
 
 
 class Via(_Wire):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 from brain.blocks.base import ENVELOPE_KEYS, SERIALIZATION, Block, BlockDecodeError, TypedBlock
 from brain.blocks.canonical import CanonicalBlock
@@ -45,7 +45,8 @@ def _v1_envelope_model(block_type: type[TypedBlock]) -> type[BaseModel]:
 
 # Every v1 envelope, parsed and validated in one pass by pydantic-core, discriminated by memory_type.
 _V1_ENVELOPES: TypeAdapter[Any] = TypeAdapter(
-    Annotated[Union[tuple(_v1_envelope_model(t) for t in TYPED_V1.values())], Field(discriminator="memory_type")]  # type: ignore[arg-type]  # noqa: UP007
+    Annotated[Union[tuple(_v1_envelope_model(t) for t in TYPED_V1.values())], Field(discriminator="memory_type")],  # type: ignore[arg-type]  # noqa: UP007
+    config=ConfigDict(defer_build=True),  # built on first use, like every model (`brain.frozen`)
 )
 
 

@@ -44,7 +44,7 @@ def validate_tag(tag: str) -> str:
 class Descriptor(BaseModel):
     """An OCI content descriptor (one entry of `index.json`'s `manifests`)."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="allow", defer_build=True)
 
     mediaType: str
     digest: OciDigest
@@ -68,7 +68,7 @@ class Descriptor(BaseModel):
 class ImageIndex(BaseModel):
     """The OCI image index stored as `index.json`."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="allow", defer_build=True)
 
     schemaVersion: int = 2
     mediaType: str = INDEX_MEDIA_TYPE

@@ -48,7 +48,7 @@ class Problem(FrozenModel):
 class Counts(BaseModel):
     """How many things resolve (stored and sound), are tombstoned (destroyed on purpose) or are missing."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     resolvable: int = 0
     tombstoned: int = 0
@@ -58,7 +58,7 @@ class Counts(BaseModel):
 class ModuleSummary(BaseModel):
     """One module of the checked snapshot: its reference and how well its blocks and content resolve."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     root: str
     block_count: int
@@ -69,7 +69,7 @@ class ModuleSummary(BaseModel):
 class DeepCounts(BaseModel):
     """What `--deep` did: views re-normalized, how many of them drifted, and how many could not be re-run."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     renormalized: int = 0
     drifted: int = 0
@@ -79,7 +79,7 @@ class DeepCounts(BaseModel):
 class VerifyReport(BaseModel):
     """Everything `verify_brain` found about one snapshot of a brain."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     snapshot: str | None
     modules: dict[str, ModuleSummary] = Field(default_factory=dict)
