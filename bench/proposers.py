@@ -64,7 +64,7 @@ def evaluate(show: bool) -> None:
     """Score the heuristic against the evaluation corpus; print a table per format."""
     from bench.junk import junk_reasons
     from ingest.normalize import NormalizationError, pipeline_for
-    from ingest.proposers.heuristic import extract
+    from ingest.proposers.extraction import extract
     from ingest.sources import read_head, sniff
 
     rows: dict[str, Counter[str]] = {}

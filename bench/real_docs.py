@@ -30,7 +30,7 @@ from bench.junk import junk_reasons
 from brain.identity import BlockId
 from ingest.normalize import NormalizationError, pipeline_for
 from ingest.proposers.base import SourceText
-from ingest.proposers.heuristic import extract
+from ingest.proposers.extraction import extract
 from ingest.sources import read_head, sniff
 
 ALL = frozenset({"semantic", "procedural", "episodic"})

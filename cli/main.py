@@ -31,6 +31,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def console() -> int:
     """The console script: `main` in a process of its own, so its garbage collection can be tuned for it."""
     _tune_garbage_collection()
+    # pydantic looks for plugins by scanning the entry points of every installed distribution when the first
+    # model validates (~40 ms of each command); brain uses none. Setting the variable yourself overrides this.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     return main()
 
 

@@ -31,7 +31,7 @@ from ingest.commit import Stager
 from ingest.fingerprints import Fingerprint, FingerprintEntry, FingerprintIndex
 from ingest.hashing import Blake3Tee, iter_file_chunks
 from ingest.normalize import NormalizationError, installed_pipelines, pipeline_for
-from ingest.proposers.heuristic import NO_CANDIDATES
+from ingest.proposers.notes import NO_CANDIDATES
 from ingest.record import SourceRecord, StageOrderError
 from ingest.replace import RunLineage
 from ingest.report import ProblemKind, SourceProblemReport, Status

@@ -32,12 +32,7 @@ from brain.identity import BlockId
 from ingest.cache import cache_entry
 from ingest.proposers.base import ProposalResult, Proposer, SourceText
 from ingest.proposers.candidates import CandidateSet, Task
-from ingest.proposers.heuristic import (
-    PRODUCER,
-    HeuristicProposer,
-    extract_counted,
-    proposal_notes,
-)
+from ingest.proposers.heuristic import PRODUCER, HeuristicProposer
 
 MAX_WORKERS = 2
 MIN_SOURCES = 256
@@ -91,6 +86,8 @@ def pack(task: Task, source: SourceText, key: str) -> Item:
 
 def answer(item: Item) -> Answer:
     """What `HeuristicProposer.propose` answers for `item`: compact JSON, notes, and the cache entry."""
+    from ingest.proposers.extraction import extract_counted, proposal_notes  # loaded before the fork (`_start`)
+
     source = SourceText.of(BlockId.parse(item.block_id), item.media_type, item.text)
     found, total = extract_counted(source, frozenset(item.allowed))
     candidates = CandidateSet(task_id=item.task_id, producer=PRODUCER, candidates=tuple(found))
@@ -136,6 +133,10 @@ class HeuristicPool:
             return True
         if self._failed or self.workers < 1 or not can_fork():
             return False
+        # The scan is imported on first use (a run that asks nothing never loads it): here, once, so that the
+        # workers inherit it instead of each importing it.
+        import ingest.proposers.extraction  # noqa: F401
+
         try:
             for _ in range(self.workers):
                 self._started.append(start_worker(_serve))

@@ -29,13 +29,13 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
-
-import pathspec
-from pathspec.patterns.gitwildmatch import GitWildMatchPatternError
+from typing import TYPE_CHECKING, Literal
 
 from brain.errors import UsageError
 from brain.store.user_files import MIB, read_user_file
+
+if TYPE_CHECKING:  # pathspec is imported by the first pattern parsed: most runs have no ignore file (-20 ms)
+    import pathspec
 
 IGNORE_FILE = ".brainignore"
 GITIGNORE_FILE = ".gitignore"
@@ -61,6 +61,9 @@ Decision = Literal["skip", "keep"] | None
 
 
 def _spec(patterns: Iterable[str], origin: str) -> pathspec.GitIgnoreSpec:
+    import pathspec
+    from pathspec.patterns.gitwildmatch import GitWildMatchPatternError
+
     try:
         return pathspec.GitIgnoreSpec.from_lines(list(patterns))
     except (GitWildMatchPatternError, ValueError, TypeError, re.error) as e:

@@ -74,3 +74,26 @@ def test_running_a_command_loads_that_command_only() -> None:
         "with contextlib.redirect_stdout(io.StringIO()):\n    assert main(['version']) == 0\n"
     )
     assert sorted(m for m in loaded if m.startswith("cli.commands.")) == ["cli.commands.version"]
+
+
+# What an ingest that finds every source unchanged never needs: the heuristic's scan (it asks no question) and
+# the ignore-pattern engine (the tree has no ignore file).
+NOT_ON_AN_UNCHANGED_INGEST = ("ingest.proposers.extraction", "ingest.proposers.rules", "pathspec")
+
+
+def test_an_ingest_with_nothing_to_ask_loads_no_scan(tmp_path: Path) -> None:
+    docs, brain = tmp_path / "docs", str(tmp_path / "brain")
+    docs.mkdir()
+    for i in range(3):
+        (docs / f"note{i}.md").write_text(f"# Note {i}\n\nA widget {i} is a small part of machine {i}.\n")
+    run = (
+        "import contextlib, io, sys\nfrom cli.main import main\n"
+        f"args = ['--brain', {brain!r}, '--actor', 'ci@example.org', '-q', 'ingest', {str(docs)!r}]\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n    assert main(args) == 0\n"
+    )
+    _modules_after(f"import sys\nfrom cli.main import main\nassert main(['--brain', {brain!r}, '-q', 'init']) == 0\n")
+    first = _modules_after(run)
+    assert "ingest.proposers.extraction" in first  # the first run asked: the probe sees the scan load
+    again = _modules_after(run)
+    assert "ingest.run" in again  # the probe saw the ingest
+    assert sorted(m for m in again if any(m == p or m.startswith(p + ".") for p in NOT_ON_AN_UNCHANGED_INGEST)) == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from brain.identity import BlockId
 from ingest.derive import ONE_LINE_AT, _text_of
 from ingest.proposers.base import SourceText
-from ingest.proposers.heuristic import extract_counted
+from ingest.proposers.extraction import extract_counted
 
 ALL = frozenset({"semantic", "episodic", "procedural"})
 

@@ -7,7 +7,8 @@ import pytest
 from brain.identity import BlockId
 from ingest.proposers import rules
 from ingest.proposers.base import SourceText
-from ingest.proposers.heuristic import document_title, extract
+from ingest.proposers.extraction import extract
+from ingest.proposers.titles import document_title
 
 SOURCE = BlockId("7" * 64)
 ALL = frozenset({"episodic", "procedural", "semantic"})

@@ -7,7 +7,7 @@ import pytest
 from brain.identity import BlockId
 from ingest.proposers import rules
 from ingest.proposers.base import SourceText
-from ingest.proposers.heuristic import extract
+from ingest.proposers.extraction import extract
 
 SOURCE = BlockId("8" * 64)
 ALL = frozenset({"episodic", "procedural", "semantic"})

@@ -9,11 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from brain.blocks import Block
+from brain.blocks.provenance import Producer
 from brain.identity import BlockId, canonicalize
 from ingest.proposers.base import SourceText
 from ingest.proposers.candidates import Candidate, Task
-from ingest.proposers.heuristic import MAX_CANDIDATES_PER_SOURCE, HeuristicProposer, atx_heading
+from ingest.proposers.emit import MAX_CANDIDATES_PER_SOURCE
+from ingest.proposers.heuristic import PRODUCER, HeuristicProposer
 from ingest.proposers.rules import dated, definition, procedure_goal, sentences, term_item
+from ingest.proposers.titles import atx_heading
 
 SOURCE = BlockId("5" * 64)
 ALL = ("episodic", "procedural", "semantic")
@@ -65,6 +68,15 @@ def _propose(text: str, media_type: str = "text/markdown", types: tuple[str, ...
 
 def _summary(candidates: list[Candidate]) -> list[tuple[str, str | None, dict]]:
     return [(c.memory_type, c.locator, c.payload) for c in candidates]
+
+
+def test_the_constructed_producer_is_a_valid_one() -> None:
+    # PRODUCER is built with model_construct (no validation at import): it must be what validation gives.
+    validated = Producer.model_validate(PRODUCER.model_dump(mode="json"))
+    assert validated == PRODUCER
+    assert validated.model_dump(mode="json") == PRODUCER.model_dump(mode="json")
+    assert validated.model_fields_set == PRODUCER.model_fields_set
+    assert HeuristicProposer.version == PRODUCER.version
 
 
 def test_markdown_document() -> None:
@@ -268,7 +280,7 @@ def test_truncation_at_the_cap_is_reported_as_a_note() -> None:
 
 
 def test_counting_past_the_cap_stops_at_a_bound() -> None:
-    from ingest.proposers.heuristic import MAX_COUNTED
+    from ingest.proposers.emit import MAX_COUNTED
 
     text = "\n".join(f"2026-01-01 event {i}" for i in range(MAX_COUNTED + 500))
     task = Task(source=SOURCE, allowed_memory_types=ALL, task_id="t")

@@ -9,7 +9,8 @@ from brain.identity import BlockId
 from ingest.normalize.man_text import man_to_text
 from ingest.proposers.base import SourceText
 from ingest.proposers.candidates import Task
-from ingest.proposers.heuristic import HeuristicProposer, extract
+from ingest.proposers.extraction import extract
+from ingest.proposers.heuristic import HeuristicProposer
 
 SOURCE = BlockId("6" * 64)
 ALL = frozenset({"episodic", "procedural", "semantic"})
@@ -127,7 +128,7 @@ def test_a_lowercase_name_from_the_title_can_be_defined() -> None:
 
 
 def test_list_items_continued_by_indented_lines_are_joined_and_an_overlong_one_is_let_go() -> None:
-    from ingest.proposers.heuristic import MAX_ITEM_CHARS
+    from ingest.proposers.lists import MAX_ITEM_CHARS
 
     steps = "# Deploying Lumen\n\n## Steps\n\n" \
         "1. Build the\n   release archive\n2. Copy it\n   to the hosts\n   in order\n"
@@ -142,7 +143,7 @@ def test_list_items_continued_by_indented_lines_are_joined_and_an_overlong_one_i
 
 
 def test_untitled_sources_that_open_alike_get_distinct_subjects() -> None:
-    from ingest.proposers.heuristic import document_title
+    from ingest.proposers.titles import document_title
 
     # libxmlsec1's examples: a C comment frame (` *` lines are no text) whose licence lines come after the
     # description, and descriptions that share their first eight words.
@@ -169,7 +170,7 @@ def test_numpydoc_parameter_lines_are_not_glossary_terms() -> None:
 
 
 def test_an_untitled_source_is_named_by_its_whole_opening_line_cut_only_past_a_titles_length() -> None:
-    from ingest.proposers.heuristic import MAX_TITLE_CHARS, document_title
+    from ingest.proposers.titles import MAX_TITLE_CHARS, document_title
 
     # Sources that open alike differ in their last words: a cut at a number of words (16 before) named these
     # two alike, though the line is short.

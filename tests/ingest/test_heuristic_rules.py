@@ -12,7 +12,7 @@ from brain.identity import BlockId
 from ingest.proposers import rules, table
 from ingest.proposers.base import SourceText
 from ingest.proposers.formats import MarkdownLines, PlainLines, RstLines, classifier_for
-from ingest.proposers.heuristic import extract
+from ingest.proposers.extraction import extract
 
 SOURCE = BlockId("9" * 64)
 ALL = frozenset({"episodic", "procedural", "semantic"})

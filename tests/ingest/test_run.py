@@ -23,7 +23,8 @@ from ingest.lineage import Lineage, LineageLog, read_lineage
 from tests.ingest.lineage_oracle import lineage_of_ledger
 from ingest.normalize import TextNfc
 from ingest.proposers import Task
-from ingest.proposers.heuristic import MAX_CANDIDATES_PER_SOURCE, HeuristicProposer
+from ingest.proposers.emit import MAX_CANDIDATES_PER_SOURCE
+from ingest.proposers.heuristic import HeuristicProposer
 from ingest.run import IngestOptions, ingest, parse_allowed
 from ingest.sync import sync_after
 from ingest.validate import CHECKS_RUN
